@@ -1,0 +1,74 @@
+import type { Queryable } from '../db/index.js';
+import { forbidden, notFound } from '../errors.js';
+import type { Client } from './clients.js';
+
+/** What one request's client may reach. Every route's access decision goes through here. */
+export class Access {
+  private readonly sites: Set<number> | null;
+  private readonly cameras: Set<number> | null;
+
+  constructor(readonly client: Client) {
+    this.sites = client.siteIds ? new Set(client.siteIds) : null;
+    this.cameras = client.cameraIds ? new Set(client.cameraIds) : null;
+  }
+
+  /** null: every site. */
+  get siteIds(): number[] | null {
+    return this.client.siteIds;
+  }
+
+  canReachSite(siteId: number): boolean {
+    return this.sites === null || this.sites.has(siteId);
+  }
+
+  canReachCamera(cameraId: number): boolean {
+    return this.cameras === null || this.cameras.has(cameraId);
+  }
+
+  /** 403 as a whole when any site is out of reach. Unknown sites are out of reach too. */
+  assertSites(siteIds: Iterable<number>): void {
+    const out = [...new Set(siteIds)].filter((id) => !this.canReachSite(id));
+    if (out.length) throw forbidden(`no access to site${out.length > 1 ? 's' : ''} ${out.join(', ')}`);
+  }
+
+  assertCameras(cameraIds: Iterable<number>): void {
+    const out = [...new Set(cameraIds)].filter((id) => !this.canReachCamera(id));
+    if (out.length) throw forbidden(`no access to camera${out.length > 1 ? 's' : ''} ${out.join(', ')}`);
+  }
+}
+
+export type EquipmentKind = 'sensor' | 'meter' | 'pump' | 'tank' | 'actuator' | 'device' | 'camera';
+
+const TABLES: Record<EquipmentKind, { table: string; id: string; label: string }> = {
+  sensor: { table: 'sensors', id: 'sensor_id', label: 'sensor' },
+  meter: { table: 'flow_meters', id: 'meter_id', label: 'flow meter' },
+  pump: { table: 'pumps', id: 'pump_id', label: 'pump' },
+  tank: { table: 'tank_groups', id: 'tank_group_id', label: 'tank group' },
+  actuator: { table: 'actuators', id: 'actuator_id', label: 'actuator' },
+  device: { table: 'modbus_devices', id: 'device_id', label: 'Modbus device' },
+  camera: { table: 'cameras', id: 'camera_id', label: 'camera' },
+};
+
+export const equipmentLabel = (kind: EquipmentKind) => TABLES[kind].label;
+
+/** Maps each id to its site; ids that do not exist are left out. */
+export async function findEquipmentSites(db: Queryable, kind: EquipmentKind, ids: number[]): Promise<Map<number, number>> {
+  const { table, id } = TABLES[kind];
+  const rows = await db.query<{ id: number; site_id: number }>(
+    `SELECT ${id} AS id, site_id FROM ${table} WHERE ${id} = ANY($1::int[])`,
+    [[...new Set(ids)]],
+  );
+  return new Map(rows.map((r) => [r.id, r.site_id]));
+}
+
+/**
+ * The 404-before-403 rule: equipment that does not exist is a 404 for every client (so existence
+ * answers the same whoever asks); only then is reach checked, as a whole. Returns id -> site.
+ */
+export async function requireEquipment(db: Queryable, access: Access, kind: EquipmentKind, ids: number[]): Promise<Map<number, number>> {
+  const sites = await findEquipmentSites(db, kind, ids);
+  const missing = [...new Set(ids)].filter((i) => !sites.has(i));
+  if (missing.length) throw notFound(`${TABLES[kind].label} ${missing.join(', ')} does not exist`);
+  access.assertSites(sites.values());
+  return sites;
+}

@@ -1,0 +1,45 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyTypebox } from '../app.js';
+import { unauthorized } from '../errors.js';
+import { errorResponses } from '../schemas/common.js';
+import { findClient } from './clients.js';
+import { DUMMY_HASH_PROMISE, verifySecret } from './secrets.js';
+
+export const IssueTokenDto = Type.Object(
+  {
+    clientId: Type.String({ minLength: 1, maxLength: 200 }),
+    clientSecret: Type.String({ minLength: 1, maxLength: 1000 }),
+  },
+  { title: 'IssueTokenDto' },
+);
+
+export const IssueTokenResponseDto = Type.Object(
+  {
+    accessToken: Type.String(),
+    tokenType: Type.Literal('Bearer'),
+    expiresIn: Type.Integer({ description: 'seconds' }),
+  },
+  { title: 'IssueTokenResponseDto' },
+);
+
+export async function tokenRoutes(app: FastifyTypebox): Promise<void> {
+  app.post(
+    '/token',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Exchange client credentials for a bearer token (JWT)',
+        body: IssueTokenDto,
+        response: { 200: IssueTokenResponseDto, ...errorResponses(400, 401, 413, 429) },
+      },
+    },
+    async (request) => {
+      const { clientId, clientSecret } = request.body;
+      const client = await findClient(app.db, clientId);
+      // Unknown ids pay for a hash check too, so timing does not tell which ids exist.
+      const ok = await verifySecret(clientSecret, client?.secretHash ?? (await DUMMY_HASH_PROMISE));
+      if (!client || !ok || client.disabled) throw unauthorized('unknown client or wrong secret');
+      return app.tokens.issue(client.clientId);
+    },
+  );
+}

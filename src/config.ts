@@ -1,0 +1,43 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+// The only place that reads process.env. Every setting of the service, checked once at start.
+export const ConfigSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  HOST: Type.String({ default: '0.0.0.0' }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  DATA_DIR: Type.String({ default: './data' }),
+  /** Seed a fresh database with demo data; unset: yes for the embedded database, no for PostgreSQL. */
+  DEMO: Type.Optional(Type.Boolean()),
+  JWT_SECRET: Type.Optional(Type.String({ minLength: 16 })),
+  TOKEN_TTL: Type.Integer({ minimum: 60, maximum: 86_400 * 7, default: 3600 }),
+  BODY_LIMIT: Type.Integer({ minimum: 1024, default: 16 * 1024 * 1024 }),
+  MAX_BATCH: Type.Integer({ minimum: 1, default: 10_000 }),
+  RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 1200 }),
+  RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  // How long a verified client's record is reused before it is read again (disable takes effect after at most this).
+  CLIENT_CACHE_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),
+});
+
+export type Config = Static<typeof ConfigSchema>;
+
+export class ConfigError extends Error {}
+
+/** Reads settings from an env-like record; unknown keys are ignored. Throws ConfigError naming the bad key. */
+export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(ConfigSchema.properties)) {
+    const v = env[key];
+    if (v !== undefined && v !== '') raw[key] = key === 'DEMO' ? !['0', 'false', 'no', 'off'].includes(v.toLowerCase()) : v;
+  }
+  const withDefaults = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw));
+  const merged = { ...(withDefaults as object), ...overrides };
+  const err = Value.Errors(ConfigSchema, merged).First();
+  if (err) throw new ConfigError(`invalid setting ${err.path.slice(1) || '(root)'}: ${err.message}`);
+  return merged as Config;
+}

@@ -1,0 +1,28 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import type { Database } from './types.js';
+
+const dir = fileURLToPath(new URL('./migrations/', import.meta.url));
+
+/** Applies every migrations/NNN_name.sql not yet applied, in order, each in its own transaction. */
+export async function migrate(db: Database): Promise<string[]> {
+  await db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+  const files = readdirSync(dir).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
+  const applied: string[] = [];
+  for (const file of files) {
+    const version = Number(file.slice(0, 3));
+    const done = await db.transaction(async (tx) => {
+      // Two instances starting together on one PostgreSQL must not both apply a migration.
+      await tx.query('SELECT pg_advisory_xact_lock(7301)');
+      const seen = await tx.query('SELECT 1 FROM schema_migrations WHERE version = $1', [version]);
+      if (seen.length) return false;
+      await tx.exec(readFileSync(join(dir, file), 'utf8'));
+      await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [version, file]);
+      return true;
+    });
+    if (done) applied.push(file);
+  }
+  return applied;
+}

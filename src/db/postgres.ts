@@ -1,0 +1,49 @@
+import pg from 'pg';
+import type { Database, Transaction } from './types.js';
+
+export interface PostgresOptions {
+  /** Sets search_path for every connection (tests use one schema per suite). */
+  schema?: string;
+  max?: number;
+}
+
+export async function openPostgres(url: string, opts: PostgresOptions = {}): Promise<Database> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.max ?? 10,
+    options: opts.schema ? `-c search_path=${opts.schema}` : undefined,
+    connectionTimeoutMillis: 10_000,
+  });
+  // An idle client that loses its server must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  const q = (c: pg.Pool | pg.PoolClient): Transaction => ({
+    async query(sql, params) {
+      return (await c.query(sql, params as any[])).rows;
+    },
+    async exec(sql) {
+      await c.query(sql);
+    },
+  });
+  const base = q(pool);
+  await base.query('select 1');
+  return {
+    kind: 'postgres',
+    query: base.query,
+    async transaction(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await fn(q(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+    exec: base.exec,
+    close: () => pool.end(),
+  };
+}

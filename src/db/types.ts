@@ -1,0 +1,20 @@
+export type Row = Record<string, any>;
+
+/** Anything SQL can be sent to: the database itself or an open transaction. Values are always $n parameters. */
+export interface Queryable {
+  query<T = Row>(sql: string, params?: unknown[]): Promise<T[]>;
+}
+
+/** An open transaction; exec runs a parameterless script of several statements (migrations). */
+export interface Transaction extends Queryable {
+  exec(sql: string): Promise<void>;
+}
+
+export interface Database extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  /** Runs fn inside BEGIN/COMMIT; a throw rolls everything back. */
+  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
+  /** Runs a script of several statements without parameters (migrations only). */
+  exec(sql: string): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,21 @@
+// Typed errors carry their HTTP status; the one error handler (plugins/errors.ts) shapes the body.
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly details?: ErrorDetail[],
+  ) {
+    super(message);
+  }
+}
+
+export const badRequest = (message: string, details?: ErrorDetail[]) => new HttpError(400, message, details);
+export const unauthorized = (message = 'missing or invalid bearer token') => new HttpError(401, message);
+export const forbidden = (message: string) => new HttpError(403, message);
+export const notFound = (message: string, details?: ErrorDetail[]) => new HttpError(404, message, details);
+export const serverError = (message: string) => new HttpError(500, message);

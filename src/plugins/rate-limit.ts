@@ -1,0 +1,34 @@
+import rateLimit from '@fastify/rate-limit';
+import { Redis } from 'ioredis';
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config.js';
+import { HttpError } from '../errors.js';
+
+/**
+ * Per client on /v1 (per IP for /token and for requests without a valid token). With REDIS_URL the
+ * counters live in Redis, so every instance behind a balancer counts against the same limit.
+ */
+export async function registerRateLimit(app: FastifyInstance, config: Config): Promise<void> {
+  let redis: Redis | undefined;
+  if (config.REDIS_URL) {
+    redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000, lazyConnect: true });
+    redis.on('error', (err) => app.log.warn({ err: err.message }, 'rate-limit store unavailable'));
+    await redis.connect();
+    app.addHook('onClose', async () => {
+      await redis?.quit().catch(() => redis?.disconnect());
+    });
+  }
+  await app.register(rateLimit, {
+    global: true,
+    max: config.RATE_LIMIT_MAX,
+    timeWindow: config.RATE_LIMIT_WINDOW_MS,
+    redis,
+    nameSpace: 'site-monitor:rl:',
+    // A broken counter store must not take the service down with it.
+    skipOnError: true,
+    keyGenerator: (request) =>
+      request.routeOptions.url === '/token' || !request.access ? `ip:${request.ip}` : `client:${request.access.client.clientId}`,
+    errorResponseBuilder: (_request, context) =>
+      new HttpError(429, `rate limit exceeded: ${context.max} requests per ${context.after}; retry in ${Math.ceil(context.ttl / 1000)} s`),
+  });
+}

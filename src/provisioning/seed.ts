@@ -1,0 +1,22 @@
+import { randomBytes } from 'node:crypto';
+import type { Database } from '../db/index.js';
+import { upsertClient } from '../auth/clients.js';
+import { generateDemo } from './demo.js';
+import { importDocument } from './import.js';
+
+export const DEMO_CLIENT_ID = 'demo';
+
+/**
+ * Fills a database that has never been seeded with the demo data set and a demo client whose secret
+ * is made here and returned once (only its hash is stored). Returns undefined when already seeded.
+ */
+export async function seedDemo(db: Database): Promise<{ clientId: string; clientSecret: string } | undefined> {
+  const [mark] = await db.query(`SELECT 1 FROM service_settings WHERE key = 'demo_seeded'`);
+  const [anySite] = await db.query(`SELECT 1 FROM sites LIMIT 1`);
+  if (mark || anySite) return undefined;
+  await importDocument(db, generateDemo());
+  const clientSecret = randomBytes(18).toString('base64url');
+  await upsertClient(db, { clientId: DEMO_CLIENT_ID, clientSecret, siteIds: '*', cameraIds: '*' });
+  await db.query(`INSERT INTO service_settings (key, value) VALUES ('demo_seeded', now()::text) ON CONFLICT (key) DO NOTHING`);
+  return { clientId: DEMO_CLIENT_ID, clientSecret };
+}

@@ -1,0 +1,13 @@
+import type { FastifyTypebox } from '../../app.js';
+import { requireAccess } from '../../auth/hooks.js';
+import { siteRoutes } from './sites/index.js';
+
+/** The whole /v1 API, one area a line. Every route here needs a valid bearer token. */
+export async function v1Routes(app: FastifyTypebox): Promise<void> {
+  app.addHook('preValidation', requireAccess);
+  app.addHook('onRoute', (route) => {
+    route.schema = { security: [{ bearer: [] }], ...route.schema };
+  });
+
+  await app.register(siteRoutes);
+}

@@ -1,0 +1,33 @@
+import type { FastifyTypebox } from '../../../app.js';
+import { securedErrors } from '../../../schemas/common.js';
+import { addSiteTelemetry, countSites, listSites } from './repository.js';
+import { SitePage, SitesQuery, SORT_COLUMNS } from './schema.js';
+
+export async function siteRoutes(app: FastifyTypebox): Promise<void> {
+  app.get(
+    '/sites',
+    {
+      schema: {
+        tags: ['sites'],
+        summary: 'List the sites this client may see, a page at a time',
+        querystring: SitesQuery,
+        response: { 200: SitePage, ...securedErrors() },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const filter = { siteIds: request.access!.siteIds, name: q.name, active: q.active, companyId: q.companyId };
+      const order = {
+        by: q.sortBy?.toLowerCase() as keyof typeof SORT_COLUMNS | undefined,
+        direction: (q.sortDirection?.toLowerCase() ?? 'asc') as 'asc' | 'desc',
+      };
+      const [total, rows] = await Promise.all([
+        countSites(app.db, filter),
+        listSites(app.db, filter, order, q.perPage, (q.page - 1) * q.perPage),
+      ]);
+      const data =
+        q.dataType === 'additional' ? await addSiteTelemetry(app.db, rows) : rows.map(({ LastCommunication: _, ...basic }) => basic);
+      return { data, page: q.page, perPage: q.perPage, total, totalPages: Math.ceil(total / q.perPage) };
+    },
+  );
+}

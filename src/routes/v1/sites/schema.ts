@@ -1,0 +1,53 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { DateTimeOutput, IntId, Nullable, Paginated } from '../../../schemas/common.js';
+
+/** Case-insensitive choice among words, for query parameters whose case is ignored. */
+const anyCase = (words: string[]) =>
+  Type.String({
+    pattern: `^(${words.map((w) => [...w].map((c) => (/[a-z]/i.test(c) ? `[${c.toLowerCase()}${c.toUpperCase()}]` : c)).join('')).join('|')})$`,
+    description: `one of ${words.join(', ')}; case is ignored`,
+  });
+
+export const SORT_COLUMNS = { platformcompanyid: 's.company_id', projectid: 's.project_id', name: 'lower(s.name)' } as const;
+
+export const SitesQuery = Type.Object({
+  page: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+  perPage: Type.Integer({ minimum: 1, maximum: 500 }),
+  dataType: Type.Optional(Type.Union([Type.Literal('basic'), Type.Literal('additional')], { default: 'basic' })),
+  name: Type.Optional(Type.String({ maxLength: 200, description: 'case-insensitive substring of the site name' })),
+  active: Type.Optional(Type.Boolean()),
+  companyId: Type.Optional(IntId),
+  sortDirection: Type.Optional(anyCase(['asc', 'desc'])),
+  sortBy: Type.Optional(anyCase(Object.keys(SORT_COLUMNS))),
+});
+export type SitesQuery = Static<typeof SitesQuery>;
+
+const Reading = Type.Object({}, { additionalProperties: true, description: 'the latest reading record as uploaded' });
+
+export const Site = Type.Object(
+  {
+    SiteID: Type.Integer(),
+    Name: Type.String(),
+    CompanyID: Type.Integer(),
+    CompanyName: Type.String(),
+    ProjectID: Nullable(Type.Integer()),
+    Active: Type.Boolean(),
+    Latitude: Nullable(Type.Number()),
+    Longitude: Nullable(Type.Number()),
+    TimeZone: Nullable(Type.String()),
+    LastCommunication: Type.Optional(Nullable(DateTimeOutput)),
+    ActiveAlarmCount: Type.Optional(Type.Integer()),
+    Current: Type.Optional(
+      Type.Object({
+        sensors: Type.Array(Reading),
+        meters: Type.Array(Reading),
+        pumps: Type.Array(Reading),
+        tankGroups: Type.Array(Reading),
+      }),
+    ),
+  },
+  { title: 'Site', description: 'LastCommunication, ActiveAlarmCount and Current only with dataType=additional' },
+);
+export type Site = Static<typeof Site>;
+
+export const SitePage = Paginated(Site, 'SitePage');

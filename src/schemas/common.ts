@@ -1,0 +1,63 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+
+// Pieces every area shares: ids, times, the error body, the pagination envelope.
+
+export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+
+/** A 64-bit id on output: always a JSON string. */
+export const BigIdString = Type.String({ pattern: '^-?[0-9]{1,19}$', description: '64-bit integer as a string' });
+/** A 64-bit id on input: string or integer. */
+export const BigIdInput = Type.Union([BigIdString, Type.Integer()], { description: '64-bit integer, as a string or an integer' });
+
+/** ISO 8601 date-time; without an offset it is UTC. Parsed and range-checked by parseTime. */
+export const DateTimeInput = Type.String({ minLength: 10, maxLength: 40, description: 'ISO 8601 date-time; no offset means UTC' });
+export const DateTimeOutput = Type.String({ format: 'date-time', description: 'UTC, with milliseconds' });
+
+/** Path or query id: a positive 32-bit integer, given as a string. */
+export const IntId = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
+
+export const ErrorDetail = Type.Object({ path: Type.String(), message: Type.String() });
+export const ErrorBody = Type.Object(
+  {
+    statusCode: Type.Integer(),
+    error: Type.String(),
+    message: Type.String(),
+    details: Type.Optional(Type.Array(ErrorDetail)),
+  },
+  { $id: 'ErrorBody', title: 'Error body' },
+);
+const ErrorRef = Type.Ref('ErrorBody');
+
+const ERROR_TEXT: Record<number, string> = {
+  400: 'Validation failed',
+  401: 'Missing, expired or invalid bearer token',
+  403: 'Caller lacks permission for a requested site or equipment',
+  404: 'Not found',
+  413: 'Request body too large',
+  429: 'Rate limit exceeded',
+  500: 'Could not be completed',
+  503: 'Unavailable',
+};
+
+/** Response schemas for the given error statuses, for the OpenAPI document. */
+export function errorResponses(...statuses: number[]): Record<number, TSchema> {
+  const out: Record<number, TSchema> = {};
+  for (const s of statuses) out[s] = { ...ErrorRef, description: ERROR_TEXT[s] ?? 'Error' } as TSchema;
+  return out;
+}
+
+/** Statuses every /v1 route can answer. */
+export const securedErrors = (...more: number[]) => errorResponses(400, 401, 429, ...more);
+
+export function Paginated<T extends TSchema>(item: T, title: string) {
+  return Type.Object(
+    {
+      data: Type.Array(item),
+      page: Type.Integer(),
+      perPage: Type.Integer(),
+      total: Type.Integer(),
+      totalPages: Type.Integer(),
+    },
+    { title },
+  );
+}

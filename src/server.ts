@@ -1,0 +1,62 @@
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+import { connect } from './db/index.js';
+import { DataDirBusyError, lockDataDir } from './db/lock.js';
+import { seedDemo } from './provisioning/seed.js';
+import { mkdirSync } from 'node:fs';
+
+async function main() {
+  const config = loadConfig();
+  let release = () => {};
+  if (!config.DATABASE_URL) {
+    mkdirSync(config.DATA_DIR, { recursive: true });
+    release = lockDataDir(config.DATA_DIR);
+  }
+  const db = await connect(config);
+  const demo = config.DEMO ?? !config.DATABASE_URL;
+  const credentials = demo ? await seedDemo(db) : undefined;
+  const app = await buildApp(config, { db });
+  app.addHook('onClose', async () => {
+    await db.close();
+    release();
+  });
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down: finishing requests in flight');
+    const timer = setTimeout(() => {
+      app.log.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, 15_000);
+    timer.unref();
+    try {
+      await app.close();
+      process.exit(0);
+    } catch (err) {
+      app.log.error({ err }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  await app.listen({ port: config.PORT, host: config.HOST });
+  if (credentials) {
+    // Shown once, on the console only: the database keeps just a hash of the secret.
+    process.stdout.write(
+      `\n  Demo data loaded. Demo client (shown only now, keep it):\n` +
+        `    clientId:     ${credentials.clientId}\n    clientSecret: ${credentials.clientSecret}\n` +
+        `  Get a token:  curl -s -X POST http://localhost:${config.PORT}/token -H 'content-type: application/json' ` +
+        `-d '{"clientId":"${credentials.clientId}","clientSecret":"${credentials.clientSecret}"}'\n` +
+        `  API docs:     http://localhost:${config.PORT}/docs\n\n`,
+    );
+  }
+}
+
+main().catch((err) => {
+  const known = err instanceof ConfigError || err instanceof DataDirBusyError;
+  process.stderr.write(`site-monitor: ${known ? err.message : (err?.stack ?? String(err))}\n`);
+  process.exit(1);
+});

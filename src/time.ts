@@ -1,0 +1,27 @@
+// Times in: any ISO 8601 date-time, UTC when it has no offset. Times out: UTC with milliseconds and Z.
+
+const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+
+/** Milliseconds since the epoch, or undefined when the text is not an ISO 8601 date-time. */
+export function parseTime(text: string): number | undefined {
+  const m = ISO.exec(text.trim());
+  if (!m) return undefined;
+  const [, y, mo, d, h = '00', mi = '00', s = '00', frac = '', zone] = m;
+  let offsetMin = 0;
+  if (zone && zone.toUpperCase() !== 'Z') {
+    const sign = zone[0] === '-' ? -1 : 1;
+    const digits = zone.slice(1).replace(':', '');
+    offsetMin = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || 0));
+    if (Number(digits.slice(0, 2)) > 23 || Number(digits.slice(2) || 0) > 59) return undefined;
+  }
+  const [Y, M, D, H, I, S] = [y, mo, d, h, mi, s].map(Number);
+  if (M < 1 || M > 12 || D < 1 || H > 24 || I > 59 || S > 60) return undefined;
+  const ms = frac ? Math.floor(Number(`0${frac}`) * 1000) : 0;
+  const t = Date.UTC(Y, M - 1, D, H, I, Math.min(S, 59), ms);
+  // Reject dates that roll over (2026-02-30) by reading the day back.
+  if (new Date(Date.UTC(Y, M - 1, D)).getUTCDate() !== D) return undefined;
+  return t - offsetMin * 60_000;
+}
+
+export const toIso = (t: Date | number | string | null | undefined): string | null =>
+  t === null || t === undefined ? null : new Date(t).toISOString();
