@@ -1,0 +1,91 @@
+import { randomBytes } from 'node:crypto';
+import { describe } from 'vitest';
+import { buildApp, type FastifyTypebox } from '../src/app.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { openPglite } from '../src/db/pglite.js';
+import { openPostgres } from '../src/db/postgres.js';
+import { migrate } from '../src/db/migrate.js';
+import type { Database } from '../src/db/index.js';
+import { upsertClient, type NewClient } from '../src/auth/clients.js';
+import { generateDemo, type DemoOptions } from '../src/provisioning/demo.js';
+import { importDocument } from '../src/provisioning/import.js';
+
+export type Backend = 'pglite' | 'postgres';
+
+/** PGlite always; PostgreSQL too when TEST_DATABASE_URL is set (TEST_BACKENDS=postgres runs only that). */
+export const backends: Backend[] = (() => {
+  const all: Backend[] = ['pglite', ...(process.env.TEST_DATABASE_URL ? (['postgres'] as const) : [])];
+  const only = process.env.TEST_BACKENDS?.split(',');
+  return only ? all.filter((b) => only.includes(b)) : all;
+})();
+
+/** describe() once per backend, named after it. */
+export const describeEachBackend = (name: string, fn: (backend: Backend) => void) =>
+  describe.each(backends)(`${name} [%s]`, (backend) => fn(backend as Backend));
+
+/** A fresh, migrated database: in-memory PGlite, or a schema of its own on the test PostgreSQL. */
+export async function openTestDb(backend: Backend): Promise<Database> {
+  if (backend === 'pglite') {
+    const db = await openPglite();
+    await migrate(db);
+    return db;
+  }
+  const url = process.env.TEST_DATABASE_URL!;
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const admin = await openPostgres(url, { max: 1 });
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.close();
+  const db = await openPostgres(url, { schema });
+  await migrate(db);
+  const close = db.close;
+  return {
+    ...db,
+    close: async () => {
+      await close();
+      const a = await openPostgres(url, { max: 1 });
+      await a.query(`DROP SCHEMA ${schema} CASCADE`);
+      await a.close();
+    },
+  };
+}
+
+export const testConfig = (overrides: Partial<Config> = {}): Config =>
+  loadConfig({}, { LOG_LEVEL: 'silent', JWT_SECRET: 'test-secret-of-at-least-32-characters!!', RATE_LIMIT_MAX: 100_000, CLIENT_CACHE_MS: 0, ...overrides });
+
+export interface TestContext {
+  app: FastifyTypebox;
+  db: Database;
+  /** A bearer token of a client (created on first use) that reaches the given sites ('*' by default). */
+  token(sites?: number[] | '*', extra?: Partial<NewClient>): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** The app on a fresh database, with the demo document (or the given one) imported. */
+export async function startApp(
+  backend: Backend,
+  opts: { config?: Partial<Config>; demo?: DemoOptions | false; logger?: object } = {},
+): Promise<TestContext> {
+  const db = await openTestDb(backend);
+  if (opts.demo !== false) await importDocument(db, generateDemo(opts.demo ?? {}));
+  const app = await buildApp(testConfig(opts.config), { db, logger: opts.logger ?? false });
+  await app.ready();
+  let n = 0;
+  return {
+    app,
+    db,
+    async token(sites = '*', extra = {}) {
+      const clientId = extra.clientId ?? `client-${++n}`;
+      const clientSecret = extra.clientSecret ?? 'secret-123456';
+      await upsertClient(db, { clientId, clientSecret, siteIds: sites, ...extra });
+      const res = await app.inject({ method: 'POST', url: '/token', payload: { clientId, clientSecret } });
+      if (res.statusCode !== 200) throw new Error(`token: ${res.statusCode} ${res.body}`);
+      return res.json().accessToken;
+    },
+    async close() {
+      await app.close();
+      await db.close();
+    },
+  };
+}
+
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
