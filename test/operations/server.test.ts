@@ -1,0 +1,110 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort, runTs, runToEnd, waitFor, type Running } from './process.js';
+
+// The real server, over HTTP: first start on a fresh embedded database, restart, shutdown on SIGTERM.
+
+const json = async (url: string, init?: RequestInit) => {
+  const res = await fetch(url, init);
+  return { status: res.status, body: await res.json() };
+};
+
+describe('the server process (embedded database)', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'site-monitor-'));
+  let server: Running | undefined;
+  afterAll(async () => {
+    server?.child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const start = async () => {
+    const port = await freePort();
+    server = runTs('server.ts', [], { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' });
+    const base = `http://127.0.0.1:${port}`;
+    await waitFor(async () => ((await fetch(`${base}/health`)).ok ? true : undefined));
+    return base;
+  };
+
+  it('seeds demo data on first start, prints the demo credentials once, and serves them', async () => {
+    const base = await start();
+    const out = server!.stdout();
+    const secret = /clientSecret:\s+(\S+)/.exec(out)?.[1];
+    expect(secret, out).toBeTruthy();
+    const token = await json(`${base}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ clientId: 'demo', clientSecret: secret }),
+    });
+    expect(token.status).toBe(200);
+    const sites = await json(`${base}/v1/sites?page=1&perPage=10`, { headers: { authorization: `Bearer ${token.body.accessToken}` } });
+    expect(sites.status).toBe(200);
+    expect(sites.body.total).toBeGreaterThanOrEqual(3);
+    // Logs are JSON lines and never carry the secret.
+    expect(server!.stderr()).not.toContain(secret);
+
+    // The CLI refuses to open the embedded database while the server has it.
+    const cli = await runToEnd('cli.ts', ['client', 'list'], { DATA_DIR: dataDir });
+    expect(cli.code).toBe(1);
+    expect(cli.stderr).toContain('in use');
+
+    // SIGTERM with a request in flight: the request is answered, then the process exits 0.
+    const url = new URL(`${base}/token`);
+    const inflight = new Promise<number>((resolve, reject) => {
+      const req = httpRequest({ host: url.hostname, port: url.port, path: '/token', method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      req.on('error', reject);
+      req.write('{"clientId":"demo",');
+      setTimeout(() => {
+        server!.child.kill('SIGTERM');
+        setTimeout(() => req.end(`"clientSecret":${JSON.stringify(secret)}}`), 300);
+      }, 300);
+    });
+    expect(await inflight).toBe(200);
+    expect(await server!.exited).toBe(0);
+
+    // Restart: the data and the signing secret are kept, the credentials are not printed again.
+    const again = await start();
+    expect(server!.stdout()).not.toContain('clientSecret');
+    const still = await json(`${again}/v1/sites?page=1&perPage=1`, { headers: { authorization: `Bearer ${token.body.accessToken}` } });
+    expect(still.status).toBe(200);
+    server!.child.kill('SIGTERM');
+    expect(await server!.exited).toBe(0);
+  });
+});
+
+describe.skipIf(!process.env.TEST_DATABASE_URL)('the server process (PostgreSQL)', () => {
+  it('starts on DATABASE_URL, seeds with DEMO=1 and serves tokens and sites', async () => {
+    const pg = await import('pg');
+    const schema = `srv_${Date.now()}`;
+    const admin = new pg.default.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    const url = new URL(process.env.TEST_DATABASE_URL!);
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    const port = await freePort();
+    const server = runTs('server.ts', [], { DATABASE_URL: url.toString(), DEMO: '1', PORT: String(port), HOST: '127.0.0.1' });
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      await waitFor(async () => ((await fetch(`${base}/health`)).ok ? true : undefined));
+      const secret = /clientSecret:\s+(\S+)/.exec(server.stdout())?.[1];
+      const token = await json(`${base}/token`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ clientId: 'demo', clientSecret: secret }),
+      });
+      expect(token.status).toBe(200);
+      const health = await json(`${base}/health`);
+      expect(health.body.database).toBe('postgres');
+      const sites = await json(`${base}/v1/sites?page=1&perPage=10`, { headers: { authorization: `Bearer ${token.body.accessToken}` } });
+      expect(sites.body.total).toBeGreaterThanOrEqual(3);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.end();
+    }
+  });
+});
