@@ -1,0 +1,144 @@
+import type { TSchema } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { FastifyTypebox } from '../../../app.js';
+import { requireEquipment } from '../../../auth/access.js';
+import { badRequest, forbidden, notFound } from '../../../errors.js';
+import { securedErrors } from '../../../schemas/common.js';
+import { parseTime } from '../../../time.js';
+import { changedOnly, changedRegisters, ConfigIndex } from './assemble.js';
+import { loadEquipment, loadSensorRegisters, loadSite, type EquipmentKind, type SitePart } from './repository.js';
+import { CompactSiteConfig, FULL, idParams, LIGHT, SiteQuery, SiteUpdatesQuery, UpdatesQuery } from './schema.js';
+import { actuatorEntries, compactConfig, equipmentConfig, equipmentRegisters, sensorConfig, Shaper, siteConfig } from './shape.js';
+
+// Interface §4.3: 11 paths, each with its /updates twin, and a /light variant of each but the two
+// compact ones: 42 routes, generated from the two tables below.
+
+type Dtos = typeof FULL;
+
+interface ByIdPath {
+  path: string;
+  param: string;
+  kind: 'sensor' | EquipmentKind;
+  what: string;
+  response: (d: Dtos) => TSchema;
+}
+
+const BY_ID: ByIdPath[] = [
+  { path: '/sensors', param: 'sensorId', kind: 'sensor', what: 'The registers a sensor reads', response: (d) => d.Registers },
+  { path: '/meters', param: 'meterId', kind: 'meter', what: "A flow meter's role registers and sensor registers", response: (d) => d.MeterRegisters },
+  { path: '/pumps', param: 'pumpId', kind: 'pump', what: "A pump's role registers and sensor registers", response: (d) => d.PumpRegisters },
+  { path: '/tanks', param: 'tankGroupId', kind: 'tank', what: "A tank group's role registers and sensor registers", response: (d) => d.TankRegisters },
+];
+
+interface SitePath {
+  path: string;
+  what: string;
+  parts: SitePart[];
+  light: boolean;
+  response: (d: Dtos) => TSchema;
+  build: (index: ConfigIndex, s: Shaper, updates: boolean) => unknown;
+}
+
+const ALL: SitePart[] = ['devices', 'sensors', 'meters', 'pumps', 'tanks', 'actuators'];
+const equipmentPath = (kind: EquipmentKind, list: string, response: (d: Dtos) => TSchema): SitePath => ({
+  path: `/site/${list}`,
+  what: `The ${kind === 'tank' ? 'tank group' : kind === 'meter' ? 'flow meter' : kind}s of a site, each with its role and sensor registers`,
+  parts: [`${kind}s` as SitePart],
+  light: true,
+  response,
+  build: (index, s, updates) => changedOnly(index.equipmentEntries(kind), updates).map((e) => equipmentConfig(e, s)),
+});
+
+const SITE: SitePath[] = [
+  {
+    path: '/site/sensors', what: 'The sensors of a site, each with its registers', parts: ['sensors'], light: true, response: (d) => d.SensorConfigs,
+    build: (index, s, updates) => changedOnly(index.sensorEntries(), updates).map((e) => sensorConfig(e, s)),
+  },
+  equipmentPath('meter', 'meters', (d) => d.MeterConfigs),
+  equipmentPath('pump', 'pumps', (d) => d.PumpConfigs),
+  equipmentPath('tank', 'tanks', (d) => d.TankConfigs),
+  {
+    path: '/site/actuators', what: 'The actuators of a site with their scalings, triggers and tank-group connections (always all of them)',
+    parts: ['actuators'], light: true, response: (d) => d.ActuatorEntries, build: (index, s) => actuatorEntries(index.data.actuators, s),
+  },
+  { path: '/site', what: "A site's whole configuration", parts: ALL, light: true, response: (d) => d.SiteConfig, build: siteConfig },
+  {
+    path: '/site/compact', what: "A site's whole configuration, registers once each and referred to by id", parts: ALL, light: false,
+    response: () => CompactSiteConfig, build: (index, _s, updates) => compactConfig(index, updates),
+  },
+];
+
+const UPDATES_NOTE =
+  ' Updates: only equipment whose own record, registers (or their Modbus devices) or sensors changed at or after startDate; ' +
+  'deleted registers and Delete actuators included; actuators always in full.';
+const BY_ID_UPDATES_NOTE = ' Updates: only the registers that changed (themselves or their Modbus device) at or after startDate, possibly none.';
+const LIGHT_NOTE = ' Light: null properties left out of every record, and the heavy actuator fields too.';
+
+/** The updates cut-off as ISO text; 400 when startDate is not an ISO 8601 date-time. */
+function cutOff(startDate: string): string {
+  const t = parseTime(startDate);
+  if (t === undefined) throw badRequest('startDate is not an ISO 8601 date-time', [{ path: '/startDate', message: 'must be an ISO 8601 date-time' }]);
+  return new Date(t).toISOString();
+}
+
+export async function configRoutes(app: FastifyTypebox): Promise<void> {
+  const variants = (light: boolean) => [false, true].flatMap((updates) => (light ? [false, true] : [false]).map((l) => ({ updates, light: l })));
+
+  for (const def of BY_ID)
+    for (const { updates, light } of variants(true)) {
+      const url = `${updates ? '/updates' : ''}${def.path}/:${def.param}${light ? '/light' : ''}`;
+      app.get(
+        url,
+        {
+          schema: {
+            tags: ['configuration'],
+            summary: `${def.what}${updates ? ', changed since startDate' : ''}${light ? ' (light)' : ''}`,
+            description: `${updates ? BY_ID_UPDATES_NOTE : ''}${light ? LIGHT_NOTE : ''}`.trim() || undefined,
+            params: idParams(def.param),
+            ...(updates ? { querystring: UpdatesQuery } : {}),
+            response: { 200: def.response(light ? LIGHT : FULL), ...securedErrors(403, 404) },
+          },
+        },
+        async (request: FastifyRequest) => {
+          const id = (request.params as Record<string, number>)[def.param];
+          const since = updates ? cutOff((request.query as { startDate: string }).startDate) : null;
+          const s = new Shaper(light);
+          const siteId = (await requireEquipment(app.db, request.access!, def.kind, [id])).get(id)!;
+          if (def.kind === 'sensor') {
+            const registers = await loadSensorRegisters(app.db, id, since);
+            return changedOnly(registers, updates).map(s.register);
+          }
+          const entry = new ConfigIndex(await loadEquipment(app.db, def.kind, id, siteId, since)).onlyEquipment(def.kind);
+          if (!entry) throw notFound(`${def.kind} ${id} does not exist`);
+          return equipmentRegisters(updates ? changedRegisters(entry) : entry, s);
+        },
+      );
+    }
+
+  for (const def of SITE)
+    for (const { updates, light } of variants(def.light)) {
+      const url = `${updates ? '/updates' : ''}${def.path}${light ? '/light' : ''}`;
+      const parts = new Set<SitePart>(['site', ...def.parts]);
+      app.get(
+        url,
+        {
+          schema: {
+            tags: ['configuration'],
+            summary: `${def.what}${updates ? ', changed since startDate' : ''}${light ? ' (light)' : ''}`,
+            description: `${updates ? UPDATES_NOTE : ''}${light ? LIGHT_NOTE : ''}`.trim() || undefined,
+            querystring: updates ? SiteUpdatesQuery : SiteQuery,
+            response: { 200: def.response(light ? LIGHT : FULL), ...securedErrors(403) },
+          },
+        },
+        async (request: FastifyRequest) => {
+          const q = request.query as { siteId: number; startDate?: string };
+          const since = updates ? cutOff(q.startDate!) : null;
+          request.access!.assertSites([q.siteId]);
+          const data = await loadSite(app.db, q.siteId, since, parts);
+          // A site that does not exist answers like one out of reach: the same 403 for every client.
+          if (!data.site) throw forbidden(`no access to site ${q.siteId}`);
+          return def.build(new ConfigIndex(data), new Shaper(light), updates);
+        },
+      );
+    }
+}

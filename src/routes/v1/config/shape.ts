@@ -1,0 +1,117 @@
+import type { Row } from '../../../db/index.js';
+import { ACTUATOR, ACTUATOR_HEAVY_FIELDS } from '../../../schemas/records.js';
+import { changedOnly, type ConfigIndex, type EquipmentEntry, type SensorEntry } from './assemble.js';
+import type { ActuatorRows, EquipmentKind, RegisterRow } from './repository.js';
+
+// The three shapes of contract §5: full (every field, nulls included), light (null properties
+// stripped from every record, heavy actuator fields left out) and compact (interface §2.8).
+
+const HEAVY = new Set(ACTUATOR_HEAVY_FIELDS);
+const ACTUATOR_REGISTER_FIELDS = ACTUATOR.filter((f) => f.kind === 'bigint').map((f) => f.name);
+
+export const KEYS: Record<EquipmentKind, { record: string; roles: string }> = {
+  meter: { record: 'meter', roles: 'meterRegisters' },
+  pump: { record: 'pump', roles: 'pumpRegisters' },
+  tank: { record: 'tankGroup', roles: 'tankRegisters' },
+};
+
+function stripNulls(rec: Row, omit?: Set<string>): Row {
+  const out: Row = {};
+  for (const k in rec) {
+    const v = rec[k];
+    if (v !== null && v !== undefined && !omit?.has(k)) out[k] = v;
+  }
+  return out;
+}
+
+/** Full or light records; a register's light form is made once however many entries list it. */
+export class Shaper {
+  constructor(readonly light: boolean) {}
+  record = (rec: Row): Row => (this.light ? stripNulls(rec) : rec);
+  register = (r: RegisterRow): Row => (this.light ? (r.light ??= stripNulls(r.rec)) : r.rec);
+  actuator = (rec: Row): Row => (this.light ? stripNulls(rec, HEAVY) : rec);
+}
+
+export const sensorConfig = (e: SensorEntry, s: Shaper) => ({ sensor: s.record(e.sensor.rec), sensorRegisters: e.registers.map(s.register) });
+
+/** MeterRegistersDto, PumpRegistersDto, TankRegistersDto: role map (null: unconfigured role) and sensor registers. */
+export const equipmentRegisters = (e: EquipmentEntry, s: Shaper) => ({
+  [KEYS[e.kind].roles]: Object.fromEntries(e.roles.map((r) => [r.role, r.register ? s.register(r.register) : null])),
+  sensorRegisters: e.sensorRegisters.map(s.register),
+});
+
+/** MeterConfigDto, PumpConfigDto, TankConfigDto. */
+export const equipmentConfig = (e: EquipmentEntry, s: Shaper) => ({ [KEYS[e.kind].record]: s.record(e.equipment.rec), ...equipmentRegisters(e, s) });
+
+/** Actuator configuration entries (interface §2.7), children grouped by actuator in one pass each. */
+export function actuatorEntries(rows: ActuatorRows, s: Shaper): Row[] {
+  const group = (list: Row[]) => {
+    const out = new Map<number, Row[]>();
+    for (const c of list) {
+      let l = out.get(c.SiteActuatorID);
+      if (!l) out.set(c.SiteActuatorID, (l = []));
+      l.push(s.record(c));
+    }
+    return out;
+  };
+  const [scalings, triggers, connections] = [group(rows.scalings), group(rows.triggers), group(rows.connections)];
+  return rows.actuators.map((a) => ({
+    actuator: s.actuator(a),
+    sensorScalings: scalings.get(a.SiteActuatorID) ?? [],
+    sensorTriggers: triggers.get(a.SiteActuatorID) ?? [],
+    tankGroupConnections: connections.get(a.SiteActuatorID) ?? [],
+  }));
+}
+
+/** SiteConfigDto. */
+export function siteConfig(index: ConfigIndex, s: Shaper, updates: boolean) {
+  const equipment = (kind: EquipmentKind) => changedOnly(index.equipmentEntries(kind), updates).map((e) => equipmentConfig(e, s));
+  return {
+    site: s.record(index.data.site!),
+    devices: changedOnly(index.data.devices, updates).map((d) => s.record(d.rec)),
+    sensors: changedOnly(index.sensorEntries(), updates).map((e) => sensorConfig(e, s)),
+    meters: equipment('meter'),
+    pumps: equipment('pump'),
+    tankGroups: equipment('tank'),
+    actuators: actuatorEntries(index.data.actuators, s),
+  };
+}
+
+/** Role maps of the compact shape hold register ids as JSON numbers (interface §2.8); a string only beyond 2^53. */
+export function compactId(id: string): number | string {
+  const n = Number(id);
+  return Number.isSafeInteger(n) ? n : id;
+}
+
+/**
+ * Compact site configuration: records in full, registers once each (keyed by id, nulls stripped)
+ * and referred to by id. `registers` holds every register the document refers to, the actuators'
+ * register fields included.
+ */
+export function compactConfig(index: ConfigIndex, updates: boolean) {
+  const used = new Set<string>();
+  const idOf = (r: RegisterRow) => {
+    used.add(r.rec.SiteIODeviceRegisterID);
+    return r.rec.SiteIODeviceRegisterID as string;
+  };
+  const equipment = (kind: EquipmentKind) =>
+    changedOnly(index.equipmentEntries(kind), updates).map((e) => ({
+      [KEYS[kind].record]: e.equipment.rec,
+      [KEYS[kind].roles]: Object.fromEntries(e.roles.map((r) => [r.role, r.register ? compactId(idOf(r.register)) : null])),
+      sensorRegisterIds: e.sensorRegisters.map(idOf),
+    }));
+  const sensors = changedOnly(index.sensorEntries(), updates).map((e) => ({ sensor: e.sensor.rec, registerIds: e.registers.map(idOf) }));
+  const [meters, pumps, tankGroups] = [equipment('meter'), equipment('pump'), equipment('tank')];
+  for (const a of index.data.actuators.actuators) for (const f of ACTUATOR_REGISTER_FIELDS) if (a[f] !== null) used.add(a[f]);
+  const registers: Row = {};
+  for (const r of index.data.registers) if (used.has(r.rec.SiteIODeviceRegisterID)) registers[r.rec.SiteIODeviceRegisterID] = stripNulls(r.rec);
+  return {
+    devices: Object.fromEntries(changedOnly(index.data.devices, updates).map((d) => [d.rec.SiteModbusInOutDeviceID, d.rec])),
+    registers,
+    sensors,
+    meters,
+    pumps,
+    tankGroups,
+    actuators: actuatorEntries(index.data.actuators, new Shaper(false)),
+  };
+}
