@@ -22,6 +22,12 @@ export const ConfigSchema = Type.Object({
   ),
   // How long a verified client's record is reused before it is read again (disable takes effect after at most this).
   CLIENT_CACHE_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),
+  // Telemetry uploads: group commit of concurrent requests (off: one statement per request), the
+  // longest a write may take before the request is answered 500, and how long an equipment id's
+  // site is reused for the access check before it is read again.
+  GROUP_COMMIT: Type.Boolean({ default: true }),
+  WRITE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
+  EQUIPMENT_CACHE_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 5000 }),
 });
 
 export type Config = Static<typeof ConfigSchema>;

@@ -1,0 +1,72 @@
+import type { TSchema } from '@sinclair/typebox';
+import type { FastifyTypebox } from '../../../app.js';
+import { securedErrors } from '../../../schemas/common.js';
+import { EquipmentDirectory, idPath } from '../../../telemetry/equipment.js';
+import { makeJob, type Role } from '../../../telemetry/jobs.js';
+import { KIND_LIST, type Entry, type TelemetryKind } from '../../../telemetry/kinds.js';
+import { Partitions } from '../../../telemetry/partitions.js';
+import { TelemetryWriter } from '../../../telemetry/writer.js';
+import { parseEntries, parseEntry, parseGeneric } from './parse.js';
+import { genericLogs, genericReadings, LOG_DTO, logBatch, READING_DTO, readingBatch, UploadResponse } from './schema.js';
+
+// Interface 4.6 (historical logs) and 4.7 (live readings), contract 6: 18 upload routes, each
+// atomic, answered 201 only after the commit.
+
+const LABEL: Record<TelemetryKind, string> = { sensor: 'sensor', meter: 'flow meter', pump: 'pump', tank: 'tank group' };
+/** Interface 4.6 lists the 500 "log could not be stored" for these; every upload answers 500 rather than hang. */
+const LISTS_500 = new Set(['logs/pump', 'logs/pump/batch', 'logs/tank', 'logs/tank/batch', 'logs/generic']);
+
+export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
+  const { config, db } = app;
+  const partitions = new Partitions(db);
+  await partitions.cover(Date.now());
+  const writer = new TelemetryWriter(db, partitions, {
+    group: config.GROUP_COMMIT,
+    maxInFlight: db.kind === 'pglite' ? 1 : 4,
+    timeoutMs: config.WRITE_TIMEOUT_MS,
+  });
+  const directory = new EquipmentDirectory(db, config.EQUIPMENT_CACHE_MS);
+
+  const route = <B>(
+    path: string,
+    role: Role,
+    body: TSchema,
+    summary: string,
+    parse: (body: B) => Entry[],
+    shape: { single: boolean; prefix: string },
+  ) => {
+    app.post(
+      `/edge/${path}`,
+      {
+        schema: {
+          tags: ['telemetry upload'],
+          summary,
+          body,
+          response: { 201: UploadResponse, ...securedErrors(403, 404, 413, ...(LISTS_500.has(path) ? [500] : [])) },
+        },
+      },
+      async (request, reply) => {
+        const entries = parse(request.body as B);
+        const sites = await directory.resolve(request.access!, entries, idPath(shape.prefix, shape.single));
+        const counts = await writer.submit(makeJob(role, entries, sites));
+        return reply.status(201).send(counts);
+      },
+    );
+  };
+
+  const max = config.MAX_BATCH;
+  const one = { single: true, prefix: '' };
+  for (const { kind } of KIND_LIST) {
+    const label = LABEL[kind];
+    route(`logs/${kind}`, 'log', LOG_DTO[kind], `Upload one ${label} log`, (b: any) => [parseEntry(kind, 'log', b)], one);
+    route(`logs/${kind}/batch`, 'log', logBatch(kind, max), `Upload a batch of ${label} logs (a bare array)`,
+      (b: any[]) => parseEntries(kind, 'log', b), { single: false, prefix: '' });
+    route(`readings/${kind}`, 'reading', READING_DTO[kind], `Upload one live ${label} reading`, (b: any) => [parseEntry(kind, 'reading', b)], one);
+    route(`readings/${kind}/batch`, 'reading', readingBatch(kind, max), `Upload a batch of live ${label} readings`,
+      (b: { readings: any[] }) => parseEntries(kind, 'reading', b.readings, '/readings'), { single: false, prefix: '/readings' });
+  }
+  route('logs/generic', 'log', genericLogs(max), 'Upload mixed sensor, flow meter, pump and tank group logs, each routed by its id field',
+    (b: any[]) => parseGeneric('log', b), { single: false, prefix: '' });
+  route('readings/generic', 'reading', genericReadings(max), 'Upload mixed live readings, each routed by its id field',
+    (b: { readings: any[] }) => parseGeneric('reading', b.readings, '/readings'), { single: false, prefix: '/readings' });
+}

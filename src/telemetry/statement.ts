@@ -1,0 +1,91 @@
+import { KIND_LIST, type ColumnType } from './kinds.js';
+import type { Job } from './jobs.js';
+
+// One SQL statement stores a whole round of jobs: per log table one INSERT ... SELECT FROM unnest(...)
+// ON CONFLICT DO UPDATE (set-based, whatever the number of rows), the readings upsert and the sites'
+// LastCommunication, as data-modifying CTEs. A single statement is atomic on its own, so a round
+// costs one round trip and one commit. The jobs of a round have no key in common (the writer sees
+// to it), so no row is touched twice and the rows each statement returns tell which job stored what.
+
+export interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
+const ARRAY_TYPE: Record<ColumnType, string> = {
+  float8: 'float8[]', bool: 'boolean[]', int4: 'int4[]', text: 'text[]', timestamptz: 'timestamptz[]',
+};
+
+/** `jobs[i]` is reported as job i; `sites` are touched only when given (once per transaction). */
+export function buildStatement(jobs: Job[], sites: number[] | undefined): Statement {
+  const params: unknown[] = [];
+  const p = (value: unknown, type: string) => {
+    params.push(value);
+    return `$${params.length}::${type}`;
+  };
+  const ctes: string[] = [];
+  const counted: string[] = [];
+
+  KIND_LIST.forEach((spec, k) => {
+    const ids: number[] = [];
+    const times: string[] = [];
+    const jobOf: number[] = [];
+    const columns: unknown[][] = spec.fields.map(() => []);
+    jobs.forEach((job, j) => {
+      if (job.role !== 'log') return;
+      for (const e of job.entries) {
+        if (e.kind !== spec.kind) continue;
+        ids.push(e.id);
+        times.push(new Date(e.ts).toISOString());
+        jobOf.push(j);
+        for (let c = 0; c < columns.length; c++) columns[c].push(e.values[c]);
+      }
+    });
+    if (!ids.length) return;
+    const cols = spec.fields.map((_, c) => `c${c}`);
+    const unnest = [p(ids, 'int4[]'), p(times, 'timestamptz[]'), ...columns.map((v, c) => p(v, ARRAY_TYPE[spec.fields[c].type])), p(jobOf, 'int4[]')];
+    const names = spec.fields.map((f) => f.column);
+    ctes.push(
+      `i${k} AS (SELECT * FROM unnest(${unnest.join(', ')}) AS u(id, ts, ${cols.join(', ')}, job))`,
+      `w${k} AS (INSERT INTO ${spec.table} AS t (${spec.idColumn}, ts, ${names.join(', ')})
+        SELECT id, ts, ${cols.join(', ')} FROM i${k} ORDER BY id, ts
+        ON CONFLICT (${spec.idColumn}, ts) DO UPDATE SET ${names.map((n) => `${n} = EXCLUDED.${n}`).join(', ')}
+        WHERE (${names.map((n) => `t.${n}`).join(', ')}) IS DISTINCT FROM (${names.map((n) => `EXCLUDED.${n}`).join(', ')})
+        RETURNING t.${spec.idColumn} AS id, t.ts)`,
+    );
+    counted.push(`SELECT i${k}.job FROM w${k} JOIN i${k} USING (id, ts)`);
+  });
+
+  const readings = jobs.flatMap((job, j) => (job.role === 'reading' ? job.entries.map((e) => ({ e, j })) : []));
+  if (readings.length) {
+    const unnest = [
+      p(readings.map((r) => r.e.kind), 'text[]'),
+      p(readings.map((r) => r.e.id), 'int4[]'),
+      p(readings.map((r) => r.e.site), 'int4[]'),
+      p(readings.map((r) => new Date(r.e.ts).toISOString()), 'timestamptz[]'),
+      p(readings.map((r) => JSON.stringify(r.e.record)), 'text[]'),
+      p(readings.map((r) => r.j), 'int4[]'),
+    ];
+    // A reading replaces the current value unless it is older; at the same time, only if it differs.
+    ctes.push(
+      `ir AS (SELECT * FROM unnest(${unnest.join(', ')}) AS u(kind, id, site, ts, rec, job))`,
+      `wr AS (INSERT INTO current_readings AS t (equipment_kind, equipment_id, site_id, ts, record)
+        SELECT kind, id, site, ts, rec::jsonb FROM ir ORDER BY kind, id
+        ON CONFLICT (equipment_kind, equipment_id) DO UPDATE SET site_id = EXCLUDED.site_id, ts = EXCLUDED.ts, record = EXCLUDED.record
+        WHERE t.ts < EXCLUDED.ts OR (t.ts = EXCLUDED.ts AND t.record IS DISTINCT FROM EXCLUDED.record)
+        RETURNING t.equipment_kind AS kind, t.equipment_id AS id)`,
+    );
+    counted.push(`SELECT ir.job FROM wr JOIN ir USING (kind, id)`);
+  }
+
+  if (sites?.length) {
+    // LastCommunication is when the service received the upload: the clock of this transaction.
+    ctes.push(
+      `ws AS (UPDATE sites SET last_communication = now()
+        WHERE site_id = ANY(${p(sites, 'int4[]')}) AND (last_communication IS NULL OR last_communication < now()) RETURNING 1)`,
+    );
+  }
+  const sql = `WITH ${ctes.join(',\n')}
+SELECT job, count(*)::int AS n FROM (${counted.join(' UNION ALL ')}) x GROUP BY job`;
+  return { sql, params };
+}
