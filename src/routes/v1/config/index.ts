@@ -1,12 +1,13 @@
 import type { TSchema } from '@sinclair/typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyTypebox } from '../../../app.js';
 import { requireEquipment } from '../../../auth/access.js';
 import { badRequest, forbidden, notFound } from '../../../errors.js';
 import { securedErrors } from '../../../schemas/common.js';
 import { parseTime } from '../../../time.js';
 import { changedOnly, changedRegisters, ConfigIndex } from './assemble.js';
-import { loadEquipment, loadSensorRegisters, loadSite, type EquipmentKind, type SitePart } from './repository.js';
+import { ResponseCache } from './cache.js';
+import { loadEquipment, loadSensorRegisters, loadSite, siteFingerprint, type EquipmentKind, type SitePart } from './repository.js';
 import { CompactSiteConfig, FULL, idParams, LIGHT, SiteQuery, SiteUpdatesQuery, UpdatesQuery } from './schema.js';
 import { actuatorEntries, compactConfig, equipmentConfig, equipmentRegisters, sensorConfig, Shaper, siteConfig } from './shape.js';
 
@@ -82,6 +83,8 @@ function cutOff(startDate: string): string {
 }
 
 export async function configRoutes(app: FastifyTypebox): Promise<void> {
+  // Whole-site reads (not the /updates ones) are served from here while the site is unchanged.
+  const cache = new ResponseCache();
   const variants = (light: boolean) => [false, true].flatMap((updates) => (light ? [false, true] : [false]).map((l) => ({ updates, light: l })));
 
   for (const def of BY_ID)
@@ -130,14 +133,28 @@ export async function configRoutes(app: FastifyTypebox): Promise<void> {
             response: { 200: def.response(light ? LIGHT : FULL), ...securedErrors(403) },
           },
         },
-        async (request: FastifyRequest) => {
+        async (request: FastifyRequest, reply: FastifyReply) => {
           const q = request.query as { siteId: number; startDate?: string };
           const since = updates ? cutOff(q.startDate!) : null;
           request.access!.assertSites([q.siteId]);
-          const data = await loadSite(app.db, q.siteId, since, parts);
           // A site that does not exist answers like one out of reach: the same 403 for every client.
-          if (!data.site) throw forbidden(`no access to site ${q.siteId}`);
-          return def.build(new ConfigIndex(data), new Shaper(light), updates);
+          const noSite = () => forbidden(`no access to site ${q.siteId}`);
+          if (updates) {
+            const data = await loadSite(app.db, q.siteId, since, parts);
+            if (!data.site) throw noSite();
+            return def.build(new ConfigIndex(data), new Shaper(light), true);
+          }
+          const fingerprint = await siteFingerprint(app.db, q.siteId);
+          if (fingerprint === undefined) throw noSite();
+          const key = `${url} ${q.siteId}`;
+          let body = cache.get(key, fingerprint);
+          if (body === undefined) {
+            const data = await loadSite(app.db, q.siteId, null, parts);
+            if (!data.site) throw noSite();
+            body = Buffer.from(reply.serialize(def.build(new ConfigIndex(data), new Shaper(light), false)) as string);
+            cache.set(key, fingerprint, body);
+          }
+          return reply.type('application/json; charset=utf-8').send(body);
         },
       );
     }

@@ -90,6 +90,28 @@ async function records(db: Queryable, fields: Field[], table: string, id: string
   return rows.map(({ _changed, ...rec }) => ({ rec, changed: _changed === true }));
 }
 
+/** Every table a site's configuration is read from (all carry site_id). */
+const CONFIG_TABLES = [
+  'modbus_devices', 'registers', 'sensor_registers', 'sensors', 'flow_meters', 'pumps', 'tank_groups', 'equipment_register_roles',
+  'actuators', 'actuator_sensor_scalings', 'actuator_sensor_triggers', 'actuator_tank_group_connections',
+];
+
+/**
+ * A value that changes whenever anything a site's configuration is built from changes, in one
+ * cheap query: per table the row count and the sum of the rows' xmin (every insert or update
+ * writes a row version with a newer transaction id, so the sum grows), plus the site's own
+ * configuration fields (not its LastCommunication, which uploads keep moving). Undefined: no such site.
+ */
+export async function siteFingerprint(db: Queryable, siteId: number): Promise<string | undefined> {
+  const perTable = CONFIG_TABLES.map((t) => `(SELECT count(*) || '/' || coalesce(sum(xmin::text::bigint), 0) FROM ${t} WHERE site_id = $1)`);
+  const [row] = await db.query<{ fp: string }>(
+    `SELECT concat_ws('|', row(${SITE.map((f) => `s.${f.column}`).join(', ')}, c.name)::text, ${perTable.join(', ')}) AS fp
+       FROM sites s JOIN companies c ON c.company_id = s.company_id WHERE s.site_id = $1`,
+    [siteId],
+  );
+  return row?.fp;
+}
+
 export type SitePart = 'site' | 'devices' | 'sensors' | 'meters' | 'pumps' | 'tanks' | 'actuators';
 
 /** The site record, or undefined when there is no such site. */

@@ -1,0 +1,112 @@
+// Configuration read benchmark (issue 3): one large site on PostgreSQL, the real server in a child
+// process on a loopback port, autocannon against /v1/config/site/compact and /v1/config/site.
+//   npx tsx bench/config.ts
+// Env: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_DURATION seconds
+// per run (default 10), BENCH_CONNECTIONS (default "1,10"). Uses a schema of its own, dropped after.
+import { randomBytes } from 'node:crypto';
+import { cpus, loadavg } from 'node:os';
+import autocannon from 'autocannon';
+import { openPostgres } from '../src/db/postgres.js';
+import { migrate } from '../src/db/migrate.js';
+import { upsertClient } from '../src/auth/clients.js';
+import { generateDemo } from '../src/provisioning/demo.js';
+import { importDocument } from '../src/provisioning/import.js';
+import { freePort, startServer, writeResultsSection } from './harness.js';
+
+const DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,10').split(',').map(Number);
+const SITE = { sensorsPerSite: 1000, pumpsPerSite: 50, metersPerSite: 50, tanksPerSite: 20, actuatorsPerSite: 20 };
+const MINIMUM = { sensors: 200, pumps: 50, flow_meters: 50, tank_groups: 20, actuators: 20, registers: 2000 };
+const SECRET = 'bench-secret-123456';
+
+interface Run {
+  path: string;
+  connections: number;
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  bytes: number;
+  errors: number;
+}
+
+async function main() {
+  const schema = `bench_config_${randomBytes(4).toString('hex')}`;
+  const admin = await openPostgres(DB_URL, { max: 1 });
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  const load = loadavg()[0];
+  let stop = async () => {};
+  try {
+    const db = await openPostgres(DB_URL, { schema });
+    await migrate(db);
+    const t0 = Date.now();
+    await importDocument(db, generateDemo({ sites: 1, transactionsPerSite: 0, imagesPerSite: 0, now: new Date('2026-06-01T12:00:00Z'), ...SITE }));
+    const counts: Record<string, number> = {};
+    for (const table of Object.keys(MINIMUM))
+      counts[table] = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE site_id = 1`))[0].n;
+    for (const [table, min] of Object.entries(MINIMUM))
+      if (counts[table] < min) throw new Error(`site too small: ${counts[table]} ${table}, want at least ${min}`);
+    console.log(`imported site 1 in ${Date.now() - t0} ms:`, counts);
+    await upsertClient(db, { clientId: 'bench', clientSecret: SECRET, siteIds: [1] });
+    await db.close();
+
+    const port = await freePort();
+    const url = new URL(DB_URL);
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    stop = await startServer(port, { DATABASE_URL: url.toString(), RATE_LIMIT_MAX: '100000000' });
+    const base = `http://127.0.0.1:${port}`;
+    const tokenRes = await fetch(`${base}/token`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ clientId: 'bench', clientSecret: SECRET }),
+    });
+    const { accessToken } = (await tokenRes.json()) as { accessToken: string };
+    const headers = { authorization: `Bearer ${accessToken}` };
+
+    const runs: Run[] = [];
+    for (const path of ['/v1/config/site/compact?siteId=1', '/v1/config/site?siteId=1']) {
+      const probe = await fetch(base + path, { headers });
+      const bytes = (await probe.arrayBuffer()).byteLength;
+      if (probe.status !== 200) throw new Error(`${path}: ${probe.status}`);
+      for (const connections of CONNECTIONS) {
+        await autocannon({ url: base + path, headers, connections, duration: 2 }); // warm-up
+        const r = await autocannon({ url: base + path, headers, connections, duration: DURATION });
+        const run = {
+          path, connections, requests: r.requests.total, rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, bytes,
+          errors: r.errors + r.non2xx,
+        };
+        runs.push(run);
+        console.log(`${path} c=${connections}: ${run.rps} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms, ${run.requests} requests, ${run.errors} errors, ${bytes} bytes`);
+      }
+    }
+    const busy = Math.max(load, loadavg()[0]);
+    writeResultsSection('Configuration', report(runs, counts, load, busy));
+    console.log('written to bench/RESULTS.md');
+  } finally {
+    await stop();
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    await admin.close();
+  }
+}
+
+function report(runs: Run[], counts: Record<string, number>, before: number, busy: number): string {
+  const rows = runs.map((r) => `| \`${r.path.split('?')[0]}\` | ${r.connections} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.requests} | ${r.errors} | ${Math.round(r.bytes / 1024)} KiB |`);
+  const compact = runs.filter((r) => r.path.includes('compact'));
+  const target = compact.every((r) => r.p99 < 50) ? 'met at every concurrency measured' : `met at ${compact.filter((r) => r.p99 < 50).map((r) => `${r.connections}`).join(', ') || 'no'} connection(s) only`;
+  return [
+    `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores (${cpus()[0]?.model.trim()}), Node ${process.version}, PostgreSQL on the same machine.`,
+    `Command: \`npx tsx bench/config.ts\` (server in a child process, autocannon in this one; ${DURATION} s per run after a 2 s warm-up).`,
+    `Site: ${counts.sensors} sensors, ${counts.flow_meters} flow meters, ${counts.pumps} pumps, ${counts.tank_groups} tank groups, ${counts.actuators} actuators, ${counts.registers} registers (generateDemo, one site).`,
+    `Load average before the run ${before.toFixed(2)}, highest seen ${busy.toFixed(2)}${busy > 0.7 ? ': the machine was busy (another helper may have been running its own load), so the figures are conservative' : ''}.`,
+    '',
+    '| path | connections | req/s | p50 ms | p99 ms | requests | errors | body |',
+    '|---|---|---|---|---|---|---|---|',
+    ...rows,
+    '',
+    `Target (p99 under 50 ms for the compact configuration): ${target}.`,
+  ].join('\n');
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

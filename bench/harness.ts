@@ -1,0 +1,64 @@
+// Helpers for the benchmark scripts: a free loopback port, the real server in a child process, and
+// writing one section of bench/RESULTS.md without touching the others.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts src/server.ts (through tsx) on 127.0.0.1:port; resolves once /health answers. Returns a stop function. */
+export async function startServer(port: number, env: Record<string, string>): Promise<() => Promise<void>> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: root,
+    env: {
+      ...process.env, PORT: String(port), HOST: '127.0.0.1', DEMO: '0', LOG_LEVEL: 'warn',
+      JWT_SECRET: 'bench-jwt-secret-of-at-least-32-characters', ...env,
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async () => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+    await exited;
+  };
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return stop;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await stop();
+  throw new Error('server did not start in 30 s');
+}
+
+/** Replaces (or appends) the `## <title>` section of bench/RESULTS.md. */
+export function writeResultsSection(title: string, body: string): void {
+  const file = `${root}bench/RESULTS.md`;
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n';
+  const lines = text.split('\n');
+  const start = lines.findIndex((l) => l.trim() === `## ${title}`);
+  const section = [`## ${title}`, '', body.trimEnd(), ''];
+  if (start < 0) {
+    writeFileSync(file, `${text.trimEnd()}\n\n${section.join('\n')}`);
+    return;
+  }
+  let end = lines.findIndex((l, i) => i > start && l.startsWith('## '));
+  if (end < 0) end = lines.length;
+  lines.splice(start, end - start, ...section);
+  writeFileSync(file, lines.join('\n'));
+}
