@@ -3,6 +3,7 @@ import type { Database } from '../db/index.js';
 import { upsertClient } from '../auth/clients.js';
 import { generateDemo } from './demo.js';
 import { importDocument } from './import.js';
+import { seedDemoTelemetry } from '../telemetry/demo.js';
 
 export const DEMO_CLIENT_ID = 'demo';
 
@@ -15,6 +16,7 @@ export async function seedDemo(db: Database): Promise<{ clientId: string; client
   const [anySite] = await db.query(`SELECT 1 FROM sites LIMIT 1`);
   if (mark || anySite) return undefined;
   await importDocument(db, generateDemo());
+  await seedDemoTelemetry(db);
   const clientSecret = randomBytes(18).toString('base64url');
   await upsertClient(db, { clientId: DEMO_CLIENT_ID, clientSecret, siteIds: '*', cameraIds: '*' });
   await db.query(`INSERT INTO service_settings (key, value) VALUES ('demo_seeded', now()::text) ON CONFLICT (key) DO NOTHING`);

@@ -1,0 +1,40 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Database } from '../../src/db/index.js';
+import { seedDemo } from '../../src/provisioning/seed.js';
+import { describeEachBackend, openTestDb } from '../helper.js';
+
+describeEachBackend('demo telemetry', (backend) => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await openTestDb(backend);
+    await seedDemo(db);
+  });
+  afterAll(async () => db?.close());
+
+  const count = async (sql: string) => Number((await db.query<{ n: string }>(sql))[0].n);
+
+  it('holds a week of one-minute logs for every piece of equipment, up to the current minute', async () => {
+    for (const [logs, equipment] of [['sensor_logs', 'sensors'], ['meter_logs', 'flow_meters'], ['pump_logs', 'pumps'], ['tank_logs', 'tank_groups']]) {
+      const n = await count(`SELECT count(*) AS n FROM ${equipment}`);
+      expect(n, equipment).toBeGreaterThan(0);
+      expect(await count(`SELECT count(*) AS n FROM ${logs}`), logs).toBe(n * 7 * 24 * 60);
+      const [span] = await db.query(`SELECT min(ts) AS a, max(ts) AS b, count(DISTINCT ts) AS minutes FROM ${logs}`);
+      expect(Number(span.minutes)).toBe(7 * 24 * 60);
+      expect(Date.now() - new Date(span.b).getTime()).toBeLessThan(5 * 60_000);
+      expect(new Date(span.b).getTime() - new Date(span.a).getTime()).toBe((7 * 24 * 60 - 1) * 60_000);
+    }
+    const [meter] = await db.query(`SELECT bool_and(total_volume > 0) AS ok FROM meter_logs`);
+    expect(meter.ok).toBe(true);
+    const [nulls] = await db.query(`SELECT count(*) AS n FROM sensor_logs WHERE value IS NULL OR value = 'NaN'`);
+    expect(Number(nulls.n)).toBe(0);
+  });
+
+  it('gives every piece of equipment a current reading shaped like an upload record, and every site a LastCommunication', async () => {
+    const equipment = await count(`SELECT (SELECT count(*) FROM sensors) + (SELECT count(*) FROM flow_meters) + (SELECT count(*) FROM pumps) + (SELECT count(*) FROM tank_groups) AS n`);
+    expect(await count(`SELECT count(*) AS n FROM current_readings`)).toBe(equipment);
+    const [pump] = await db.query(`SELECT record FROM current_readings WHERE equipment_kind = 'pump' LIMIT 1`);
+    expect(Object.keys(pump.record).sort()).toEqual(['frequency', 'pressure', 'running', 'sitePumpID', 'status', 'statusID', 'timestamp']);
+    expect(pump.record.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:00\.000Z$/);
+    expect(await count(`SELECT count(*) AS n FROM sites WHERE last_communication IS NULL`)).toBe(0);
+  });
+});
