@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Database } from '../../src/db/index.js';
+import { HttpError } from '../../src/errors.js';
+import { makeJob } from '../../src/telemetry/jobs.js';
+import type { Entry } from '../../src/telemetry/kinds.js';
+import { Partitions } from '../../src/telemetry/partitions.js';
+import { TelemetryWriter } from '../../src/telemetry/writer.js';
+import { describeEachBackend, startApp, type TestContext } from '../helper.js';
+import { count, poster, SENSOR, SENSOR_2 } from './fixtures.js';
+
+describeEachBackend('telemetry group commit', (backend) => {
+  let ctx: TestContext;
+  let post: ReturnType<typeof poster>;
+  beforeAll(async () => {
+    ctx = await startApp(backend);
+    post = poster(ctx, await ctx.token());
+  });
+  afterAll(async () => ctx?.close());
+
+  const minute = (m: number) => new Date(Date.UTC(2026, 6, 1) + m * 60_000).toISOString();
+
+  it('answers many concurrent single uploads each with its own counts, every record stored once', async () => {
+    // (Readings of one sensor share a time: were they older than one another, their order would decide which count.)
+    const results = await Promise.all(
+      Array.from({ length: 120 }, (_, i) =>
+        i % 2 ? post('logs/sensor', { sensorID: SENSOR, value: i, timestamp: minute(i) }) : post('readings/sensor', { sensorID: 10102 + (i % 8), value: i, timestamp: minute(0) }),
+      ),
+    );
+    for (const r of results) expect(r).toEqual({ status: 201, body: { received: 1, stored: 1, duplicates: 0 } });
+    expect(await count(ctx.db, 'sensor_logs', 'sensor_id = $1', [SENSOR])).toBe(60);
+  });
+
+  it('gives concurrent requests for one key the counts they would have one after another', async () => {
+    const same = await Promise.all(Array.from({ length: 20 }, () => post('logs/sensor', { sensorID: SENSOR_2, value: 1, timestamp: minute(500) })));
+    expect(same.map((r) => r.status)).toEqual(Array(20).fill(201));
+    expect(same.reduce((n, r) => n + r.body.stored, 0)).toBe(1);
+    expect(same.reduce((n, r) => n + r.body.duplicates, 0)).toBe(19);
+    const changing = await Promise.all(Array.from({ length: 20 }, (_, i) => post('logs/sensor', { sensorID: SENSOR_2, value: 100 + i, timestamp: minute(501) })));
+    expect(changing.map((r) => r.body.stored)).toEqual(Array(20).fill(1));
+    const rows = await ctx.db.query<{ value: number }>(`SELECT value FROM sensor_logs WHERE sensor_id = $1 AND ts = $2`, [SENSOR_2, minute(501)]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0].value).toBeGreaterThanOrEqual(100);
+  });
+
+  /** A writer on a database that counts the statements sent to it. */
+  async function writerWith(group: boolean) {
+    const sent: string[] = [];
+    const counting: Database = {
+      ...ctx.db,
+      query: (sql, params) => (sent.push(sql), ctx.db.query(sql, params)),
+      transaction: (fn) => ctx.db.transaction((tx) => fn({ ...tx, query: (sql, params) => (sent.push(sql), tx.query(sql, params)) })),
+    };
+    const partitions = new Partitions(ctx.db);
+    await partitions.cover(Date.now());
+    return { writer: new TelemetryWriter(counting, partitions, { group, maxInFlight: 1, timeoutMs: 10_000 }), sent };
+  }
+  const entry = (m: number, value: unknown = m, id = SENSOR): Entry => ({ kind: 'sensor', id, ts: Date.parse(minute(m)), values: [value], index: 0 });
+  const job = (...entries: Entry[]) => makeJob('log', entries, [1]);
+
+  it('writes requests that queue up while a write is in flight in one statement', async () => {
+    const { writer, sent } = await writerWith(true);
+    const counts = await Promise.all(Array.from({ length: 50 }, (_, i) => writer.submit(job(entry(1000 + i)))));
+    expect(counts).toEqual(Array(50).fill({ received: 1, stored: 1, duplicates: 0 }));
+    expect(sent).toHaveLength(2); // the first alone, the 49 that waited for it together
+    const ungrouped = await writerWith(false);
+    await Promise.all(Array.from({ length: 50 }, (_, i) => ungrouped.writer.submit(job(entry(1100 + i)))));
+    expect(ungrouped.sent).toHaveLength(50);
+  });
+
+  it('puts a key written twice in one group in a later statement of the same transaction', async () => {
+    const { writer, sent } = await writerWith(true);
+    const counts = await Promise.all([
+      writer.submit(job(entry(2000, 1))),
+      writer.submit(job(entry(2000, 1), entry(2001, 1))),
+      writer.submit(job(entry(2000, 2))),
+      writer.submit(job(entry(2000, 2), entry(2002, 5))),
+    ]);
+    expect(counts.map((c) => [c.stored, c.duplicates])).toEqual([[1, 0], [1, 1], [1, 0], [1, 1]]);
+    expect(sent).toHaveLength(4); // the first alone; then three rounds in one transaction
+    const [row] = await ctx.db.query(`SELECT value FROM sensor_logs WHERE sensor_id = $1 AND ts = $2`, [SENSOR, minute(2000)]);
+    expect(row.value).toBe(2);
+  });
+
+  it('fails only the job that the database refuses, not the others of its group', async () => {
+    const { writer } = await writerWith(true);
+    const outcomes = await Promise.allSettled([
+      writer.submit(job(entry(3000))),
+      writer.submit(job(entry(3001))),
+      writer.submit(job(entry(3002, 'not a number'))),
+      writer.submit(job(entry(3003))),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    const reason = (outcomes[2] as PromiseRejectedResult).reason;
+    expect(reason).toBeInstanceOf(HttpError);
+    expect(reason.statusCode).toBe(500);
+    expect(await count(ctx.db, 'sensor_logs', 'sensor_id = $1 AND ts >= $2 AND ts <= $3', [SENSOR, minute(3000), minute(3003)])).toBe(3);
+  });
+});
