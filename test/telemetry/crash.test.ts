@@ -1,0 +1,138 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, expect, it } from 'vitest';
+import { openPglite } from '../../src/db/pglite.js';
+import { describeEachBackend } from '../helper.js';
+import { freePort, runTs, waitFor, type Running } from '../operations/process.js';
+
+// kill -9 of the real server while gateways upload: after a restart, every record that was answered
+// 201 is there exactly once (a replay of all of them stores nothing new), and the service serves.
+
+const SENSORS = [10100, 10101, 20100, 30100];
+const BATCH = 40;
+const BASE = Date.UTC(2025, 0, 1); // no demo telemetry this far back
+
+interface Batch {
+  sensorID: number;
+  value: number;
+  timestamp: string;
+}
+
+describeEachBackend('telemetry upload across a crash', (backend) => {
+  let server: Running | undefined;
+  const dataDir = mkdtempSync(join(tmpdir(), 'site-monitor-crash-'));
+  const schema = `crash_${Date.now()}`;
+  const url = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://unused');
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  const env = backend === 'pglite' ? { DATA_DIR: dataDir } : { DATABASE_URL: url.toString(), DEMO: '1' };
+
+  const admin = async <T>(fn: (c: pg.Client) => Promise<T>) => {
+    const c = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await c.connect();
+    try {
+      return await fn(c);
+    } finally {
+      await c.end();
+    }
+  };
+
+  afterAll(async () => {
+    server?.child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+    if (backend === 'postgres') await admin((c) => c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
+  });
+
+  const start = async () => {
+    const port = await freePort();
+    server = runTs('server.ts', [], { ...env, PORT: String(port), HOST: '127.0.0.1', RATE_LIMIT_MAX: '1000000' });
+    const base = `http://127.0.0.1:${port}`;
+    await waitFor(async () => {
+      if (server!.child.exitCode !== null) throw new Error(`server exited: ${server!.stderr()}`);
+      return (await fetch(`${base}/health`)).ok ? true : undefined;
+    }, 120_000).catch((err) => {
+      throw new Error(`server did not start: ${err.message}\n${server!.stderr().slice(-2000)}`);
+    });
+    return base;
+  };
+
+  const upload = (base: string, token: string, batch: Batch[]) =>
+    fetch(`${base}/v1/edge/logs/sensor/batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify(batch),
+    });
+
+  it('keeps every acknowledged record, once, after kill -9 mid-upload', async () => {
+    if (backend === 'postgres') await admin((c) => c.query(`CREATE SCHEMA ${schema}`));
+    let base = await start();
+    const secret = /clientSecret:\s+(\S+)/.exec(server!.stdout())?.[1];
+    expect(secret, server!.stdout()).toBeTruthy();
+    const tokenRes = await fetch(`${base}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ clientId: 'demo', clientSecret: secret }),
+    });
+    const token = (await tokenRes.json()).accessToken as string;
+
+    // Four gateways upload batches of their sensor's minutes until the server dies under them.
+    const acknowledged: Batch[][] = [];
+    let sent = 0;
+    const gateway = async (g: number) => {
+      for (let b = 0; ; b++) {
+        const batch = Array.from({ length: BATCH }, (_, i) => ({
+          sensorID: SENSORS[g],
+          value: g * 1000 + b + i / 100,
+          timestamp: new Date(BASE + (b * BATCH + i) * 60_000).toISOString(),
+        }));
+        sent++;
+        try {
+          const res = await upload(base, token, batch);
+          if (res.status !== 201) throw new Error(`status ${res.status}`);
+          await res.json();
+          acknowledged.push(batch);
+        } catch {
+          return; // the server is gone
+        }
+      }
+    };
+    const gateways = SENSORS.map((_, g) => gateway(g));
+    await waitFor(() => (acknowledged.length >= 30 ? true : undefined), 60_000);
+    server!.child.kill('SIGKILL');
+    await server!.exited;
+    await Promise.all(gateways);
+    expect(sent).toBeGreaterThan(acknowledged.length);
+
+    // Restart on the same data: every acknowledged record is already there, and only once.
+    base = await start();
+    for (const batch of acknowledged) {
+      const res = await upload(base, token, batch);
+      expect(res.status).toBe(201);
+      expect(await res.json()).toEqual({ received: BATCH, stored: 0, duplicates: BATCH });
+    }
+    server!.child.kill('SIGTERM');
+    expect(await server!.exited).toBe(0);
+
+    const rows = await (async () => {
+      const sql = `SELECT sensor_id, ts, value, count(*) OVER (PARTITION BY sensor_id, ts) AS copies FROM sensor_logs WHERE ts < '2025-06-01'`;
+      if (backend === 'postgres') {
+        const res = await admin((c) => c.query(sql.replace('sensor_logs', `${schema}.sensor_logs`)));
+        return res.rows;
+      }
+      const db = await openPglite(dataDir);
+      try {
+        return await db.query(sql);
+      } finally {
+        await db.close();
+      }
+    })();
+    const stored = new Map(rows.map((r) => [`${r.sensor_id}:${new Date(r.ts).toISOString()}`, r]));
+    expect(rows.every((r) => Number(r.copies) === 1)).toBe(true);
+    for (const record of acknowledged.flat()) {
+      const row = stored.get(`${record.sensorID}:${record.timestamp}`);
+      expect(row?.value, `${record.sensorID} ${record.timestamp}`).toBe(record.value);
+    }
+    expect(rows.length).toBeGreaterThanOrEqual(acknowledged.length * BATCH);
+  }, 240_000);
+});
