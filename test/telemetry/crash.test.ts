@@ -26,7 +26,7 @@ describeEachBackend('telemetry upload across a crash', (backend) => {
   const schema = `crash_${Date.now()}`;
   const url = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://unused');
   url.searchParams.set('options', `-c search_path=${schema}`);
-  const env = backend === 'pglite' ? { DATA_DIR: dataDir } : { DATABASE_URL: url.toString(), DEMO: '1' };
+  const env: Record<string, string> = backend === 'pglite' ? { DATA_DIR: dataDir } : { DATABASE_URL: url.toString(), DEMO: '1' };
 
   const admin = async <T>(fn: (c: pg.Client) => Promise<T>) => {
     const c = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
