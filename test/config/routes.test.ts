@@ -1,5 +1,7 @@
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeEachBackend, startApp, type TestContext } from '../helper.js';
+import { acceptsGzip } from '../../src/routes/v1/config/cache.js';
+import { bearer, describeEachBackend, startApp, type TestContext } from '../helper.js';
 import { allRoutes, DEMO, expectShape, get, IDS, lighten } from './fixture.js';
 
 // Every one of the 42 configuration routes, status by status: 200 in its exact shape, 400, 401,
@@ -116,6 +118,22 @@ describeEachBackend('configuration routes: statuses and shapes', (backend) => {
   it('accepts any ISO 8601 startDate: with an offset, without one (UTC), date only', async () => {
     for (const d of ['2026-01-01', '2026-01-01T10:00:00+02:00', '2026-01-01T10:00:00.123Z', '2026-01-01T10:00'])
       expect((await get(ctx, `/v1/config/updates/site/sensors?siteId=1&startDate=${encodeURIComponent(d)}`, all)).status, d).toBe(200);
+  });
+
+  it('sends whole-site bodies gzipped to a client that asks for it, the same JSON once unzipped', async () => {
+    for (const url of ['/v1/config/site/compact?siteId=1', '/v1/config/site/light?siteId=2', '/v1/config/site/pumps?siteId=1']) {
+      const plain = await ctx.app.inject({ method: 'GET', url, headers: bearer(all) });
+      expect(plain.headers['content-encoding']).toBeUndefined();
+      expect(plain.headers.vary).toContain('accept-encoding');
+      const zipped = await ctx.app.inject({ method: 'GET', url, headers: { ...bearer(all), 'accept-encoding': 'br, gzip;q=0.8' } });
+      expect(zipped.statusCode).toBe(200);
+      expect(zipped.headers['content-encoding']).toBe('gzip');
+      expect(zipped.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(zipped.rawPayload.length).toBeLessThan(plain.rawPayload.length / 3);
+      expect(JSON.parse(gunzipSync(zipped.rawPayload).toString())).toEqual(plain.json());
+    }
+    expect([acceptsGzip(undefined), acceptsGzip('gzip'), acceptsGzip('deflate, GZIP'), acceptsGzip('gzip;q=0'), acceptsGzip('identity'), acceptsGzip('x-gzip')])
+      .toEqual([false, true, true, false, false, false]);
   });
 
   it('documents all 42 routes in /openapi.json with their statuses', async () => {

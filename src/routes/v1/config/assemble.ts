@@ -1,8 +1,12 @@
 import { EQUIPMENT_TABLES, type ConfigData, type EquipmentKind, type Item, type RegisterRow } from './repository.js';
 
 // Links loaded rows into configuration entries with Maps (no query per equipment), and decides
-// which entries an /updates path returns (contract §5): those whose own record, registers (or
-// their Modbus devices) or sensors changed at or after the cut-off.
+// what an /updates path returns (contract §5): entries whose own record, registers (or their
+// Modbus devices) or sensors changed at or after the cut-off. An index is built once per load and
+// shared by requests (the cache), so nothing here writes to it after construction.
+
+/** The /updates cut-off in ms since the epoch; null on the other paths (everything is returned). */
+export type Since = number | null;
 
 export interface SensorEntry {
   sensor: Item;
@@ -22,6 +26,10 @@ export interface EquipmentEntry {
 
 const ID_FIELD: Record<EquipmentKind, string> = { meter: 'SiteFlowMeterID', pump: 'SitePumpID', tank: 'SiteTankGroupID' };
 const LIST: Record<EquipmentKind, 'meters' | 'pumps' | 'tanks'> = { meter: 'meters', pump: 'pumps', tank: 'tanks' };
+
+export const changed = (item: Item, since: Since) => since !== null && item.stamp >= since;
+/** Everything without a cut-off; with one, only what changed. */
+const keep = <T extends { changed: boolean }>(list: T[], since: Since) => (since === null ? list : list.filter((e) => e.changed));
 
 export class ConfigIndex {
   readonly registers = new Map<string, RegisterRow>();
@@ -49,22 +57,32 @@ export class ConfigIndex {
     }
   }
 
+  devices(since: Since): Item[] {
+    return since === null ? this.data.devices : this.data.devices.filter((d) => changed(d, since));
+  }
+
   registersOfSensor(sensorId: number): RegisterRow[] {
     return this.bySensor.get(sensorId) ?? [];
   }
 
-  sensorEntries(): SensorEntry[] {
-    return this.data.sensors.map((sensor) => {
+  sensorEntries(since: Since): SensorEntry[] {
+    const all = this.data.sensors.map((sensor) => {
       const registers = this.registersOfSensor(sensor.rec.SiteSensorID);
-      return { sensor, registers, changed: sensor.changed || registers.some((r) => r.changed) };
+      return { sensor, registers, changed: changed(sensor, since) || registers.some((r) => changed(r, since)) };
     });
+    return keep(all, since);
   }
 
-  equipmentEntries(kind: EquipmentKind): EquipmentEntry[] {
-    return this.data[LIST[kind]].map((e) => this.equipmentEntry(kind, e));
+  equipmentEntries(kind: EquipmentKind, since: Since): EquipmentEntry[] {
+    return keep(this.data[LIST[kind]].map((e) => this.equipmentEntry(kind, e, since)), since);
   }
 
-  private equipmentEntry(kind: EquipmentKind, equipment: Item): EquipmentEntry {
+  /** The one entry of a by-id load (loadEquipment), whole; undefined if it vanished meanwhile. */
+  onlyEquipment(kind: EquipmentKind): EquipmentEntry | undefined {
+    return this.equipmentEntries(kind, null)[0];
+  }
+
+  private equipmentEntry(kind: EquipmentKind, equipment: Item, since: Since): EquipmentEntry {
     const id = equipment.rec[ID_FIELD[kind]] as number;
     const roles = (this.data.roles.get(`${kind}:${id}`) ?? []).map(({ role, registerId }) => ({
       role,
@@ -75,29 +93,21 @@ export class ConfigIndex {
     if (own !== null && this.sensors.has(own)) sensorIds.add(own);
     const ordered = [...sensorIds].sort((a, b) => a - b);
     const sensorRegisters = ordered.flatMap((s) => this.registersOfSensor(s));
-    const changed =
-      equipment.changed ||
-      roles.some((r) => r.register?.changed) ||
-      sensorRegisters.some((r) => r.changed) ||
-      ordered.some((s) => this.sensors.get(s)!.changed);
-    return { kind, equipment, roles, sensorRegisters, changed };
-  }
-
-  /** The one entry of a by-id load (loadEquipment); undefined if it vanished meanwhile. */
-  onlyEquipment(kind: EquipmentKind): EquipmentEntry | undefined {
-    return this.equipmentEntries(kind)[0];
+    const isChanged =
+      since !== null &&
+      (changed(equipment, since) ||
+        roles.some((r) => r.register && changed(r.register, since)) ||
+        sensorRegisters.some((r) => changed(r, since)) ||
+        ordered.some((s) => changed(this.sensors.get(s)!, since)));
+    return { kind, equipment, roles, sensorRegisters, changed: isChanged };
   }
 }
 
-/** On an /updates path, only what changed; otherwise everything. */
-export const changedOnly = <T extends { changed: boolean }>(list: T[], updates: boolean): T[] =>
-  updates ? list.filter((e) => e.changed) : list;
-
-/** By-id /updates paths: the entry's registers that changed themselves (or through their device). */
-export function changedRegisters(entry: EquipmentEntry): EquipmentEntry {
+/** By-id /updates paths: only the entry's registers that changed themselves (or through their device). */
+export function changedRegisters(entry: EquipmentEntry, since: Since): EquipmentEntry {
   return {
     ...entry,
-    roles: entry.roles.filter((r) => r.register?.changed),
-    sensorRegisters: entry.sensorRegisters.filter((r) => r.changed),
+    roles: entry.roles.filter((r) => r.register && changed(r.register, since)),
+    sensorRegisters: entry.sensorRegisters.filter((r) => changed(r, since)),
   };
 }

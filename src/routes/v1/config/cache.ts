@@ -1,32 +1,42 @@
-// Serialized site configurations (as bytes, ready to send), reused while the site's configuration rows are unchanged.
-// Validity is decided by the database on every request (siteFingerprint), never by time, so a
-// cached body is never stale and several instances need no coordination.
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+import { ConfigIndex } from './assemble.js';
+import type { ConfigData } from './repository.js';
 
-const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
+// Site configurations reused while the site's configuration rows are unchanged: the loaded and
+// indexed rows (which every path of the site, /updates ones included, is built from) and the
+// serialized bodies of the whole-site paths. Validity is decided by the database on every request
+// (siteFingerprint), never by time, so nothing served is stale and instances need no coordination.
 
-export class ResponseCache {
-  private readonly entries = new Map<string, { fingerprint: string; body: Buffer }>();
-  private bytes = 0;
+const MAX_ROWS = 50_000;
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
-  constructor(private readonly maxBytes = DEFAULT_MAX_BYTES) {}
+/** Least recently used entries go first once the total size passes the bound. */
+class Lru<T> {
+  private readonly entries = new Map<string, { fingerprint: string; value: T; size: number }>();
+  private total = 0;
 
-  /** The body cached under key for exactly this fingerprint. */
-  get(key: string, fingerprint: string): Buffer | undefined {
+  constructor(
+    private readonly max: number,
+    private readonly sizeOf: (v: T) => number,
+  ) {}
+
+  get(key: string, fingerprint: string): T | undefined {
     const e = this.entries.get(key);
     if (!e || e.fingerprint !== fingerprint) return undefined;
-    // Most recently used last: eviction takes from the front.
     this.entries.delete(key);
     this.entries.set(key, e);
-    return e.body;
+    return e.value;
   }
 
-  set(key: string, fingerprint: string, body: Buffer): void {
+  set(key: string, fingerprint: string, value: T): void {
     this.drop(key);
-    if (body.length > this.maxBytes / 4) return;
-    this.entries.set(key, { fingerprint, body });
-    this.bytes += body.length;
+    const size = this.sizeOf(value);
+    if (size > this.max / 4) return;
+    this.entries.set(key, { fingerprint, value, size });
+    this.total += size;
     for (const oldest of this.entries.keys()) {
-      if (this.bytes <= this.maxBytes) break;
+      if (this.total <= this.max) break;
       this.drop(oldest);
     }
   }
@@ -34,7 +44,65 @@ export class ResponseCache {
   private drop(key: string): void {
     const e = this.entries.get(key);
     if (!e) return;
-    this.bytes -= e.body.length;
+    this.total -= e.size;
     this.entries.delete(key);
+  }
+}
+
+const gzipAsync = promisify(gzip);
+
+/** A serialized body, and its gzip form made (off the event loop) the first time a client asks for it. */
+export class CachedBody {
+  private gzipped?: Promise<Buffer>;
+  constructor(readonly raw: Buffer) {}
+  gzip(): Promise<Buffer> {
+    return (this.gzipped ??= gzipAsync(this.raw, { level: 6 }));
+  }
+}
+
+/** Whether an Accept-Encoding header admits gzip (present, and not with q=0). */
+export function acceptsGzip(header: string | undefined): boolean {
+  return (header ?? '').split(',').some((part) => {
+    const [coding, ...params] = part.toLowerCase().split(';').map((x) => x.trim());
+    const q = params.find((p) => p.startsWith('q='));
+    return coding === 'gzip' && (q === undefined || Number(q.slice(2)) > 0);
+  });
+}
+
+const rowsOf = (d: ConfigData) =>
+  d.devices.length + d.registers.length + d.sensors.length + d.meters.length + d.pumps.length + d.tanks.length + d.actuators.actuators.length;
+
+export class ConfigCache {
+  private readonly indexes = new Lru<ConfigIndex>(MAX_ROWS, (i) => rowsOf(i.data));
+  // The gzip form, when made, is about a tenth of the raw one: counted in with the raw size.
+  private readonly bodies = new Lru<CachedBody>(MAX_BODY_BYTES, (b) => Math.ceil(b.raw.length * 1.1));
+  /** Loads under way, so that concurrent misses of one site share one load. */
+  private readonly loading = new Map<string, Promise<ConfigIndex>>();
+
+  body(key: string, fingerprint: string): CachedBody | undefined {
+    return this.bodies.get(key, fingerprint);
+  }
+
+  setBody(key: string, fingerprint: string, body: CachedBody): void {
+    this.bodies.set(key, fingerprint, body);
+  }
+
+  /** The site's indexed configuration as of this fingerprint, loaded when not cached. */
+  index(siteId: number, fingerprint: string, load: () => Promise<ConfigData>): Promise<ConfigIndex> {
+    const hit = this.indexes.get(String(siteId), fingerprint);
+    if (hit) return Promise.resolve(hit);
+    const key = `${siteId} ${fingerprint}`;
+    let pending = this.loading.get(key);
+    if (!pending) {
+      pending = load()
+        .then((data) => {
+          const index = new ConfigIndex(data);
+          this.indexes.set(String(siteId), fingerprint, index);
+          return index;
+        })
+        .finally(() => this.loading.delete(key));
+      this.loading.set(key, pending);
+    }
+    return pending;
   }
 }

@@ -5,9 +5,9 @@ import { requireEquipment } from '../../../auth/access.js';
 import { badRequest, forbidden, notFound } from '../../../errors.js';
 import { securedErrors } from '../../../schemas/common.js';
 import { parseTime } from '../../../time.js';
-import { changedOnly, changedRegisters, ConfigIndex } from './assemble.js';
-import { ResponseCache } from './cache.js';
-import { loadEquipment, loadSensorRegisters, loadSite, siteFingerprint, type EquipmentKind, type SitePart } from './repository.js';
+import { changed, changedRegisters, ConfigIndex, type Since } from './assemble.js';
+import { acceptsGzip, CachedBody, ConfigCache } from './cache.js';
+import { loadEquipment, loadSensorRegisters, loadSite, siteFingerprint, type EquipmentKind } from './repository.js';
 import { CompactSiteConfig, FULL, idParams, LIGHT, SiteQuery, SiteUpdatesQuery, UpdatesQuery } from './schema.js';
 import { actuatorEntries, compactConfig, equipmentConfig, equipmentRegisters, sensorConfig, Shaper, siteConfig } from './shape.js';
 
@@ -34,38 +34,35 @@ const BY_ID: ByIdPath[] = [
 interface SitePath {
   path: string;
   what: string;
-  parts: SitePart[];
   light: boolean;
   response: (d: Dtos) => TSchema;
-  build: (index: ConfigIndex, s: Shaper, updates: boolean) => unknown;
+  build: (index: ConfigIndex, s: Shaper, since: Since) => unknown;
 }
 
-const ALL: SitePart[] = ['devices', 'sensors', 'meters', 'pumps', 'tanks', 'actuators'];
 const equipmentPath = (kind: EquipmentKind, list: string, response: (d: Dtos) => TSchema): SitePath => ({
   path: `/site/${list}`,
   what: `The ${kind === 'tank' ? 'tank group' : kind === 'meter' ? 'flow meter' : kind}s of a site, each with its role and sensor registers`,
-  parts: [`${kind}s` as SitePart],
   light: true,
   response,
-  build: (index, s, updates) => changedOnly(index.equipmentEntries(kind), updates).map((e) => equipmentConfig(e, s)),
+  build: (index, s, since) => index.equipmentEntries(kind, since).map((e) => equipmentConfig(e, s)),
 });
 
 const SITE: SitePath[] = [
   {
-    path: '/site/sensors', what: 'The sensors of a site, each with its registers', parts: ['sensors'], light: true, response: (d) => d.SensorConfigs,
-    build: (index, s, updates) => changedOnly(index.sensorEntries(), updates).map((e) => sensorConfig(e, s)),
+    path: '/site/sensors', what: 'The sensors of a site, each with its registers', light: true, response: (d) => d.SensorConfigs,
+    build: (index, s, since) => index.sensorEntries(since).map((e) => sensorConfig(e, s)),
   },
   equipmentPath('meter', 'meters', (d) => d.MeterConfigs),
   equipmentPath('pump', 'pumps', (d) => d.PumpConfigs),
   equipmentPath('tank', 'tanks', (d) => d.TankConfigs),
   {
     path: '/site/actuators', what: 'The actuators of a site with their scalings, triggers and tank-group connections (always all of them)',
-    parts: ['actuators'], light: true, response: (d) => d.ActuatorEntries, build: (index, s) => actuatorEntries(index.data.actuators, s),
+    light: true, response: (d) => d.ActuatorEntries, build: (index, s) => actuatorEntries(index.data.actuators, s),
   },
-  { path: '/site', what: "A site's whole configuration", parts: ALL, light: true, response: (d) => d.SiteConfig, build: siteConfig },
+  { path: '/site', what: "A site's whole configuration", light: true, response: (d) => d.SiteConfig, build: siteConfig },
   {
-    path: '/site/compact', what: "A site's whole configuration, registers once each and referred to by id", parts: ALL, light: false,
-    response: () => CompactSiteConfig, build: (index, _s, updates) => compactConfig(index, updates),
+    path: '/site/compact', what: "A site's whole configuration, registers once each and referred to by id", light: false,
+    response: () => CompactSiteConfig, build: (index, _s, since) => compactConfig(index, since),
   },
 ];
 
@@ -75,16 +72,15 @@ const UPDATES_NOTE =
 const BY_ID_UPDATES_NOTE = ' Updates: only the registers that changed (themselves or their Modbus device) at or after startDate, possibly none.';
 const LIGHT_NOTE = ' Light: null properties left out of every record, and the heavy actuator fields too.';
 
-/** The updates cut-off as ISO text; 400 when startDate is not an ISO 8601 date-time. */
-function cutOff(startDate: string): string {
+/** The updates cut-off in ms; 400 when startDate is not an ISO 8601 date-time. */
+function cutOff(startDate: string): number {
   const t = parseTime(startDate);
   if (t === undefined) throw badRequest('startDate is not an ISO 8601 date-time', [{ path: '/startDate', message: 'must be an ISO 8601 date-time' }]);
-  return new Date(t).toISOString();
+  return t;
 }
 
 export async function configRoutes(app: FastifyTypebox): Promise<void> {
-  // Whole-site reads (not the /updates ones) are served from here while the site is unchanged.
-  const cache = new ResponseCache();
+  const cache = new ConfigCache();
   const variants = (light: boolean) => [false, true].flatMap((updates) => (light ? [false, true] : [false]).map((l) => ({ updates, light: l })));
 
   for (const def of BY_ID)
@@ -108,12 +104,12 @@ export async function configRoutes(app: FastifyTypebox): Promise<void> {
           const s = new Shaper(light);
           const siteId = (await requireEquipment(app.db, request.access!, def.kind, [id])).get(id)!;
           if (def.kind === 'sensor') {
-            const registers = await loadSensorRegisters(app.db, id, since);
-            return changedOnly(registers, updates).map(s.register);
+            const registers = await loadSensorRegisters(app.db, id);
+            return (since === null ? registers : registers.filter((r) => changed(r, since))).map(s.register);
           }
-          const entry = new ConfigIndex(await loadEquipment(app.db, def.kind, id, siteId, since)).onlyEquipment(def.kind);
+          const entry = new ConfigIndex(await loadEquipment(app.db, def.kind, id, siteId)).onlyEquipment(def.kind);
           if (!entry) throw notFound(`${def.kind} ${id} does not exist`);
-          return equipmentRegisters(updates ? changedRegisters(entry) : entry, s);
+          return equipmentRegisters(since === null ? entry : changedRegisters(entry, since), s);
         },
       );
     }
@@ -121,7 +117,6 @@ export async function configRoutes(app: FastifyTypebox): Promise<void> {
   for (const def of SITE)
     for (const { updates, light } of variants(def.light)) {
       const url = `${updates ? '/updates' : ''}${def.path}${light ? '/light' : ''}`;
-      const parts = new Set<SitePart>(['site', ...def.parts]);
       app.get(
         url,
         {
@@ -139,22 +134,22 @@ export async function configRoutes(app: FastifyTypebox): Promise<void> {
           request.access!.assertSites([q.siteId]);
           // A site that does not exist answers like one out of reach: the same 403 for every client.
           const noSite = () => forbidden(`no access to site ${q.siteId}`);
-          if (updates) {
-            const data = await loadSite(app.db, q.siteId, since, parts);
-            if (!data.site) throw noSite();
-            return def.build(new ConfigIndex(data), new Shaper(light), true);
-          }
           const fingerprint = await siteFingerprint(app.db, q.siteId);
           if (fingerprint === undefined) throw noSite();
           const key = `${url} ${q.siteId}`;
-          let body = cache.get(key, fingerprint);
+          let body = since === null ? cache.body(key, fingerprint) : undefined;
           if (body === undefined) {
-            const data = await loadSite(app.db, q.siteId, null, parts);
-            if (!data.site) throw noSite();
-            body = Buffer.from(reply.serialize(def.build(new ConfigIndex(data), new Shaper(light), false)) as string);
-            cache.set(key, fingerprint, body);
+            const index = await cache.index(q.siteId, fingerprint, () => loadSite(app.db, q.siteId));
+            if (!index.data.site) throw noSite();
+            const result = def.build(index, new Shaper(light), since);
+            if (since !== null) return result;
+            body = new CachedBody(Buffer.from(reply.serialize(result) as string));
+            cache.setBody(key, fingerprint, body);
           }
-          return reply.type('application/json; charset=utf-8').send(body);
+          // Whole-site bodies run to megabytes: sent gzipped to a client that asks for it.
+          reply.type('application/json; charset=utf-8').header('vary', 'accept-encoding');
+          if (!acceptsGzip(request.headers['accept-encoding'])) return reply.send(body.raw);
+          return reply.header('content-encoding', 'gzip').send(await body.gzip());
         },
       );
     }

@@ -7,25 +7,30 @@ import { toIso } from '../../../time.js';
 
 // SQL of the configuration read API. A site's configuration is a fixed set of queries (one per
 // table, whatever the site's size); the by-id paths read the same columns for one equipment.
-// `$2` is always the updates cut-off (null: no cut-off); `_changed` says whether a row changed at or
-// after it. Rows come back in their interface shape, plus `_`-prefixed internals the shaper drops.
+// Rows come back in their interface shape; `stamp` (ms) is when the import last changed them,
+// which the /updates paths compare with their startDate.
 
 export type EquipmentKind = 'meter' | 'pump' | 'tank';
 
-export interface RegisterRow {
+/** A record in its interface shape and the time it last changed. */
+export interface Item {
   rec: Row;
+  stamp: number;
+}
+
+export interface RegisterRow extends Item {
+  /** The sensor that reads the register, and where in its list. */
   sensorId: number | null;
   position: number | null;
-  /** The register or its Modbus device changed at or after the cut-off. */
-  changed: boolean;
-  /** Light form, made once and shared by every entry that lists the register. */
+  /** Light form, made once and shared by every entry (and request) that lists the register. */
   light?: Row;
 }
 
-/** A record in its interface shape, and whether it changed at or after the cut-off. */
-export interface Item {
-  rec: Row;
-  changed: boolean;
+export interface ActuatorRows {
+  actuators: Row[];
+  scalings: Row[];
+  triggers: Row[];
+  connections: Row[];
 }
 
 export interface ConfigData {
@@ -42,52 +47,43 @@ export interface ConfigData {
   actuators: ActuatorRows;
 }
 
-export interface ActuatorRows {
-  actuators: Row[];
-  scalings: Row[];
-  triggers: Row[];
-  connections: Row[];
-}
-
 export const EQUIPMENT_TABLES: Record<EquipmentKind, { table: string; id: string; fields: Field[]; typeId: number }> = {
   meter: { table: 'flow_meters', id: 'meter_id', fields: FLOW_METER, typeId: 1 },
   pump: { table: 'pumps', id: 'pump_id', fields: PUMP, typeId: 2 },
   tank: { table: 'tank_groups', id: 'tank_group_id', fields: TANK_GROUP, typeId: 3 },
 };
 
+/** A register changes with its Modbus device too: SiteModbusInOutDevices and Connection* come from it. */
 const REGISTER_SELECT = `SELECT ${selectList(REGISTER, 'r')},
     d.device_name AS "_deviceName", d.slave_address AS "_slaveAddress", sr.sensor_id AS "_sensorId", sr.position AS "_position",
-    (r.updated_at >= $2::timestamptz OR d.updated_at >= $2::timestamptz) AS "_changed"
+    greatest(r.updated_at, d.updated_at) AS "_stamp"
   FROM registers r
   JOIN modbus_devices d ON d.device_id = r.device_id
   LEFT JOIN sensor_registers sr ON sr.register_id = r.register_id`;
 
 /** Interface §2.1 plus the derived device and connection fields (contract §3). */
 function toRegister(row: Row): RegisterRow {
-  const { _deviceName, _slaveAddress, _sensorId, _position, _changed, ...rec } = row;
+  const { _deviceName, _slaveAddress, _sensorId, _position, _stamp, ...rec } = row;
   const attached = _sensorId !== null;
   rec.SiteModbusInOutDevices = { DeviceName: _deviceName, SlaveAddress: _slaveAddress };
   rec.ConnectionName = attached ? _deviceName : null;
   rec.ConnectionSlaveAddress = attached ? _slaveAddress : null;
   rec.ConnectionSensorID = attached ? _sensorId : null;
-  return { rec, sensorId: _sensorId, position: _position, changed: _changed === true };
+  return { rec, stamp: (_stamp as Date).getTime(), sensorId: _sensorId, position: _position };
 }
 
 const timeFields = (fields: Field[]) => fields.filter((f) => f.kind === 'time').map((f) => f.name);
 const DEVICE_TIMES = timeFields(MODBUS_DEVICE);
 const ACTUATOR_TIMES = timeFields(ACTUATOR);
 /** Timestamps arrive as Date objects; the interface wants UTC ISO text. */
-function isoTimes(rows: Row[], names: string[]): Row[] {
-  if (names.length) for (const r of rows) for (const n of names) r[n] = toIso(r[n]);
-  return rows;
+function isoTimes(rec: Row, names: string[]): Row {
+  for (const n of names) rec[n] = toIso(rec[n]);
+  return rec;
 }
 
-async function records(db: Queryable, fields: Field[], table: string, id: string, where: string, params: unknown[]): Promise<Item[]> {
-  const rows = await db.query(
-    `SELECT ${selectList(fields, 't')}, (t.updated_at >= $2::timestamptz) AS "_changed" FROM ${table} t WHERE ${where} ORDER BY t.${id}`,
-    params,
-  );
-  return rows.map(({ _changed, ...rec }) => ({ rec, changed: _changed === true }));
+async function items(db: Queryable, fields: Field[], table: string, id: string, where: string, params: unknown[], times: string[] = []) {
+  const rows = await db.query(`SELECT ${selectList(fields, 't')}, t.updated_at AS "_stamp" FROM ${table} t WHERE ${where} ORDER BY t.${id}`, params);
+  return rows.map(({ _stamp, ...rec }): Item => ({ rec: isoTimes(rec, times), stamp: (_stamp as Date).getTime() }));
 }
 
 /** Every table a site's configuration is read from (all carry site_id). */
@@ -112,57 +108,6 @@ export async function siteFingerprint(db: Queryable, siteId: number): Promise<st
   return row?.fp;
 }
 
-export type SitePart = 'site' | 'devices' | 'sensors' | 'meters' | 'pumps' | 'tanks' | 'actuators';
-
-/** The site record, or undefined when there is no such site. */
-export async function findSite(db: Queryable, siteId: number): Promise<Row | undefined> {
-  const [site] = await db.query(
-    `SELECT ${selectList(SITE, 's')}, c.name AS "CompanyName" FROM sites s JOIN companies c ON c.company_id = s.company_id WHERE s.site_id = $1`,
-    [siteId],
-  );
-  return site;
-}
-
-/**
- * The parts of a site's configuration a route needs, in at most a dozen queries run side by side.
- * Registers, sensors and roles come with any equipment part: entries are built from them.
- */
-export async function loadSite(db: Queryable, siteId: number, since: string | null, parts: Set<SitePart>): Promise<ConfigData> {
-  const p = [siteId, since];
-  const none = Promise.resolve([] as never[]);
-  const kinds = (['meter', 'pump', 'tank'] as const).filter((k) => parts.has(`${k}s`));
-  const needRegisters = parts.has('sensors') || kinds.length > 0;
-  const equipment = (k: EquipmentKind) => {
-    const t = EQUIPMENT_TABLES[k];
-    return kinds.includes(k) ? records(db, t.fields, t.table, t.id, 't.site_id = $1', p) : none;
-  };
-  const [site, devices, registers, sensors, meters, pumps, tanks, roles, actuators] = await Promise.all([
-    parts.has('site') ? findSite(db, siteId) : undefined,
-    parts.has('devices') ? records(db, MODBUS_DEVICE, 'modbus_devices', 'device_id', 't.site_id = $1', p) : none,
-    needRegisters ? db.query(`${REGISTER_SELECT} WHERE r.site_id = $1 ORDER BY r.register_id`, p) : none,
-    needRegisters ? records(db, SENSOR, 'sensors', 'sensor_id', 't.site_id = $1', p) : none,
-    equipment('meter'),
-    equipment('pump'),
-    equipment('tank'),
-    kinds.length
-      ? db.query(
-          `SELECT equipment_kind, equipment_id, role, register_id FROM equipment_register_roles
-            WHERE site_id = $1 AND equipment_kind = ANY($2::text[]) ORDER BY equipment_kind, equipment_id, position`,
-          [siteId, kinds],
-        )
-      : none,
-    parts.has('actuators') ? loadActuators(db, siteId) : undefined,
-  ]);
-  return {
-    site,
-    devices: devices.map((d) => ({ ...d, rec: isoTimes([d.rec], DEVICE_TIMES)[0] })),
-    registers: registers.map(toRegister),
-    sensors, meters, pumps, tanks,
-    roles: groupRoles(roles as Row[]),
-    actuators: actuators ?? NO_ACTUATORS,
-  };
-}
-
 function groupRoles(rows: Row[]): ConfigData['roles'] {
   const out: ConfigData['roles'] = new Map();
   for (const r of rows) {
@@ -174,7 +119,26 @@ function groupRoles(rows: Row[]): ConfigData['roles'] {
   return out;
 }
 
-const NO_ACTUATORS: ActuatorRows = { actuators: [], scalings: [], triggers: [], connections: [] };
+/**
+ * A site's whole configuration in twelve queries run side by side, whatever its size. `site` is
+ * undefined when there is no such site.
+ */
+export async function loadSite(db: Queryable, siteId: number): Promise<ConfigData> {
+  const p = [siteId];
+  const equipment = (k: EquipmentKind) => items(db, EQUIPMENT_TABLES[k].fields, EQUIPMENT_TABLES[k].table, EQUIPMENT_TABLES[k].id, 't.site_id = $1', p);
+  const [[site], devices, registers, sensors, meters, pumps, tanks, roles, actuators] = await Promise.all([
+    db.query(`SELECT ${selectList(SITE, 's')}, c.name AS "CompanyName" FROM sites s JOIN companies c ON c.company_id = s.company_id WHERE s.site_id = $1`, p),
+    items(db, MODBUS_DEVICE, 'modbus_devices', 'device_id', 't.site_id = $1', p, DEVICE_TIMES),
+    db.query(`${REGISTER_SELECT} WHERE r.site_id = $1 ORDER BY r.register_id`, p),
+    items(db, SENSOR, 'sensors', 'sensor_id', 't.site_id = $1', p),
+    equipment('meter'),
+    equipment('pump'),
+    equipment('tank'),
+    db.query(`SELECT equipment_kind, equipment_id, role, register_id FROM equipment_register_roles WHERE site_id = $1 ORDER BY equipment_kind, equipment_id, position`, p),
+    loadActuators(db, siteId),
+  ]);
+  return { site, devices, registers: registers.map(toRegister), sensors, meters, pumps, tanks, roles: groupRoles(roles), actuators };
+}
 
 /**
  * ScalePoints as stored (JSON text): an array of {F, V} numbers, else [] — unset, unparseable or
@@ -207,7 +171,7 @@ async function loadActuators(db: Queryable, siteId: number): Promise<ActuatorRow
     q(TANK_GROUP_CONNECTION, 'actuator_tank_group_connections', '', 't.actuator_id, t.connection_id'),
   ]);
   return {
-    actuators: isoTimes(actuators, ACTUATOR_TIMES),
+    actuators: actuators.map((a) => isoTimes(a, ACTUATOR_TIMES)),
     scalings: scalings.map(({ _scalePoints, ...rec }) => ({ ...rec, ScalePoints: parseScalePoints(_scalePoints) })),
     triggers,
     connections,
@@ -215,8 +179,8 @@ async function loadActuators(db: Queryable, siteId: number): Promise<ActuatorRow
 }
 
 /** The registers a sensor reads, in their order. */
-export async function loadSensorRegisters(db: Queryable, sensorId: number, since: string | null): Promise<RegisterRow[]> {
-  const rows = await db.query(`${REGISTER_SELECT} WHERE sr.sensor_id = $1 ORDER BY sr.position`, [sensorId, since]);
+export async function loadSensorRegisters(db: Queryable, sensorId: number): Promise<RegisterRow[]> {
+  const rows = await db.query(`${REGISTER_SELECT} WHERE sr.sensor_id = $1 ORDER BY sr.position`, [sensorId]);
   return rows.map(toRegister);
 }
 
@@ -224,22 +188,18 @@ export async function loadSensorRegisters(db: Queryable, sensorId: number, since
  * One meter, pump or tank group with what its entry is built from: its roles, its sensors (those
  * attached to it by EquipmentTypeID/EquipmentID, and a meter's SiteSensorID) and their registers.
  */
-export async function loadEquipment(db: Queryable, kind: EquipmentKind, id: number, siteId: number, since: string | null): Promise<ConfigData> {
+export async function loadEquipment(db: Queryable, kind: EquipmentKind, id: number, siteId: number): Promise<ConfigData> {
   const t = EQUIPMENT_TABLES[kind];
-  // $1 site, $2 cut-off, $3 equipment id, $4 equipment type code, $5 role kind
-  const ownSensor = kind === 'meter' ? ' OR s.sensor_id = (SELECT site_sensor_id FROM flow_meters WHERE meter_id = $3::int)' : '';
-  const sensorIds = `SELECT s.sensor_id FROM sensors s WHERE s.site_id = $1::int AND ((s.equipment_type_id = $4::int AND s.equipment_id = $3::int)${ownSensor})`;
-  const roleIds = `SELECT register_id FROM equipment_register_roles WHERE equipment_kind = $5::text AND equipment_id = $3::int`;
-  const p = [siteId, since, id, t.typeId];
+  // $1 site, $2 equipment id, $3 equipment type code, $4 role kind
+  const ownSensor = kind === 'meter' ? ' OR s.sensor_id = (SELECT site_sensor_id FROM flow_meters WHERE meter_id = $2::int)' : '';
+  const sensorIds = `SELECT s.sensor_id FROM sensors s WHERE s.site_id = $1::int AND ((s.equipment_type_id = $3::int AND s.equipment_id = $2::int)${ownSensor})`;
+  const roleIds = `SELECT register_id FROM equipment_register_roles WHERE equipment_kind = $4::text AND equipment_id = $2::int`;
+  const p = [siteId, id, t.typeId];
   const [equipment, sensors, registers, roles] = await Promise.all([
-    records(db, t.fields, t.table, t.id, `t.${t.id} = $1`, [id, since]),
-    records(db, SENSOR, 'sensors', 'sensor_id', `t.sensor_id IN (${sensorIds})`, p),
+    items(db, t.fields, t.table, t.id, `t.${t.id} = $1`, [id]),
+    items(db, SENSOR, 'sensors', 'sensor_id', `t.sensor_id IN (${sensorIds})`, p),
     db.query(`${REGISTER_SELECT} WHERE r.site_id = $1 AND (r.register_id IN (${roleIds}) OR sr.sensor_id IN (${sensorIds})) ORDER BY r.register_id`, [...p, kind]),
-    db.query(
-      `SELECT equipment_kind, equipment_id, role, register_id FROM equipment_register_roles
-        WHERE equipment_kind = $1 AND equipment_id = $2 ORDER BY position`,
-      [kind, id],
-    ),
+    db.query(`SELECT equipment_kind, equipment_id, role, register_id FROM equipment_register_roles WHERE equipment_kind = $1 AND equipment_id = $2 ORDER BY position`, [kind, id]),
   ]);
   return {
     devices: [],
@@ -249,6 +209,6 @@ export async function loadEquipment(db: Queryable, kind: EquipmentKind, id: numb
     pumps: kind === 'pump' ? equipment : [],
     tanks: kind === 'tank' ? equipment : [],
     roles: groupRoles(roles),
-    actuators: NO_ACTUATORS,
+    actuators: { actuators: [], scalings: [], triggers: [], connections: [] },
   };
 }

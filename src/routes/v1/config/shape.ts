@@ -1,6 +1,6 @@
 import type { Row } from '../../../db/index.js';
 import { ACTUATOR, ACTUATOR_HEAVY_FIELDS } from '../../../schemas/records.js';
-import { changedOnly, type ConfigIndex, type EquipmentEntry, type SensorEntry } from './assemble.js';
+import type { ConfigIndex, EquipmentEntry, SensorEntry, Since } from './assemble.js';
 import type { ActuatorRows, EquipmentKind, RegisterRow } from './repository.js';
 
 // The three shapes of contract §5: full (every field, nulls included), light (null properties
@@ -64,12 +64,12 @@ export function actuatorEntries(rows: ActuatorRows, s: Shaper): Row[] {
 }
 
 /** SiteConfigDto. */
-export function siteConfig(index: ConfigIndex, s: Shaper, updates: boolean) {
-  const equipment = (kind: EquipmentKind) => changedOnly(index.equipmentEntries(kind), updates).map((e) => equipmentConfig(e, s));
+export function siteConfig(index: ConfigIndex, s: Shaper, since: Since) {
+  const equipment = (kind: EquipmentKind) => index.equipmentEntries(kind, since).map((e) => equipmentConfig(e, s));
   return {
     site: s.record(index.data.site!),
-    devices: changedOnly(index.data.devices, updates).map((d) => s.record(d.rec)),
-    sensors: changedOnly(index.sensorEntries(), updates).map((e) => sensorConfig(e, s)),
+    devices: index.devices(since).map((d) => s.record(d.rec)),
+    sensors: index.sensorEntries(since).map((e) => sensorConfig(e, s)),
     meters: equipment('meter'),
     pumps: equipment('pump'),
     tankGroups: equipment('tank'),
@@ -88,25 +88,25 @@ export function compactId(id: string): number | string {
  * and referred to by id. `registers` holds every register the document refers to, the actuators'
  * register fields included.
  */
-export function compactConfig(index: ConfigIndex, updates: boolean) {
+export function compactConfig(index: ConfigIndex, since: Since) {
   const used = new Set<string>();
   const idOf = (r: RegisterRow) => {
     used.add(r.rec.SiteIODeviceRegisterID);
     return r.rec.SiteIODeviceRegisterID as string;
   };
   const equipment = (kind: EquipmentKind) =>
-    changedOnly(index.equipmentEntries(kind), updates).map((e) => ({
+    index.equipmentEntries(kind, since).map((e) => ({
       [KEYS[kind].record]: e.equipment.rec,
       [KEYS[kind].roles]: Object.fromEntries(e.roles.map((r) => [r.role, r.register ? compactId(idOf(r.register)) : null])),
       sensorRegisterIds: e.sensorRegisters.map(idOf),
     }));
-  const sensors = changedOnly(index.sensorEntries(), updates).map((e) => ({ sensor: e.sensor.rec, registerIds: e.registers.map(idOf) }));
+  const sensors = index.sensorEntries(since).map((e) => ({ sensor: e.sensor.rec, registerIds: e.registers.map(idOf) }));
   const [meters, pumps, tankGroups] = [equipment('meter'), equipment('pump'), equipment('tank')];
   for (const a of index.data.actuators.actuators) for (const f of ACTUATOR_REGISTER_FIELDS) if (a[f] !== null) used.add(a[f]);
   const registers: Row = {};
   for (const r of index.data.registers) if (used.has(r.rec.SiteIODeviceRegisterID)) registers[r.rec.SiteIODeviceRegisterID] = stripNulls(r.rec);
   return {
-    devices: Object.fromEntries(changedOnly(index.data.devices, updates).map((d) => [d.rec.SiteModbusInOutDeviceID, d.rec])),
+    devices: Object.fromEntries(index.devices(since).map((d) => [d.rec.SiteModbusInOutDeviceID, d.rec])),
     registers,
     sensors,
     meters,
