@@ -8,7 +8,7 @@ import { parseTime } from '../../../time.js';
 import { changed, changedRegisters, ConfigIndex, type Since } from './assemble.js';
 import { acceptsGzip, CachedBody, ConfigCache } from './cache.js';
 import { loadEquipment, loadSensorRegisters, loadSite, siteFingerprint, type EquipmentKind } from './repository.js';
-import { CompactSiteConfig, FULL, idParams, LIGHT, SiteQuery, SiteUpdatesQuery, UpdatesQuery } from './schema.js';
+import { CompactSiteConfig, forSerialization, FULL, idParams, LIGHT, SiteQuery, SiteUpdatesQuery, UpdatesQuery } from './schema.js';
 import { actuatorEntries, compactConfig, equipmentConfig, equipmentRegisters, sensorConfig, Shaper, siteConfig } from './shape.js';
 
 // Interface §4.3: 11 paths, each with its /updates twin, and a /light variant of each but the two
@@ -95,7 +95,7 @@ export async function configRoutes(app: FastifyTypebox): Promise<void> {
             description: `${updates ? BY_ID_UPDATES_NOTE : ''}${light ? LIGHT_NOTE : ''}`.trim() || undefined,
             params: idParams(def.param),
             ...(updates ? { querystring: UpdatesQuery } : {}),
-            response: { 200: def.response(light ? LIGHT : FULL), ...securedErrors(403, 404) },
+            response: { 200: forSerialization(def.response(light ? LIGHT : FULL)), ...securedErrors(403, 404) },
           },
         },
         async (request: FastifyRequest) => {
@@ -125,7 +125,7 @@ export async function configRoutes(app: FastifyTypebox): Promise<void> {
             summary: `${def.what}${updates ? ', changed since startDate' : ''}${light ? ' (light)' : ''}`,
             description: `${updates ? UPDATES_NOTE : ''}${light ? LIGHT_NOTE : ''}`.trim() || undefined,
             querystring: updates ? SiteUpdatesQuery : SiteQuery,
-            response: { 200: def.response(light ? LIGHT : FULL), ...securedErrors(403) },
+            response: { 200: forSerialization(def.response(light ? LIGHT : FULL)), ...securedErrors(403) },
           },
         },
         async (request: FastifyRequest, reply: FastifyReply) => {

@@ -17,6 +17,23 @@ export const idParams = (name: string) => Type.Object({ [name]: IntId });
 const isNull = (s: TSchema) => s.type === 'null';
 
 /**
+ * The same schema with each `T | null` union written as `type: [T, 'null']`. fast-json-stringify
+ * tells those apart with typeof instead of running a validator per value (a whole site serializes
+ * about ten times faster), and @fastify/swagger documents both alike (`nullable: true`).
+ */
+export function forSerialization(schema: unknown): TSchema {
+  if (Array.isArray(schema)) return schema.map(forSerialization) as unknown as TSchema;
+  if (!schema || typeof schema !== 'object') return schema as TSchema;
+  const s = schema as Record<string, any>;
+  if (Array.isArray(s.anyOf) && s.anyOf.length === 2 && isNull(s.anyOf[1]) && typeof s.anyOf[0].type === 'string') {
+    const { anyOf, ...rest } = s;
+    const inner = forSerialization(anyOf[0]) as Record<string, any>;
+    return { ...rest, ...inner, type: [inner.type, 'null'] } as unknown as TSchema;
+  }
+  return Object.fromEntries(Object.entries(s).map(([k, v]) => [k, forSerialization(v)])) as TSchema;
+}
+
+/**
  * The light form of a full record schema: nullable fields become optional and never null
  * (light responses strip null properties); `omit` fields are left out.
  */
