@@ -16,8 +16,18 @@ const ARRAY_TYPE: Record<ColumnType, string> = {
   float8: 'float8[]', bool: 'boolean[]', int4: 'int4[]', text: 'text[]', timestamptz: 'timestamptz[]',
 };
 
+/**
+ * How logs are written. 'insert': a plain INSERT, which fails on any key already stored (about twice
+ * as fast as an upsert: no speculative insertion, one WAL record a row); the writer then writes the
+ * same jobs again with 'upsert'. Readings are always upserted.
+ */
+export type LogMode = 'insert' | 'upsert';
+
+/** Timestamps travel as epoch milliseconds (float8, exact for every accepted time) and become timestamptz in SQL. */
+const TS = 'to_timestamp(t / 1000)';
+
 /** `jobs[i]` is reported as job i; `sites` are touched only when given (once per transaction). */
-export function buildStatement(jobs: Job[], sites: number[] | undefined): Statement {
+export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: LogMode): Statement {
   const params: unknown[] = [];
   const p = (value: unknown, type: string) => {
     params.push(value);
@@ -28,7 +38,7 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined): Statem
 
   KIND_LIST.forEach((spec, k) => {
     const ids: number[] = [];
-    const times: string[] = [];
+    const times: number[] = [];
     const jobOf: number[] = [];
     const columns: unknown[][] = spec.fields.map(() => []);
     jobs.forEach((job, j) => {
@@ -36,19 +46,26 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined): Statem
       for (const e of job.entries) {
         if (e.kind !== spec.kind) continue;
         ids.push(e.id);
-        times.push(new Date(e.ts).toISOString());
+        times.push(e.ts);
         jobOf.push(j);
         for (let c = 0; c < columns.length; c++) columns[c].push(e.values[c]);
       }
     });
     if (!ids.length) return;
     const cols = spec.fields.map((_, c) => `c${c}`);
-    const unnest = [p(ids, 'int4[]'), p(times, 'timestamptz[]'), ...columns.map((v, c) => p(v, ARRAY_TYPE[spec.fields[c].type])), p(jobOf, 'int4[]')];
+    const unnest = [p(ids, 'int4[]'), p(times, 'float8[]'), ...columns.map((v, c) => p(v, ARRAY_TYPE[spec.fields[c].type])), p(jobOf, 'int4[]')];
     const names = spec.fields.map((f) => f.column);
+    // Sorted by key: one equipment's minutes go into the index side by side, and concurrent
+    // statements take their row locks in the same order (no deadlock between two of them).
+    ctes.push(`i${k} AS (SELECT id, ${TS} AS ts, ${cols.join(', ')}, job FROM unnest(${unnest.join(', ')}) AS u(id, t, ${cols.join(', ')}, job))`);
+    const insert = `INSERT INTO ${spec.table} AS t (${spec.idColumn}, ts, ${names.join(', ')})
+        SELECT id, ts, ${cols.join(', ')} FROM i${k} ORDER BY id, ts`;
+    if (mode === 'insert') {
+      ctes.push(`w${k} AS (${insert})`); // every row is new, or the statement fails
+      return;
+    }
     ctes.push(
-      `i${k} AS (SELECT * FROM unnest(${unnest.join(', ')}) AS u(id, ts, ${cols.join(', ')}, job))`,
-      `w${k} AS (INSERT INTO ${spec.table} AS t (${spec.idColumn}, ts, ${names.join(', ')})
-        SELECT id, ts, ${cols.join(', ')} FROM i${k} ORDER BY id, ts
+      `w${k} AS (${insert}
         ON CONFLICT (${spec.idColumn}, ts) DO UPDATE SET ${names.map((n) => `${n} = EXCLUDED.${n}`).join(', ')}
         WHERE (${names.map((n) => `t.${n}`).join(', ')}) IS DISTINCT FROM (${names.map((n) => `EXCLUDED.${n}`).join(', ')})
         RETURNING t.${spec.idColumn} AS id, t.ts)`,
@@ -62,13 +79,13 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined): Statem
       p(readings.map((r) => r.e.kind), 'text[]'),
       p(readings.map((r) => r.e.id), 'int4[]'),
       p(readings.map((r) => r.e.site), 'int4[]'),
-      p(readings.map((r) => new Date(r.e.ts).toISOString()), 'timestamptz[]'),
+      p(readings.map((r) => r.e.ts), 'float8[]'),
       p(readings.map((r) => JSON.stringify(r.e.record)), 'text[]'),
       p(readings.map((r) => r.j), 'int4[]'),
     ];
     // A reading replaces the current value unless it is older; at the same time, only if it differs.
     ctes.push(
-      `ir AS (SELECT * FROM unnest(${unnest.join(', ')}) AS u(kind, id, site, ts, rec, job))`,
+      `ir AS (SELECT kind, id, site, ${TS} AS ts, rec, job FROM unnest(${unnest.join(', ')}) AS u(kind, id, site, t, rec, job))`,
       `wr AS (INSERT INTO current_readings AS t (equipment_kind, equipment_id, site_id, ts, record)
         SELECT kind, id, site, ts, rec::jsonb FROM ir ORDER BY kind, id
         ON CONFLICT (equipment_kind, equipment_id) DO UPDATE SET site_id = EXCLUDED.site_id, ts = EXCLUDED.ts, record = EXCLUDED.record
@@ -85,6 +102,8 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined): Statem
         WHERE site_id = ANY(${p(sites, 'int4[]')}) AND (last_communication IS NULL OR last_communication < now()) RETURNING 1)`,
     );
   }
+  // In insert mode a log job stores all its entries; the query counts what the upserts stored.
+  if (!counted.length) counted.push('SELECT NULL::int AS job WHERE false');
   const sql = `WITH ${ctes.join(',\n')}
 SELECT job, count(*)::int AS n FROM (${counted.join(' UNION ALL ')}) x GROUP BY job`;
   return { sql, params };

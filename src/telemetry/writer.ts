@@ -2,7 +2,7 @@ import type { Database } from '../db/index.js';
 import { serverError } from '../errors.js';
 import type { Counts, Job } from './jobs.js';
 import type { Partitions } from './partitions.js';
-import { buildStatement } from './statement.js';
+import { buildStatement, type LogMode } from './statement.js';
 
 // Group commit. Requests that arrive while earlier writes are in flight wait in a queue; when a
 // write ends, everything queued goes to the database together, in one statement (one round trip,
@@ -29,6 +29,9 @@ interface Pending {
 
 const MAX_GROUP_ROWS = 20_000;
 const MAX_ROUNDS = 4;
+/** After a plain INSERT met a stored key (replays), upsert straight away for this long. */
+const UPSERT_AFTER_CONFLICT_MS = 2000;
+const UNIQUE_VIOLATION = '23505';
 
 const TRANSIENT = new Set(['40001', '40P01']); // serialization failure, deadlock: nothing was written
 const isConnectionError = (err: any) =>
@@ -40,6 +43,8 @@ class WriteTimeout extends Error {}
 export class TelemetryWriter {
   private readonly queue: Pending[] = [];
   private inFlight = 0;
+  private lastConflict = 0;
+  private idleWaiters: (() => void)[] = [];
 
   constructor(
     private readonly db: Database,
@@ -56,6 +61,12 @@ export class TelemetryWriter {
     });
   }
 
+  /** Resolves once nothing is queued or being written (at shutdown: before the database closes). */
+  idle(): Promise<void> {
+    if (!this.queue.length && !this.inFlight) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
   private pump(): void {
     while (this.queue.length && (!this.opts.group || this.inFlight < this.opts.maxInFlight)) {
       const group = this.opts.group ? this.take() : [[this.queue.shift()!]];
@@ -63,6 +74,7 @@ export class TelemetryWriter {
       void this.run(group).finally(() => {
         this.inFlight--;
         this.pump();
+        if (!this.queue.length && !this.inFlight) this.idleWaiters.splice(0).forEach((wake) => wake());
       });
     }
   }
@@ -113,11 +125,19 @@ export class TelemetryWriter {
     const attempt = async () => {
       await this.partitions.cover(Math.max(...jobs.flat().map((j) => (j.role === 'log' ? j.maxTs : 0))));
       const sites = [...new Set(jobs.flat().flatMap((j) => j.sites))].sort((a, b) => a - b);
+      // New data is the rule: try the plain INSERT first, and upsert when a key was already there.
+      let mode: LogMode = Date.now() - this.lastConflict > UPSERT_AFTER_CONFLICT_MS ? 'insert' : 'upsert';
       for (let n = 0; ; n++) {
         try {
-          const stored = await this.execute(jobs, sites);
+          const stored = await this.execute(jobs, sites, mode);
           return jobs.flat().map((job, i) => ({ received: job.received, stored: stored[i], duplicates: job.received - stored[i] }));
         } catch (err) {
+          if (mode === 'insert' && (err as any)?.code === UNIQUE_VIOLATION) {
+            this.lastConflict = Date.now();
+            mode = 'upsert';
+            n--;
+            continue;
+          }
           // Every write is idempotent (keyed upserts), so repeating one whose outcome is unknown cannot
           // store anything twice; at worst a repeat counts as duplicates what the first attempt stored.
           const retry = TRANSIENT.has((err as any)?.code) || isConnectionError(err);
@@ -130,12 +150,12 @@ export class TelemetryWriter {
   }
 
   /** Rows stored per job, in the order of jobs.flat(). */
-  private async execute(rounds: Job[][], sites: number[]): Promise<number[]> {
+  private async execute(rounds: Job[][], sites: number[], mode: LogMode): Promise<number[]> {
     const results: number[][] = [];
     const run = async (q: { query: Database['query'] }) => {
       for (let r = 0; r < rounds.length; r++) {
-        const { sql, params } = buildStatement(rounds[r], r === 0 ? sites : undefined);
-        const stored = new Array<number>(rounds[r].length).fill(0);
+        const { sql, params } = buildStatement(rounds[r], r === 0 ? sites : undefined, mode);
+        const stored = rounds[r].map((job) => (mode === 'insert' && job.role === 'log' ? job.entries.length : 0));
         for (const row of await q.query<{ job: number; n: number }>(sql, params)) stored[row.job] = row.n;
         results.push(stored);
       }

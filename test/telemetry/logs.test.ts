@@ -25,6 +25,14 @@ describeEachBackend('telemetry log upload', (backend) => {
     expect(await sensorRows(SENSOR)).toEqual([{ ts: new Date('2026-01-05T10:00:00Z'), value: 2.5 }]);
   });
 
+  it('keeps milliseconds exactly, so a replay of a record with them is still a duplicate', async () => {
+    const log = { sensorID: SENSOR, value: 3, timestamp: '2026-01-05T10:00:00.123456+00:00' };
+    expect((await post('logs/sensor', log)).body.stored).toBe(1);
+    expect((await post('logs/sensor', { ...log, timestamp: '2026-01-05T10:00:00.123Z' })).body.duplicates).toBe(1);
+    const [row] = await ctx.db.query(`SELECT to_char(ts AT TIME ZONE 'UTC', 'HH24:MI:SS.US') AS t FROM sensor_logs WHERE sensor_id = $1 AND value = 3`, [SENSOR]);
+    expect(row.t).toBe('10:00:00.123000');
+  });
+
   it('stores a batch as one set; inside a request the last entry of a key wins and the others count as duplicates', async () => {
     const batch = [
       { sensorID: SENSOR_2, value: 1, timestamp: '2026-02-01T00:00:00Z' },

@@ -37,6 +37,7 @@ describeEachBackend('telemetry upload validation', (backend) => {
     await rejects('readings/sensor', { sensorID: SENSOR, value: 1, timestamp: 'yesterday' }, '/timestamp');
     await rejects('readings/sensor', { sensorID: SENSOR, value: 1, timestamp: '2026-02-30T00:00:00Z' }, '/timestamp');
     await rejects('logs/sensor', { sensorID: SENSOR, value: 1, timestamp: new Date(Date.now() + 25 * 3_600_000).toISOString() }, '/timestamp');
+    await rejects('logs/sensor', { sensorID: SENSOR, value: 1, timestamp: '1969-12-31T23:59:59Z' }, '/timestamp');
     await rejects('logs/sensor', `{"sensorID":${SENSOR},"value":1e999,"timestamp":"${ts}"}`, '/value');
     await rejects('logs/pump', { sitePumpID: PUMP, timestamp: ts, running: 'yes' }, '/running');
     await rejects('logs/pump', { sitePumpID: PUMP, timestamp: ts, statusID: 1.5 }, '/statusID');

@@ -26,6 +26,8 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
     timeoutMs: config.WRITE_TIMEOUT_MS,
   });
   const directory = new EquipmentDirectory(db, config.EQUIPMENT_CACHE_MS);
+  // Writes of requests whose client has gone (so the server may close at once) still finish before the database closes.
+  app.addHook('preClose', () => writer.idle());
 
   const route = <B>(
     path: string,

@@ -28,15 +28,27 @@ const invalid = (path: string, problem: string) => {
   return badRequest(`validation failed: ${detail.message}`, [detail]);
 };
 
-function parseUploadTime(text: string, path: string, now: number): number {
+/** What the entries of one request share: the time it arrived, and the times already parsed (a batch repeats them). */
+interface Clock {
+  now: number;
+  seen: Map<string, number>;
+}
+const clock = (): Clock => ({ now: Date.now(), seen: new Map() });
+
+function parseUploadTime(text: string, path: string, c: Clock): number {
+  const known = c.seen.get(text);
+  if (known !== undefined) return known;
   const t = parseTime(text);
   if (t === undefined) throw invalid(path, 'is not an ISO 8601 date-time');
-  if (t > now + DAY) throw invalid(path, 'is more than 24 h in the future');
+  if (t > c.now + DAY) throw invalid(path, 'is more than 24 h in the future');
+  // Before 1970 is an edge device's unset clock, not telemetry.
+  if (t < 0) throw invalid(path, 'is before 1970-01-01T00:00:00Z');
+  c.seen.set(text, t);
   return t;
 }
 
 /** One entry that already has its record's shape; `prefix` is its JSON pointer in the body. */
-function toEntry(kind: TelemetryKind, role: Role, body: Body, index: number, prefix: string, now: number): Entry {
+function toEntry(kind: TelemetryKind, role: Role, body: Body, index: number, prefix: string, now: Clock): Entry {
   const spec = KINDS[kind];
   const ts = parseUploadTime(body.timestamp as string, `${prefix}/timestamp`, now);
   const values: unknown[] = new Array(spec.fields.length);
@@ -52,24 +64,23 @@ function toEntry(kind: TelemetryKind, role: Role, body: Body, index: number, pre
     values[i] = v;
     if (record) record[field.name] = v;
   }
-  const iso = new Date(ts).toISOString();
-  if (record) record.timestamp = iso;
+  if (record) record.timestamp = new Date(ts).toISOString();
   return { kind, id: body[spec.idField] as number, ts, values, record, index };
 }
 
 /** Entries of a single or batch route, whose schema has already checked every record's shape. */
 export function parseEntries(kind: TelemetryKind, role: Role, bodies: Body[], prefix = ''): Entry[] {
-  const now = Date.now();
+  const now = clock();
   return bodies.map((b, i) => toEntry(kind, role, b, i, `${prefix}/${i}`, now));
 }
 
 export function parseEntry(kind: TelemetryKind, role: Role, body: Body): Entry {
-  return toEntry(kind, role, body, 0, '', Date.now());
+  return toEntry(kind, role, body, 0, '', clock());
 }
 
 /** Entries of a generic route: each routed by exactly one id field, then checked as that kind's record. */
 export function parseGeneric(role: Role, bodies: Body[], prefix = ''): Entry[] {
-  const now = Date.now();
+  const now = clock();
   return bodies.map((b, i) => {
     const at = `${prefix}/${i}`;
     const present = ID_FIELDS.filter(([field]) => b[field] !== undefined);

@@ -1,0 +1,174 @@
+// Telemetry ingest benchmark (issue 4), in one run:
+//   (a) batch sensor logs over HTTP, 1,000 records a request, several concurrent clients: records/s
+//   (b) raw COPY of the same rows into the same table by a plain client (pg-copy-streams): rows/s
+//   (c) single sensor readings over HTTP: requests/s, p50 and p99 latency
+//   (d) (a) and (c) on PGlite (embedded, in a temporary DATA_DIR)
+// (a) and (c) run with group commit (the default) and without it (GROUP_COMMIT=0).
+//   npx tsx bench/ingest.ts
+// Env: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_DURATION seconds a
+// run (default 10), BENCH_BATCH_CONNECTIONS (default 4), BENCH_SINGLE_CONNECTIONS (default 32),
+// BENCH_SKIP_PGLITE=1. The real server runs in a child process on a loopback port; PostgreSQL runs
+// in a schema of its own, dropped after.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { upsertClient } from '../src/auth/clients.js';
+import type { Database } from '../src/db/index.js';
+import { migrate } from '../src/db/migrate.js';
+import { openPglite } from '../src/db/pglite.js';
+import { openPostgres } from '../src/db/postgres.js';
+import { generateDemo } from '../src/provisioning/demo.js';
+import { importDocument } from '../src/provisioning/import.js';
+import { freePort, startServer, writeResultsSection } from './harness.js';
+import { batchBody, copyChunks, readingBody, type Fleet } from './ingest-load.js';
+import { report, type Run } from './ingest-report.js';
+
+const DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const BATCH_CONNECTIONS = Number(process.env.BENCH_BATCH_CONNECTIONS ?? 4);
+const SINGLE_CONNECTIONS = Number(process.env.BENCH_SINGLE_CONNECTIONS ?? 32);
+const SITES = 50;
+const SECRET = 'bench-secret-123456';
+
+/** Equipment of 50 sites (13 sensors each) and a client that reaches them all. */
+async function provision(db: Database): Promise<Fleet> {
+  await migrate(db);
+  const doc = generateDemo({ sites: SITES, transactionsPerSite: 0, imagesPerSite: 0 });
+  await importDocument(db, doc);
+  await upsertClient(db, { clientId: 'bench', clientSecret: SECRET, siteIds: '*' });
+  const bySite = new Map<number, number[]>();
+  for (const s of doc.sensors!) bySite.set(s.SiteID, [...(bySite.get(s.SiteID) ?? []), s.SiteSensorID]);
+  // 25 days back: inside last month's or this month's partition, as a gateway's catch-up would be.
+  return { sitesSensors: [...bySite.values()], base: Math.floor((Date.now() - 25 * 86_400_000) / 60_000) * 60_000 };
+}
+
+async function tokenFor(base: string): Promise<string> {
+  const res = await fetch(`${base}/token`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ clientId: 'bench', clientSecret: SECRET }),
+  });
+  return ((await res.json()) as { accessToken: string }).accessToken;
+}
+
+/** autocannon with a fresh body per request from make(counter); returns the run and how many requests were sent. */
+async function load(url: string, token: string, connections: number, duration: number, make: (c: number) => string, start: number) {
+  let c = start;
+  const r = await autocannon({
+    url, connections, duration, method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    requests: [{ setupRequest: (req) => ({ ...req, body: make(c++) }) }],
+  });
+  return { r, next: c };
+}
+
+async function measure(label: string, backend: Run['backend'], group: boolean, base: string, fleet: Fleet, counter: { batch: number; single: number }): Promise<Run[]> {
+  const token = await tokenFor(base);
+  const runs: Run[] = [];
+  // (a) batches: a short warm-up, then the measured run. Counters go on, so every batch is new.
+  for (const [kind, connections, path, make, per] of [
+    ['batch', BATCH_CONNECTIONS, '/v1/edge/logs/sensor/batch', (c: number) => batchBody(fleet, c), 1000],
+    ['single', SINGLE_CONNECTIONS, '/v1/edge/readings/sensor', (c: number) => readingBody(fleet, c), 1],
+  ] as const) {
+    const key = kind as 'batch' | 'single';
+    counter[key] = (await load(base + path, token, connections, 2, make, counter[key])).next;
+    const load0 = loadavg()[0];
+    const { r, next } = await load(base + path, token, connections, DURATION, make, counter[key]);
+    counter[key] = next;
+    const ok = r['2xx'];
+    const run: Run = {
+      label: `${label}: ${kind === 'batch' ? 'batch sensor logs, 1,000 a request' : 'single sensor readings'}`,
+      kind: key, backend, group, connections, requests: ok, rps: Math.round(ok / r.duration), records: Math.round((ok * per) / r.duration),
+      p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx + r.timeouts, load: Math.max(load0, loadavg()[0]),
+    };
+    runs.push(run);
+    console.log(`${run.label} [${backend}, group commit ${group ? 'on' : 'off'}, c=${connections}]: ${run.rps} req/s, ${run.records} records/s, p50 ${run.p50} ms, p99 ${run.p99} ms, ${run.errors} errors`);
+  }
+  return runs;
+}
+
+/** (b): the rows of the first n batches, COPY'd into an emptied sensor_logs by one plain client. */
+async function rawCopy(url: string, fleet: Fleet, batches: number): Promise<Run> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('TRUNCATE sensor_logs');
+    const chunks = [...copyChunks(fleet, batches)];
+    const started = performance.now();
+    await pipeline(Readable.from(chunks), client.query(copyFrom('COPY sensor_logs (sensor_id, ts, value) FROM STDIN')));
+    const seconds = (performance.now() - started) / 1000;
+    const rows = batches * 1000;
+    const run: Run = {
+      label: '(b) raw COPY of the same rows, one client', kind: 'copy', backend: 'postgres', group: false, connections: 1,
+      requests: 1, rps: 0, records: Math.round(rows / seconds), p50: 0, p99: 0, errors: 0, load: loadavg()[0],
+    };
+    console.log(`${run.label}: ${rows} rows in ${seconds.toFixed(2)} s = ${run.records} rows/s`);
+    return run;
+  } finally {
+    await client.end();
+  }
+}
+
+async function main() {
+  const runs: Run[] = [];
+  const before = loadavg()[0];
+  // PostgreSQL: (a) and (c) with and without group commit, then (b) with the rows (a) stored.
+  const schema = `bench_ingest_${randomBytes(4).toString('hex')}`;
+  const admin = await openPostgres(DB_URL, { max: 1 });
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  const url = new URL(DB_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  try {
+    const db = await openPostgres(DB_URL, { schema });
+    const fleet = await provision(db);
+    await db.close();
+    const counter = { batch: 0, single: 0 };
+    for (const group of [true, false]) {
+      const port = await freePort();
+      const stop = await startServer(port, { DATABASE_URL: url.toString(), RATE_LIMIT_MAX: '1000000000', GROUP_COMMIT: group ? '1' : '0' });
+      try {
+        runs.push(...(await measure(group ? '(a)/(c)' : '(a)/(c) without group commit', 'postgres', group, `http://127.0.0.1:${port}`, fleet, counter)));
+      } finally {
+        await stop();
+      }
+    }
+    runs.push(await rawCopy(url.toString(), fleet, counter.batch));
+  } finally {
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    await admin.close();
+  }
+
+  // (d) PGlite, in a temporary DATA_DIR the server then opens.
+  if (process.env.BENCH_SKIP_PGLITE !== '1') {
+    const dir = mkdtempSync(join(tmpdir(), 'bench-ingest-'));
+    try {
+      const db = await openPglite(dir);
+      const fleet = await provision(db);
+      await db.close();
+      const counter = { batch: 0, single: 0 };
+      for (const group of [true, false]) {
+        const port = await freePort();
+        const stop = await startServer(port, { DATA_DIR: dir, RATE_LIMIT_MAX: '1000000000', GROUP_COMMIT: group ? '1' : '0' });
+        try {
+          runs.push(...(await measure(group ? '(d)' : '(d) without group commit', 'pglite', group, `http://127.0.0.1:${port}`, fleet, counter)));
+        } finally {
+          await stop();
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const cpu = `${cpus().length} cores (${cpus()[0]?.model.trim()})`;
+  writeResultsSection('Ingest', report(runs, { cpu, before, duration: DURATION }));
+  console.log('written to bench/RESULTS.md');
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
