@@ -67,10 +67,26 @@ const SITE: SitePath[] = [
 ];
 
 const UPDATES_NOTE =
-  ' Updates: only equipment whose own record, registers (or their Modbus devices) or sensors changed at or after startDate; ' +
+  'Updates: only equipment whose own record, registers (or their Modbus devices) or sensors changed at or after startDate; ' +
   'deleted registers and Delete actuators included; actuators always in full.';
-const BY_ID_UPDATES_NOTE = ' Updates: only the registers that changed (themselves or their Modbus device) at or after startDate, possibly none.';
-const LIGHT_NOTE = ' Light: null properties left out of every record, and the heavy actuator fields too.';
+const BY_ID_UPDATES_NOTE = 'Updates: only the registers that changed (themselves or their Modbus device) at or after startDate, possibly none.';
+const LIGHT_NOTE = 'Light: null properties left out of every record, and the heavy actuator fields too.';
+
+function routeSchema(
+  def: { what: string; response: (d: Dtos) => TSchema },
+  updatesNote: string,
+  light: boolean,
+  input: object,
+  errors: Record<number, TSchema>,
+) {
+  return {
+    tags: ['configuration'],
+    summary: `${def.what}${updatesNote ? ', changed since startDate' : ''}${light ? ' (light)' : ''}`,
+    description: [updatesNote, light ? LIGHT_NOTE : ''].filter(Boolean).join(' ') || undefined,
+    ...input,
+    response: { 200: forSerialization(def.response(light ? LIGHT : FULL)), ...errors },
+  };
+}
 
 /** The updates cut-off in ms; 400 when startDate is not an ISO 8601 date-time. */
 function cutOff(startDate: string): number {
@@ -86,18 +102,10 @@ export async function configRoutes(app: FastifyTypebox): Promise<void> {
   for (const def of BY_ID)
     for (const { updates, light } of variants(true)) {
       const url = `${updates ? '/updates' : ''}${def.path}/:${def.param}${light ? '/light' : ''}`;
+      const input = { params: idParams(def.param), ...(updates ? { querystring: UpdatesQuery } : {}) };
       app.get(
         url,
-        {
-          schema: {
-            tags: ['configuration'],
-            summary: `${def.what}${updates ? ', changed since startDate' : ''}${light ? ' (light)' : ''}`,
-            description: `${updates ? BY_ID_UPDATES_NOTE : ''}${light ? LIGHT_NOTE : ''}`.trim() || undefined,
-            params: idParams(def.param),
-            ...(updates ? { querystring: UpdatesQuery } : {}),
-            response: { 200: forSerialization(def.response(light ? LIGHT : FULL)), ...securedErrors(403, 404) },
-          },
-        },
+        { schema: routeSchema(def, updates ? BY_ID_UPDATES_NOTE : '', light, input, securedErrors(403, 404)) },
         async (request: FastifyRequest) => {
           const id = (request.params as Record<string, number>)[def.param];
           const since = updates ? cutOff((request.query as { startDate: string }).startDate) : null;
@@ -117,17 +125,10 @@ export async function configRoutes(app: FastifyTypebox): Promise<void> {
   for (const def of SITE)
     for (const { updates, light } of variants(def.light)) {
       const url = `${updates ? '/updates' : ''}${def.path}${light ? '/light' : ''}`;
+      const input = { querystring: updates ? SiteUpdatesQuery : SiteQuery };
       app.get(
         url,
-        {
-          schema: {
-            tags: ['configuration'],
-            summary: `${def.what}${updates ? ', changed since startDate' : ''}${light ? ' (light)' : ''}`,
-            description: `${updates ? UPDATES_NOTE : ''}${light ? LIGHT_NOTE : ''}`.trim() || undefined,
-            querystring: updates ? SiteUpdatesQuery : SiteQuery,
-            response: { 200: forSerialization(def.response(light ? LIGHT : FULL)), ...securedErrors(403) },
-          },
-        },
+        { schema: routeSchema(def, updates ? UPDATES_NOTE : '', light, input, securedErrors(403)) },
         async (request: FastifyRequest, reply: FastifyReply) => {
           const q = request.query as { siteId: number; startDate?: string };
           const since = updates ? cutOff(q.startDate!) : null;
