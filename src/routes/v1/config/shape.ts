@@ -9,7 +9,7 @@ import type { ActuatorRows, EquipmentKind, RegisterRow } from './repository.js';
 const HEAVY = new Set(ACTUATOR_HEAVY_FIELDS);
 const ACTUATOR_REGISTER_FIELDS = ACTUATOR.filter((f) => f.kind === 'bigint').map((f) => f.name);
 
-export const KEYS: Record<EquipmentKind, { record: string; roles: string }> = {
+const KEYS: Record<EquipmentKind, { record: string; roles: string }> = {
   meter: { record: 'meter', roles: 'meterRegisters' },
   pump: { record: 'pump', roles: 'pumpRegisters' },
   tank: { record: 'tankGroup', roles: 'tankRegisters' },
@@ -103,8 +103,9 @@ export function compactConfig(index: ConfigIndex, since: Since) {
   const sensors = index.sensorEntries(since).map((e) => ({ sensor: e.sensor.rec, registerIds: e.registers.map(idOf) }));
   const [meters, pumps, tankGroups] = [equipment('meter'), equipment('pump'), equipment('tank')];
   for (const a of index.data.actuators.actuators) for (const f of ACTUATOR_REGISTER_FIELDS) if (a[f] !== null) used.add(a[f]);
+  const light = new Shaper(true);
   const registers: Row = {};
-  for (const r of index.data.registers) if (used.has(r.rec.SiteIODeviceRegisterID)) registers[r.rec.SiteIODeviceRegisterID] = stripNulls(r.rec);
+  for (const r of index.data.registers) if (used.has(r.rec.SiteIODeviceRegisterID)) registers[r.rec.SiteIODeviceRegisterID] = light.register(r);
   return {
     devices: Object.fromEntries(index.devices(since).map((d) => [d.rec.SiteModbusInOutDeviceID, d.rec])),
     registers,
