@@ -10,9 +10,12 @@ import { KINDS, type Entry, type TelemetryKind } from './kinds.js';
 // equipment imported a moment ago is found at once and a missing id is never taken for existing.
 
 const MAX_CACHED = 200_000;
+const KIND_NO: Record<TelemetryKind, number> = { sensor: 0, meter: 1, pump: 2, tank: 3 };
+/** One number per (kind, id): ids are 31-bit, so kind * 2^32 + id is exact. */
+const keyOf = (kind: TelemetryKind, id: number) => KIND_NO[kind] * 4_294_967_296 + id;
 
 export class EquipmentDirectory {
-  private readonly cache = new Map<string, { site: number; at: number }>();
+  private readonly cache = new Map<number, { site: number; at: number }>();
 
   constructor(
     private readonly db: Queryable,
@@ -26,10 +29,10 @@ export class EquipmentDirectory {
    */
   async resolve(access: Access, entries: Entry[], pathOf: (e: Entry) => string): Promise<number[]> {
     const now = Date.now();
-    const siteOf = new Map<string, number>();
+    const siteOf = new Map<number, number>();
     const wanted = new Map<TelemetryKind, Set<number>>();
     for (const e of entries) {
-      const key = `${e.kind}:${e.id}`;
+      const key = keyOf(e.kind, e.id);
       if (siteOf.has(key)) continue;
       const hit = this.cache.get(key);
       if (hit && now - hit.at < this.ttlMs) siteOf.set(key, hit.site);
@@ -44,11 +47,11 @@ export class EquipmentDirectory {
       if (this.cache.size > MAX_CACHED) this.cache.clear();
       for (const [kind, sites] of found)
         for (const [id, site] of sites) {
-          siteOf.set(`${kind}:${id}`, site);
-          if (this.ttlMs > 0) this.cache.set(`${kind}:${id}`, { site, at: now });
+          siteOf.set(keyOf(kind, id), site);
+          if (this.ttlMs > 0) this.cache.set(keyOf(kind, id), { site, at: now });
         }
     }
-    const missing = entries.filter((e) => (e.site = siteOf.get(`${e.kind}:${e.id}`)) === undefined);
+    const missing = entries.filter((e) => (e.site = siteOf.get(keyOf(e.kind, e.id))) === undefined);
     if (missing.length) throw unknownEquipment(missing, pathOf);
     const sites = [...new Set(siteOf.values())];
     access.assertSites(sites);

@@ -12,6 +12,17 @@ export interface Statement {
   params: unknown[];
 }
 
+/**
+ * Number and boolean arrays go as array literals made here: one join instead of the driver's
+ * per-element quoting (a measurable share of the CPU a 1,000-record batch costs).
+ */
+function literal(values: unknown[]): string {
+  let plain = true;
+  for (const v of values) if (v === null) plain = false;
+  return `{${(plain ? values : values.map((v) => (v === null ? 'NULL' : v))).join(',')}}`;
+}
+const LITERAL_TYPES = new Set(['int4[]', 'float8[]', 'boolean[]']);
+
 const ARRAY_TYPE: Record<ColumnType, string> = {
   float8: 'float8[]', bool: 'boolean[]', int4: 'int4[]', text: 'text[]', timestamptz: 'timestamptz[]',
 };
@@ -29,8 +40,8 @@ const TS = 'to_timestamp(t / 1000)';
 /** `jobs[i]` is reported as job i; `sites` are touched only when given (once per transaction). */
 export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: LogMode): Statement {
   const params: unknown[] = [];
-  const p = (value: unknown, type: string) => {
-    params.push(value);
+  const p = (value: unknown[], type: string) => {
+    params.push(LITERAL_TYPES.has(type) ? literal(value) : value);
     return `$${params.length}::${type}`;
   };
   const ctes: string[] = [];
@@ -47,17 +58,20 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: L
         if (e.kind !== spec.kind) continue;
         ids.push(e.id);
         times.push(e.ts);
-        jobOf.push(j);
+        if (mode === 'upsert') jobOf.push(j);
         for (let c = 0; c < columns.length; c++) columns[c].push(e.values[c]);
       }
     });
     if (!ids.length) return;
     const cols = spec.fields.map((_, c) => `c${c}`);
-    const unnest = [p(ids, 'int4[]'), p(times, 'float8[]'), ...columns.map((v, c) => p(v, ARRAY_TYPE[spec.fields[c].type])), p(jobOf, 'int4[]')];
+    // In insert mode nothing is counted in SQL, so rows need not say which job they belong to.
+    const job = mode === 'upsert' ? ['job'] : [];
+    const unnest = [p(ids, 'int4[]'), p(times, 'float8[]'), ...columns.map((v, c) => p(v, ARRAY_TYPE[spec.fields[c].type])), ...job.map(() => p(jobOf, 'int4[]'))];
     const names = spec.fields.map((f) => f.column);
+    const inputs = [...cols, ...job].join(', ');
     // Sorted by key: one equipment's minutes go into the index side by side, and concurrent
     // statements take their row locks in the same order (no deadlock between two of them).
-    ctes.push(`i${k} AS (SELECT id, ${TS} AS ts, ${cols.join(', ')}, job FROM unnest(${unnest.join(', ')}) AS u(id, t, ${cols.join(', ')}, job))`);
+    ctes.push(`i${k} AS (SELECT id, ${TS} AS ts, ${inputs} FROM unnest(${unnest.join(', ')}) AS u(id, t, ${inputs}))`);
     const insert = `INSERT INTO ${spec.table} AS t (${spec.idColumn}, ts, ${names.join(', ')})
         SELECT id, ts, ${cols.join(', ')} FROM i${k} ORDER BY id, ts`;
     if (mode === 'insert') {
