@@ -16,6 +16,20 @@ const LABEL: Record<TelemetryKind, string> = { sensor: 'sensor', meter: 'flow me
 /** Interface 4.6 lists the 500 "log could not be stored" for these; every upload answers 500 rather than hang. */
 const LISTS_500 = new Set(['logs/pump', 'logs/pump/batch', 'logs/tank', 'logs/tank/batch', 'logs/generic']);
 
+const ATOMIC =
+  'The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked ' +
+  'first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. ' +
+  "Sets the site's LastCommunication to the time the service received the upload. A database failure answers 500.";
+const DESCRIPTION = {
+  log:
+    'A log is keyed by (equipment, timestamp): a replayed record is counted as a duplicate and never stored twice; ' +
+    'new values for a stored key replace the old ones. Within one request the last entry of a key wins. ' + ATOMIC,
+  reading:
+    "A reading replaces the equipment's current value (GET /v1/sites?dataType=additional, Current) unless it is older; " +
+    'one with the same time and values is a duplicate. Readings never create logs. Within one request the newest reading ' +
+    'of an equipment wins. ' + ATOMIC,
+};
+
 export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
   const { config, db } = app;
   const partitions = new Partitions(db);
@@ -43,6 +57,7 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
         schema: {
           tags: ['telemetry upload'],
           summary,
+          description: DESCRIPTION[role],
           body,
           response: { 201: UploadResponse, ...securedErrors(403, 404, 413, ...(LISTS_500.has(path) ? [500] : [])) },
         },

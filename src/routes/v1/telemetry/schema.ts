@@ -90,5 +90,5 @@ export const UploadResponse = Type.Object(
         'superseded by a later entry of the same key in the same request (the last one wins)',
     }),
   },
-  { title: 'UploadResponseDto' },
+  { title: 'UploadResponseDto', description: 'Committed: the counts of this request (received = stored + duplicates)' },
 );
