@@ -136,6 +136,24 @@ describeEachBackend('configuration routes: statuses and shapes', (backend) => {
       .toEqual([false, true, true, false, false, false]);
   });
 
+  it('answers 429 past the rate limit, with the error body', async () => {
+    const small = await startApp(backend, {
+      demo: { sites: 1, sensorsPerSite: 1, metersPerSite: 1, pumpsPerSite: 1, tanksPerSite: 1, transactionsPerSite: 0, imagesPerSite: 0 },
+      config: { RATE_LIMIT_MAX: 3 },
+    });
+    try {
+      const t = await small.token('*');
+      const urls = ['/v1/config/site/compact?siteId=1', `/v1/config/sensors/${IDS.sensor}`, '/v1/config/updates/site?siteId=1&startDate=2020-01-01',
+        '/v1/config/site/light?siteId=1', `/v1/config/pumps/${IDS.pump}/light`];
+      const answers = [];
+      for (const url of urls) answers.push(await get(small, url, t));
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 429, 429]);
+      expect(answers[3].body).toMatchObject({ statusCode: 429, error: 'Too Many Requests' });
+    } finally {
+      await small.close();
+    }
+  });
+
   it('documents all 42 routes in /openapi.json with their statuses', async () => {
     const doc = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     const paths = Object.keys(doc.paths).filter((p) => p.startsWith('/v1/config/'));
