@@ -126,7 +126,8 @@ export class TelemetryWriter {
       await this.partitions.cover(Math.max(...jobs.flat().map((j) => (j.role === 'log' ? j.maxTs : 0))));
       const sites = [...new Set(jobs.flat().flatMap((j) => j.sites))].sort((a, b) => a - b);
       // New data is the rule: try the plain INSERT first, and upsert when a key was already there.
-      let mode: LogMode = Date.now() - this.lastConflict > UPSERT_AFTER_CONFLICT_MS ? 'insert' : 'upsert';
+      // (A group of several rounds writes one key twice: its second round could never be a plain INSERT.)
+      let mode: LogMode = jobs.length === 1 && Date.now() - this.lastConflict > UPSERT_AFTER_CONFLICT_MS ? 'insert' : 'upsert';
       for (let n = 0; ; n++) {
         try {
           const stored = await this.execute(jobs, sites, mode);

@@ -76,11 +76,20 @@ describeEachBackend('telemetry group commit', (backend) => {
       writer.submit(job(entry(2000, 2), entry(2002, 5))),
     ]);
     expect(counts.map((c) => [c.stored, c.duplicates])).toEqual([[1, 0], [1, 1], [1, 0], [1, 1]]);
-    // The first alone (a plain INSERT); then the group: its plain INSERT meets the stored key, so the
-    // three rounds are upserted in one transaction.
-    expect(sent).toHaveLength(5);
+    expect(sent).toHaveLength(4); // the first alone; then three rounds, upserted in one transaction
     const [row] = await ctx.db.query(`SELECT value FROM sensor_logs WHERE sensor_id = $1 AND ts = $2`, [SENSOR, minute(2000)]);
     expect(row.value).toBe(2);
+  });
+
+  it('writes new keys with a plain INSERT, and upserts the same jobs when a key was already stored', async () => {
+    const { writer, sent } = await writerWith(true);
+    expect(await writer.submit(job(entry(2500, 1), entry(2501, 1)))).toEqual({ received: 2, stored: 2, duplicates: 0 });
+    expect(sent.map((sql) => /ON CONFLICT/.test(sql))).toEqual([false]);
+    sent.length = 0;
+    expect(await writer.submit(job(entry(2501, 2), entry(2502, 1)))).toEqual({ received: 2, stored: 2, duplicates: 0 });
+    expect(sent.map((sql) => /ON CONFLICT/.test(sql))).toEqual([false, true]);
+    const rows = await ctx.db.query(`SELECT value FROM sensor_logs WHERE sensor_id = $1 AND ts >= $2 AND ts <= $3 ORDER BY ts`, [SENSOR, minute(2500), minute(2502)]);
+    expect(rows.map((r) => r.value)).toEqual([1, 2, 1]);
   });
 
   it('fails only the job that the database refuses, not the others of its group', async () => {
