@@ -37,7 +37,7 @@ export function report(runs: Run[], env: { cpu: string; before: number; duration
     `Measured ${new Date().toISOString().slice(0, 10)} on ${env.cpu}, Node ${process.version}, PostgreSQL on the same machine (synchronous_commit on).`,
     `Command: \`npx tsx bench/ingest.ts\` (the real server in a child process, autocannon in this one on loopback; ${env.duration} s a run after a 2 s warm-up; every request carries new keys).`,
     `Equipment: 50 demo sites, 13 sensors each. A batch is one site's gateway sending 10 sensors x 100 minutes; a reading is one sensor's value stamped now.`,
-    `Load average before the run ${env.before.toFixed(2)}, highest seen ${busiest.toFixed(2)}${busiest > 1.5 ? ': the machine was busy (the other helper may have been running its own load), so the figures are conservative' : ''}. Server, database and load generator share the ${env.cpu.split(' ')[0]} cores.`,
+    `One-minute load average before the run ${env.before.toFixed(2)}, highest seen during it ${busiest.toFixed(2)} (it lags; ${busiest > 3 ? 'the machine was busy: other sessions share it, so the figures are conservative' : 'other sessions share this machine'}). Server, database and load generator share the ${env.cpu.split(' ')[0]} cores, so the figures move from run to run.`,
     '',
     '| run | database | group commit | connections | req/s | records/s | p50 ms | p99 ms | errors |',
     '|---|---|---|---|---|---|---|---|---|',
