@@ -10,7 +10,8 @@ import { buildStatement, type LogMode } from './statement.js';
 // request is answered only after that commit, with its own counts. Jobs are validated and checked
 // before they are queued, so they cannot fail one another; should a group fail for a reason other
 // than the database being unreachable, each job is tried alone so that only the bad one fails.
-// At low load nothing waits: a request is written at once when a write slot is free.
+// At low load nothing waits beyond one turn of the event loop: a request is written as soon as a
+// write slot is free.
 
 export interface WriterOptions {
   /** false: every request is its own statement (to measure what grouping gains). */
@@ -44,6 +45,7 @@ export class TelemetryWriter {
   private readonly queue: Pending[] = [];
   private inFlight = 0;
   private lastConflict = 0;
+  private scheduled = false;
   private idleWaiters: (() => void)[] = [];
 
   constructor(
@@ -57,7 +59,15 @@ export class TelemetryWriter {
     if (!job.entries.length) return Promise.resolve({ received: job.received, stored: 0, duplicates: job.received });
     return new Promise((resolve, reject) => {
       this.queue.push({ job, resolve, reject });
-      this.pump();
+      // Start writing after the requests that arrived together with this one have been queued too
+      // (PGlite runs in this thread: without this turn it would write every request on its own).
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => {
+          this.scheduled = false;
+          this.pump();
+        });
+      }
     });
   }
 

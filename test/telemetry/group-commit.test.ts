@@ -57,14 +57,21 @@ describeEachBackend('telemetry group commit', (backend) => {
   const entry = (m: number, value: unknown = m, id = SENSOR): Entry => ({ kind: 'sensor', id, ts: Date.parse(minute(m)), values: [value], index: 0 });
   const job = (...entries: Entry[]) => makeJob('log', entries, [1]);
 
-  it('writes requests that queue up while a write is in flight in one statement', async () => {
+  it('writes requests that arrive together, or queue up while a write is in flight, in one statement', async () => {
     const { writer, sent } = await writerWith(true);
     const counts = await Promise.all(Array.from({ length: 50 }, (_, i) => writer.submit(job(entry(1000 + i)))));
     expect(counts).toEqual(Array(50).fill({ received: 1, stored: 1, duplicates: 0 }));
-    expect(sent).toHaveLength(2); // the first alone, the 49 that waited for it together
+    expect(sent).toHaveLength(1); // the 50 that arrived together, in one statement
     const ungrouped = await writerWith(false);
     await Promise.all(Array.from({ length: 50 }, (_, i) => ungrouped.writer.submit(job(entry(1100 + i)))));
     expect(ungrouped.sent).toHaveLength(50);
+    // While a write is in flight, what arrives waits and then goes together.
+    const late = await writerWith(true);
+    const first = late.writer.submit(job(entry(1200)));
+    await new Promise((r) => setImmediate(r));
+    const rest = Array.from({ length: 30 }, (_, i) => late.writer.submit(job(entry(1201 + i))));
+    await Promise.all([first, ...rest]);
+    expect(late.sent).toHaveLength(2);
   });
 
   it('puts a key written twice in one group in a later statement of the same transaction', async () => {
@@ -76,7 +83,7 @@ describeEachBackend('telemetry group commit', (backend) => {
       writer.submit(job(entry(2000, 2), entry(2002, 5))),
     ]);
     expect(counts.map((c) => [c.stored, c.duplicates])).toEqual([[1, 0], [1, 1], [1, 0], [1, 1]]);
-    expect(sent).toHaveLength(4); // the first alone; then three rounds, upserted in one transaction
+    expect(sent).toHaveLength(4); // one transaction of four rounds, a statement each
     const [row] = await ctx.db.query(`SELECT value FROM sensor_logs WHERE sensor_id = $1 AND ts = $2`, [SENSOR, minute(2000)]);
     expect(row.value).toBe(2);
   });
