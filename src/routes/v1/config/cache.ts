@@ -73,11 +73,39 @@ const rowsOf = (d: ConfigData) =>
   d.devices.length + d.registers.length + d.sensors.length + d.meters.length + d.pumps.length + d.tanks.length + d.actuators.actuators.length;
 
 export class ConfigCache {
+  /** Per site, the fingerprint query under way, and the one that will follow it. */
+  private readonly checking = new Map<number, Promise<string | undefined>>();
+  private readonly queued = new Map<number, Promise<string | undefined>>();
   private readonly indexes = new Lru<ConfigIndex>(MAX_ROWS, (i) => rowsOf(i.data));
   // The gzip form, when made, is about a tenth of the raw one: counted in with the raw size.
   private readonly bodies = new Lru<CachedBody>(MAX_BODY_BYTES, (b) => Math.ceil(b.raw.length * 1.1));
   /** Loads under way, so that concurrent misses of one site share one load. */
   private readonly loading = new Map<string, Promise<ConfigIndex>>();
+
+  /**
+   * The site's fingerprint, with at most one query per site under way: requests that arrive while
+   * one runs share the next one, which starts after they all arrived, so none is answered from a
+   * state older than at its arrival. Under load this saves the database most of the checks.
+   */
+  fingerprint(siteId: number, query: () => Promise<string | undefined>): Promise<string | undefined> {
+    const running = this.checking.get(siteId);
+    if (!running) {
+      const started = query().finally(() => this.checking.delete(siteId));
+      this.checking.set(siteId, started);
+      return started;
+    }
+    let next = this.queued.get(siteId);
+    if (!next) {
+      next = running
+        .catch(() => undefined)
+        .then(() => {
+          this.queued.delete(siteId);
+          return this.fingerprint(siteId, query);
+        });
+      this.queued.set(siteId, next);
+    }
+    return next;
+  }
 
   body(key: string, fingerprint: string): CachedBody | undefined {
     return this.bodies.get(key, fingerprint);

@@ -135,7 +135,7 @@ export async function configRoutes(app: FastifyTypebox): Promise<void> {
           request.access!.assertSites([q.siteId]);
           // A site that does not exist answers like one out of reach: the same 403 for every client.
           const noSite = () => forbidden(`no access to site ${q.siteId}`);
-          const fingerprint = await siteFingerprint(app.db, q.siteId);
+          const fingerprint = await cache.fingerprint(q.siteId, () => siteFingerprint(app.db, q.siteId));
           if (fingerprint === undefined) throw noSite();
           const key = `${url} ${q.siteId}`;
           let body = since === null ? cache.body(key, fingerprint) : undefined;

@@ -1,0 +1,89 @@
+import { gunzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { acceptsGzip, CachedBody, ConfigCache } from '../../src/routes/v1/config/cache.js';
+import type { ConfigData } from '../../src/routes/v1/config/repository.js';
+
+// The configuration cache on its own: fingerprint checks shared only with requests that arrived
+// before the check started, bodies and indexes valid for exactly one fingerprint.
+
+function deferred<T>() {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+const tick = () => new Promise((r) => setImmediate(r));
+const emptyData = (): ConfigData => ({
+  devices: [], registers: [], sensors: [], meters: [], pumps: [], tanks: [], roles: new Map(),
+  actuators: { actuators: [], scalings: [], triggers: [], connections: [] },
+});
+
+describe('ConfigCache', () => {
+  it('runs one fingerprint query per site at a time; callers arriving meanwhile share the next one', async () => {
+    const cache = new ConfigCache();
+    const queries: ReturnType<typeof deferred<string>>[] = [];
+    const query = () => {
+      const d = deferred<string>();
+      queries.push(d);
+      return d.promise;
+    };
+    const a = cache.fingerprint(1, query);
+    const b = cache.fingerprint(1, query);
+    const c = cache.fingerprint(1, query);
+    const other = cache.fingerprint(2, query);
+    expect(queries).toHaveLength(2); // site 1 and site 2, nothing more yet
+    queries[0].resolve('v1');
+    expect(await a).toBe('v1');
+    await tick();
+    expect(queries).toHaveLength(3); // b and c wait for a query started after they arrived
+    const d = cache.fingerprint(1, query); // arrives while that one runs: waits for the one after
+    queries[2].resolve('v2');
+    expect([await b, await c]).toEqual(['v2', 'v2']);
+    await tick();
+    expect(queries).toHaveLength(4);
+    queries[3].resolve('v3');
+    expect(await d).toBe('v3');
+    queries[1].resolve('s2');
+    expect(await other).toBe('s2');
+  });
+
+  it('passes a failed check on to its callers and recovers with the next one', async () => {
+    const cache = new ConfigCache();
+    let n = 0;
+    const failing = cache.fingerprint(1, async () => {
+      n++;
+      throw new Error('database down');
+    });
+    const waiting = cache.fingerprint(1, async () => `ok${++n}`);
+    await expect(failing).rejects.toThrow('database down');
+    expect(await waiting).toBe('ok2');
+  });
+
+  it('keeps bodies and indexes for exactly the fingerprint they were made under, and loads a site once for concurrent misses', async () => {
+    const cache = new ConfigCache();
+    cache.setBody('k', 'f1', new CachedBody(Buffer.from('{"a":1}')));
+    expect(cache.body('k', 'f1')?.raw.toString()).toBe('{"a":1}');
+    expect(cache.body('k', 'f2')).toBeUndefined();
+    let loads = 0;
+    const load = async () => {
+      loads++;
+      return emptyData();
+    };
+    const [x, y] = await Promise.all([cache.index(1, 'f1', load), cache.index(1, 'f1', load)]);
+    expect(x).toBe(y);
+    expect(await cache.index(1, 'f1', load)).toBe(x);
+    expect(loads).toBe(1);
+    expect(await cache.index(1, 'f2', load)).not.toBe(x);
+    expect(loads).toBe(2);
+  });
+
+  it('gzips a body once, and reads Accept-Encoding', async () => {
+    const body = new CachedBody(Buffer.from(JSON.stringify({ registers: Array(100).fill('x'.repeat(50)) })));
+    const z = await body.gzip();
+    expect(await body.gzip()).toBe(z);
+    expect(gunzipSync(z).equals(body.raw)).toBe(true);
+    const cases: [string | undefined, boolean][] = [
+      [undefined, false], ['gzip', true], ['deflate, GZIP', true], ['br;q=1, gzip;q=0.5', true], ['gzip;q=0', false], ['identity', false], ['x-gzip', false],
+    ];
+    for (const [header, expected] of cases) expect(acceptsGzip(header), String(header)).toBe(expected);
+  });
+});
