@@ -125,7 +125,7 @@ function report(runs: Run[], counts: Record<string, number>, before: number, bus
     ...rows,
     '',
     `Target (p99 under 50 ms for the compact configuration): ${verdict('compact')}; ${verdict('compact, gzip')}.`,
-    `The first request after start (cold: twelve queries, index, build, serialize the compact body) took ${cold} ms. Whole-site bodies are then served from a cache checked on every request against a one-query fingerprint of the site's configuration rows; /updates paths are built from the cached rows every time.`,
+    `The first request after start (cold: twelve queries, index, build, serialize the compact body) took ${cold} ms. Whole-site bodies are then served from a cache checked on every request against a one-query fingerprint of the site's configuration rows (at most one such query per site at a time, shared by the requests that arrived while the previous one ran); /updates paths are built from the cached rows every time. Without gzip the 1.5 MB bodies make loopback bandwidth and the load generator, on the same 2 cores, the limit at 10 connections.`,
   ].join('\n');
 }
 
