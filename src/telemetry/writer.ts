@@ -29,7 +29,8 @@ interface Pending {
   reject: (e: unknown) => void;
 }
 
-const MAX_GROUP_ROWS = 20_000;
+/** A group fills up to about one batch: grouping pays for small requests; big batches gain nothing by waiting for each other. */
+const MAX_GROUP_ROWS = 1000;
 const MAX_ROUNDS = 4;
 /** After a plain INSERT met a stored key (replays), upsert straight away for this long. */
 const UPSERT_AFTER_CONFLICT_MS = 2000;
