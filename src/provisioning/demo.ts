@@ -44,7 +44,7 @@ function random(seed: number) {
   };
 }
 
-export function generateDemo(opts: DemoOptions = {}): ProvisioningDocument & { [k: string]: any[] } {
+export function generateDemo(opts: DemoOptions = {}): Required<Omit<ProvisioningDocument, 'clients'>> {
   const base = opts.idBase ?? 0;
   const nSites = opts.sites ?? 4;
   const rnd = random(base + 7);
