@@ -17,10 +17,12 @@ export function parseTime(text: string): number | undefined {
   const [Y, M, D, H, I, S] = [y, mo, d, h, mi, s].map(Number);
   if (M < 1 || M > 12 || D < 1 || H > 24 || I > 59 || S > 60) return undefined;
   const ms = frac ? Math.floor(Number(`0${frac}`) * 1000) : 0;
-  const t = Date.UTC(Y, M - 1, D, H, I, Math.min(S, 59), ms);
+  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0-99 as 1900-1999.
+  const day = new Date(0);
+  day.setUTCFullYear(Y, M - 1, D);
   // Reject dates that roll over (2026-02-30) by reading the day back.
-  if (new Date(Date.UTC(Y, M - 1, D)).getUTCDate() !== D) return undefined;
-  return t - offsetMin * 60_000;
+  if (day.getUTCDate() !== D) return undefined;
+  return day.getTime() + ((H * 60 + I) * 60 + Math.min(S, 59)) * 1000 + ms - offsetMin * 60_000;
 }
 
 export const toIso = (t: Date | number | string | null | undefined): string | null =>
