@@ -1,5 +1,7 @@
+import { afterAll, beforeAll } from 'vitest';
+import type { Config } from '../../src/config.js';
 import type { Database } from '../../src/db/index.js';
-import { bearer, type TestContext } from '../helper.js';
+import { bearer, startApp, type Backend, type TestContext } from '../helper.js';
 
 // Equipment of the generated demo document (src/provisioning/demo.ts): ids are site * 10000 + n.
 export const SENSOR = 10100;
@@ -24,6 +26,26 @@ export function poster(ctx: TestContext, token: string) {
     return { status: res.statusCode, body: res.json() };
   };
 }
+
+/** One app (demo equipment, a client reaching every site) for a whole suite; its fields are set before the first test. */
+export function suiteApp(backend: Backend, config: Partial<Config> = {}) {
+  const t = {} as { ctx: TestContext; token: string; post: ReturnType<typeof poster> };
+  beforeAll(async () => {
+    t.ctx = await startApp(backend, { config });
+    t.token = await t.ctx.token();
+    t.post = poster(t.ctx, t.token);
+  });
+  afterAll(async () => t.ctx?.close());
+  return t;
+}
+
+/** One record of each kind at time ts, for the generic routes. */
+export const mixed = (ts: string, n: number) => [
+  { sensorID: SENSOR, value: n, timestamp: ts },
+  { flowMeterID: METER, totalVolume: n + 1, timestamp: ts },
+  { sitePumpID: PUMP, running: n % 2 === 0, timestamp: ts },
+  { siteTankGroupID: TANK, entryTankLevel: n + 2, timestamp: ts },
+];
 
 export const count = async (db: Database, table: string, where = 'true', params: unknown[] = []) =>
   Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE ${where}`, params))[0].n);

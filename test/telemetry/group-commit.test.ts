@@ -1,21 +1,15 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { Database } from '../../src/db/index.js';
 import { HttpError } from '../../src/errors.js';
 import { makeJob } from '../../src/telemetry/jobs.js';
 import type { Entry } from '../../src/telemetry/kinds.js';
 import { Partitions } from '../../src/telemetry/partitions.js';
 import { TelemetryWriter } from '../../src/telemetry/writer.js';
-import { describeEachBackend, startApp, type TestContext } from '../helper.js';
-import { count, poster, SENSOR, SENSOR_2 } from './fixtures.js';
+import { describeEachBackend } from '../helper.js';
+import { count, SENSOR, SENSOR_2, suiteApp } from './fixtures.js';
 
 describeEachBackend('telemetry group commit', (backend) => {
-  let ctx: TestContext;
-  let post: ReturnType<typeof poster>;
-  beforeAll(async () => {
-    ctx = await startApp(backend);
-    post = poster(ctx, await ctx.token());
-  });
-  afterAll(async () => ctx?.close());
+  const t = suiteApp(backend);
 
   const minute = (m: number) => new Date(Date.UTC(2026, 6, 1) + m * 60_000).toISOString();
 
@@ -23,21 +17,21 @@ describeEachBackend('telemetry group commit', (backend) => {
     // (Readings of one sensor share a time: were they older than one another, their order would decide which count.)
     const results = await Promise.all(
       Array.from({ length: 120 }, (_, i) =>
-        i % 2 ? post('logs/sensor', { sensorID: SENSOR, value: i, timestamp: minute(i) }) : post('readings/sensor', { sensorID: 10102 + (i % 8), value: i, timestamp: minute(0) }),
+        i % 2 ? t.post('logs/sensor', { sensorID: SENSOR, value: i, timestamp: minute(i) }) : t.post('readings/sensor', { sensorID: 10102 + (i % 8), value: i, timestamp: minute(0) }),
       ),
     );
     for (const r of results) expect(r).toEqual({ status: 201, body: { received: 1, stored: 1, duplicates: 0 } });
-    expect(await count(ctx.db, 'sensor_logs', 'sensor_id = $1', [SENSOR])).toBe(60);
+    expect(await count(t.ctx.db, 'sensor_logs', 'sensor_id = $1', [SENSOR])).toBe(60);
   });
 
   it('gives concurrent requests for one key the counts they would have one after another', async () => {
-    const same = await Promise.all(Array.from({ length: 20 }, () => post('logs/sensor', { sensorID: SENSOR_2, value: 1, timestamp: minute(500) })));
+    const same = await Promise.all(Array.from({ length: 20 }, () => t.post('logs/sensor', { sensorID: SENSOR_2, value: 1, timestamp: minute(500) })));
     expect(same.map((r) => r.status)).toEqual(Array(20).fill(201));
     expect(same.reduce((n, r) => n + r.body.stored, 0)).toBe(1);
     expect(same.reduce((n, r) => n + r.body.duplicates, 0)).toBe(19);
-    const changing = await Promise.all(Array.from({ length: 20 }, (_, i) => post('logs/sensor', { sensorID: SENSOR_2, value: 100 + i, timestamp: minute(501) })));
+    const changing = await Promise.all(Array.from({ length: 20 }, (_, i) => t.post('logs/sensor', { sensorID: SENSOR_2, value: 100 + i, timestamp: minute(501) })));
     expect(changing.map((r) => r.body.stored)).toEqual(Array(20).fill(1));
-    const rows = await ctx.db.query<{ value: number }>(`SELECT value FROM sensor_logs WHERE sensor_id = $1 AND ts = $2`, [SENSOR_2, minute(501)]);
+    const rows = await t.ctx.db.query<{ value: number }>(`SELECT value FROM sensor_logs WHERE sensor_id = $1 AND ts = $2`, [SENSOR_2, minute(501)]);
     expect(rows).toHaveLength(1);
     expect(rows[0].value).toBeGreaterThanOrEqual(100);
   });
@@ -46,11 +40,11 @@ describeEachBackend('telemetry group commit', (backend) => {
   async function writerWith(group: boolean) {
     const sent: string[] = [];
     const counting: Database = {
-      ...ctx.db,
-      query: (sql, params) => (sent.push(sql), ctx.db.query(sql, params)),
-      transaction: (fn) => ctx.db.transaction((tx) => fn({ ...tx, query: (sql, params) => (sent.push(sql), tx.query(sql, params)) })),
+      ...t.ctx.db,
+      query: (sql, params) => (sent.push(sql), t.ctx.db.query(sql, params)),
+      transaction: (fn) => t.ctx.db.transaction((tx) => fn({ ...tx, query: (sql, params) => (sent.push(sql), tx.query(sql, params)) })),
     };
-    const partitions = new Partitions(ctx.db);
+    const partitions = new Partitions(t.ctx.db);
     await partitions.cover(Date.now());
     return { writer: new TelemetryWriter(counting, partitions, { group, maxInFlight: 1, timeoutMs: 10_000 }), sent };
   }
@@ -84,7 +78,7 @@ describeEachBackend('telemetry group commit', (backend) => {
     ]);
     expect(counts.map((c) => [c.stored, c.duplicates])).toEqual([[1, 0], [1, 1], [1, 0], [1, 1]]);
     expect(sent).toHaveLength(4); // one transaction of four rounds, a statement each
-    const [row] = await ctx.db.query(`SELECT value FROM sensor_logs WHERE sensor_id = $1 AND ts = $2`, [SENSOR, minute(2000)]);
+    const [row] = await t.ctx.db.query(`SELECT value FROM sensor_logs WHERE sensor_id = $1 AND ts = $2`, [SENSOR, minute(2000)]);
     expect(row.value).toBe(2);
   });
 
@@ -95,7 +89,7 @@ describeEachBackend('telemetry group commit', (backend) => {
     sent.length = 0;
     expect(await writer.submit(job(entry(2501, 2), entry(2502, 1)))).toEqual({ received: 2, stored: 2, duplicates: 0 });
     expect(sent.map((sql) => /ON CONFLICT/.test(sql))).toEqual([false, true]);
-    const rows = await ctx.db.query(`SELECT value FROM sensor_logs WHERE sensor_id = $1 AND ts >= $2 AND ts <= $3 ORDER BY ts`, [SENSOR, minute(2500), minute(2502)]);
+    const rows = await t.ctx.db.query(`SELECT value FROM sensor_logs WHERE sensor_id = $1 AND ts >= $2 AND ts <= $3 ORDER BY ts`, [SENSOR, minute(2500), minute(2502)]);
     expect(rows.map((r) => r.value)).toEqual([1, 2, 1]);
   });
 
@@ -111,6 +105,6 @@ describeEachBackend('telemetry group commit', (backend) => {
     const reason = (outcomes[2] as PromiseRejectedResult).reason;
     expect(reason).toBeInstanceOf(HttpError);
     expect(reason.statusCode).toBe(500);
-    expect(await count(ctx.db, 'sensor_logs', 'sensor_id = $1 AND ts >= $2 AND ts <= $3', [SENSOR, minute(3000), minute(3003)])).toBe(3);
+    expect(await count(t.ctx.db, 'sensor_logs', 'sensor_id = $1 AND ts >= $2 AND ts <= $3', [SENSOR, minute(3000), minute(3003)])).toBe(3);
   });
 });

@@ -1,27 +1,23 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeEachBackend, startApp, type TestContext } from '../helper.js';
-import { KINDS, minutesAgo, PUMP, poster, SENSOR, snapshot, VALID } from './fixtures.js';
+import { beforeAll, expect, it } from 'vitest';
+import { describeEachBackend } from '../helper.js';
+import { KINDS, minutesAgo, PUMP, SENSOR, snapshot, suiteApp, VALID } from './fixtures.js';
 
 const MAX_BATCH = 20;
 
 describeEachBackend('telemetry upload validation', (backend) => {
-  let ctx: TestContext;
-  let post: ReturnType<typeof poster>;
+  const t = suiteApp(backend, { MAX_BATCH, BODY_LIMIT: 64 * 1024 });
   let empty: Awaited<ReturnType<typeof snapshot>>;
   beforeAll(async () => {
-    ctx = await startApp(backend, { config: { MAX_BATCH, BODY_LIMIT: 64 * 1024 } });
-    post = poster(ctx, await ctx.token());
-    empty = await snapshot(ctx.db);
+    empty = await snapshot(t.ctx.db);
   });
-  afterAll(async () => ctx?.close());
 
   /** A 400 in the contract's error body whose first detail names `path`; nothing stored. */
   const rejects = async (url: string, body: unknown, path: string) => {
-    const res = await post(url, body);
+    const res = await t.post(url, body);
     expect(res.status, `${url} ${JSON.stringify(body).slice(0, 120)}`).toBe(400);
     expect(res.body).toMatchObject({ statusCode: 400, error: 'Bad Request', message: expect.any(String) });
     expect(res.body.details?.[0]?.path, JSON.stringify(res.body)).toBe(path);
-    expect(await snapshot(ctx.db)).toEqual(empty);
+    expect(await snapshot(t.ctx.db)).toEqual(empty);
   };
 
   const ts = '2026-01-05T10:00:00Z';
@@ -48,10 +44,10 @@ describeEachBackend('telemetry upload validation', (backend) => {
   });
 
   it('accepts a timestamp up to 24 h ahead', async () => {
-    const res = await post('logs/sensor', { sensorID: SENSOR, value: 1, timestamp: new Date(Date.now() + 23 * 3_600_000).toISOString() });
+    const res = await t.post('logs/sensor', { sensorID: SENSOR, value: 1, timestamp: new Date(Date.now() + 23 * 3_600_000).toISOString() });
     expect(res.status).toBe(201);
-    await ctx.db.query(`DELETE FROM sensor_logs`);
-    await ctx.db.query(`UPDATE sites SET last_communication = NULL`);
+    await t.ctx.db.query(`DELETE FROM sensor_logs`);
+    await t.ctx.db.query(`UPDATE sites SET last_communication = NULL`);
   });
 
   it('rejects a whole batch for one bad entry, naming its index and field, and stores nothing of it', async () => {
@@ -63,9 +59,9 @@ describeEachBackend('telemetry upload validation', (backend) => {
     await rejects('logs/meter/batch', [VALID.meter(ts), { ...VALID.meter(ts), pressure: 'high' }], '/1/pressure');
     await rejects('logs/pump/batch', 'null', '/');
     await rejects('logs/sensor/batch', Array.from({ length: MAX_BATCH + 1 }, (_, i) => good(i)), '/');
-    expect((await post('logs/sensor/batch', Array.from({ length: MAX_BATCH }, (_, i) => good(i)))).status).toBe(201);
-    await ctx.db.query(`DELETE FROM sensor_logs`);
-    await ctx.db.query(`UPDATE sites SET last_communication = NULL`);
+    expect((await t.post('logs/sensor/batch', Array.from({ length: MAX_BATCH }, (_, i) => good(i)))).status).toBe(201);
+    await t.ctx.db.query(`DELETE FROM sensor_logs`);
+    await t.ctx.db.query(`UPDATE sites SET last_communication = NULL`);
   });
 
   it('routes generic entries by exactly one id field, and checks each as its kind', async () => {
@@ -96,12 +92,12 @@ describeEachBackend('telemetry upload validation', (backend) => {
   });
 
   it('answers 400 to malformed JSON and 413 to a body over the limit', async () => {
-    const bad = await post('logs/sensor', '{"sensorID": 1,');
+    const bad = await t.post('logs/sensor', '{"sensorID": 1,');
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
-    const huge = await post('logs/sensor/batch', JSON.stringify([{ sensorID: SENSOR, value: 1, timestamp: ts, pad: 'x'.repeat(70 * 1024) }]));
+    const huge = await t.post('logs/sensor/batch', JSON.stringify([{ sensorID: SENSOR, value: 1, timestamp: ts, pad: 'x'.repeat(70 * 1024) }]));
     expect(huge.status).toBe(413);
     expect(huge.body).toMatchObject({ statusCode: 413, error: 'Payload Too Large' });
-    expect(await snapshot(ctx.db)).toEqual(empty);
+    expect(await snapshot(t.ctx.db)).toEqual(empty);
   });
 });
