@@ -22,7 +22,7 @@ export interface Run {
 const n = (x: number) => x.toLocaleString('en-US');
 const verdict = (ok: boolean) => (ok ? '**met**' : '**not met**');
 
-export function report(runs: Run[], env: { cpu: string; before: number; duration: number }): string {
+export function report(runs: Run[], env: { cpu: string; before: number; idle?: number; duration: number }): string {
   const find = (kind: Run['kind'], backend: Run['backend'], group: boolean) => runs.find((r) => r.kind === kind && r.backend === backend && r.group === group);
   const a = find('batch', 'postgres', true);
   const copy = runs.find((r) => r.kind === 'copy');
@@ -37,7 +37,9 @@ export function report(runs: Run[], env: { cpu: string; before: number; duration
     `Measured ${new Date().toISOString().slice(0, 10)} on ${env.cpu}, Node ${process.version}, PostgreSQL on the same machine (synchronous_commit on).`,
     `Command: \`npx tsx bench/ingest.ts\` (the real server in a child process, autocannon in this one on loopback; ${env.duration} s a run after a 2 s warm-up; every request carries new keys).`,
     `Equipment: 50 demo sites, 13 sensors each. A batch is one site's gateway sending 10 sensors x 100 minutes; a reading is one sensor's value stamped now.`,
-    `One-minute load average before the run ${env.before.toFixed(2)}, highest seen during it ${busiest.toFixed(2)} (it lags; ${busiest > 3 ? 'the machine was busy: other sessions share it, so the figures are conservative' : 'other sessions share this machine'}). Server, database and load generator share the ${env.cpu.split(' ')[0]} cores, so the figures move from run to run.`,
+    `${env.idle === undefined ? '' : `CPU idle in the 3 s before the run: ${Math.round(env.idle * 100)} %${env.idle < 0.8 ? ' (other sessions were using this machine, so the figures are conservative)' : ''}. `}` +
+      `One-minute load average before the run ${env.before.toFixed(2)}, highest seen during it ${busiest.toFixed(2)} (it lags, and other sessions share this machine). ` +
+      `Server, database and load generator share the ${env.cpu.split(' ')[0]} cores, so the figures move from run to run.`,
     '',
     '| run | database | group commit | connections | req/s | records/s | p50 ms | p99 ms | errors |',
     '|---|---|---|---|---|---|---|---|---|',

@@ -10,7 +10,7 @@
 // BENCH_SKIP_PGLITE=1. The real server runs in a child process on a loopback port; PostgreSQL runs
 // in a schema of its own, dropped after.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -35,6 +35,23 @@ const BATCH_CONNECTIONS = Number(process.env.BENCH_BATCH_CONNECTIONS ?? 4);
 const SINGLE_CONNECTIONS = Number(process.env.BENCH_SINGLE_CONNECTIONS ?? 32);
 const SITES = 50;
 const SECRET = 'bench-secret-123456';
+
+/** Share of CPU time idle over the next `ms` (Linux /proc/stat; undefined elsewhere): how quiet the machine is. */
+async function cpuIdle(ms: number): Promise<number | undefined> {
+  const sample = () => {
+    const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
+    const n = fields.map(Number);
+    return { idle: n[3] + (n[4] ?? 0), total: n.reduce((a, b) => a + b, 0) };
+  };
+  try {
+    const a = sample();
+    await new Promise((r) => setTimeout(r, ms));
+    const b = sample();
+    return (b.idle - a.idle) / (b.total - a.total);
+  } catch {
+    return undefined;
+  }
+}
 
 /** Equipment of 50 sites (13 sensors each) and a client that reaches them all. */
 async function provision(db: Database): Promise<Fleet> {
@@ -116,6 +133,7 @@ async function rawCopy(url: string, fleet: Fleet, batches: number): Promise<Run>
 async function main() {
   const runs: Run[] = [];
   const before = loadavg()[0];
+  const idle = await cpuIdle(3000);
   // PostgreSQL: (a) and (c) with and without group commit, then (b) with the rows (a) stored.
   const schema = `bench_ingest_${randomBytes(4).toString('hex')}`;
   const admin = await openPostgres(DB_URL, { max: 1 });
@@ -164,7 +182,7 @@ async function main() {
     }
   }
   const cpu = `${cpus().length} cores (${cpus()[0]?.model.trim()})`;
-  writeResultsSection('Ingest', report(runs, { cpu, before, duration: DURATION }));
+  writeResultsSection('Ingest', report(runs, { cpu, before, idle, duration: DURATION }));
   console.log('written to bench/RESULTS.md');
 }
 
