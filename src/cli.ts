@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.js';
 import { connect, type Database } from './db/index.js';
-import { DataDirBusyError, lockDataDir } from './db/lock.js';
+import { DataDirBusyError } from './db/lock.js';
 import { disableClient, listClients, upsertClient } from './auth/clients.js';
 import { ImportError, importDocument } from './provisioning/import.js';
 import { generateDemo } from './provisioning/demo.js';
@@ -29,18 +29,11 @@ const idList = (v: string | undefined, flag: string): number[] | '*' | undefined
 };
 
 async function withDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
-  const config = loadConfig();
-  let release = () => {};
-  if (!config.DATABASE_URL) {
-    mkdirSync(config.DATA_DIR, { recursive: true });
-    release = lockDataDir(config.DATA_DIR);
-  }
-  const db = await connect(config);
+  const db = await connect(loadConfig());
   try {
     return await fn(db);
   } finally {
     await db.close();
-    release();
   }
 }
 

@@ -1,25 +1,16 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { connect } from './db/index.js';
-import { DataDirBusyError, lockDataDir } from './db/lock.js';
+import { DataDirBusyError } from './db/lock.js';
 import { seedDemo } from './provisioning/seed.js';
-import { mkdirSync } from 'node:fs';
 
 async function main() {
   const config = loadConfig();
-  let release = () => {};
-  if (!config.DATABASE_URL) {
-    mkdirSync(config.DATA_DIR, { recursive: true });
-    release = lockDataDir(config.DATA_DIR);
-  }
   const db = await connect(config);
   const demo = config.DEMO ?? !config.DATABASE_URL;
   const credentials = demo ? await seedDemo(db) : undefined;
   const app = await buildApp(config, { db });
-  app.addHook('onClose', async () => {
-    await db.close();
-    release();
-  });
+  app.addHook('onClose', async () => db.close());
 
   let closing = false;
   const shutdown = async (signal: string) => {
