@@ -49,7 +49,7 @@ export function report(runs: Run[], env: { cpu: string; before: number; idle?: n
   ];
   if (a) lines.push(`- (a) batch logs at least 100,000 records/s: ${n(a.records)}, ${verdict(a.records >= 100_000)}.`);
   if (a && copy)
-    lines.push(`- (a) at least half of (b): (a)/(b) = ${n(a.records)} / ${n(copy.records)} = ${ratio.toFixed(2)}, ${verdict(ratio >= 0.5)}.`);
+    lines.push(`- (a) at least half of (b): (a)/(b) = ${n(a.records)} / ${n(copy.records)} = ${ratio.toFixed(3)}, ${verdict(ratio >= 0.5)}.`);
   if (c) lines.push(`- (c) single readings at least 5,000 req/s with p99 under 20 ms: ${n(c.rps)} req/s, p99 ${c.p99} ms, ${verdict(c.rps >= 5000 && c.p99 < 20)}.`);
   const d = runs.filter((r) => r.backend === 'pglite' && r.group);
   if (d.length) lines.push(`- (d) PGlite (no target of its own): ${d.map((r) => `${r.kind === 'batch' ? 'batches' : 'readings'} ${n(r.kind === 'batch' ? r.records : r.rps)} ${r.kind === 'batch' ? 'records/s' : `req/s, p99 ${r.p99} ms`}`).join('; ')}.`);
