@@ -15,8 +15,6 @@ export interface Job {
   role: Role;
   /** Entries to write: at most one per key (logs: equipment and timestamp; readings: equipment). */
   entries: Entry[];
-  /** Their keys, parallel to entries. */
-  keys: string[];
   /** Entries in the request. */
   received: number;
   /** Sites whose LastCommunication the upload sets. */
@@ -25,21 +23,42 @@ export interface Job {
   maxTs: number;
 }
 
+const KIND_NO: Record<Entry['kind'], number> = { sensor: 0, meter: 1, pump: 2, tank: 3 };
+/** One number per (kind, id): ids are 31-bit, so kind * 2^32 + id is exact. */
+const equipmentKey = (e: Entry) => KIND_NO[e.kind] * 4_294_967_296 + e.id;
+
 /**
  * Duplicates inside one request: for logs the last entry of a key wins; for readings the newest
  * (on a tie, the last). The entries it supersedes count as duplicates.
  */
 export function makeJob(role: Role, entries: Entry[], sites: number[]): Job {
-  const winners = new Map<string, Entry>();
+  // Number keys in nested maps: a 1,000-record batch builds no key strings.
+  const winners = new Map<number, Map<number, Entry> | Entry>();
   let maxTs = 0;
+  let superseded = 0;
   for (const e of entries) {
     if (e.ts > maxTs) maxTs = e.ts;
-    const key = role === 'log' ? `${e.kind}:${e.id}:${e.ts}` : `r:${e.kind}:${e.id}`;
-    const held = winners.get(key);
-    if (role === 'log' || !held || e.ts >= held.ts) {
-      if (held) winners.delete(key); // re-insert, so the surviving order is the entries' order
-      winners.set(key, e);
+    const key = equipmentKey(e);
+    if (role === 'reading') {
+      const held = winners.get(key) as Entry | undefined;
+      if (held) superseded++;
+      if (!held || e.ts >= held.ts) winners.set(key, e);
+      continue;
     }
+    let times = winners.get(key) as Map<number, Entry> | undefined;
+    if (!times) winners.set(key, (times = new Map()));
+    if (times.has(e.ts)) superseded++;
+    times.set(e.ts, e);
   }
-  return { role, entries: [...winners.values()], keys: [...winners.keys()], received: entries.length, sites, maxTs };
+  const kept = !superseded
+    ? entries
+    : role === 'reading'
+      ? entries.filter((e) => winners.get(equipmentKey(e)) === e)
+      : entries.filter((e) => (winners.get(equipmentKey(e)) as Map<number, Entry>).get(e.ts) === e);
+  return { role, entries: kept, received: entries.length, sites, maxTs };
+}
+
+/** The keys a job writes, as the writer compares them between jobs (only when it groups several). */
+export function keysOf(job: Job): string[] {
+  return job.entries.map((e) => (job.role === 'log' ? `${e.kind}:${e.id}:${e.ts}` : `r:${e.kind}:${e.id}`));
 }

@@ -1,6 +1,6 @@
 import type { Database } from '../db/index.js';
 import { serverError } from '../errors.js';
-import type { Counts, Job } from './jobs.js';
+import { keysOf, type Counts, type Job } from './jobs.js';
 import type { Partitions } from './partitions.js';
 import { buildStatement, type LogMode } from './statement.js';
 
@@ -99,14 +99,16 @@ export class TelemetryWriter {
     while (this.queue.length) {
       const next = this.queue[0];
       if (rounds.length && rows + next.job.entries.length > MAX_GROUP_ROWS) break;
+      if (!rounds.length && next.job.entries.length >= MAX_GROUP_ROWS) return [[this.queue.shift()!]];
       let r = 0;
-      if (this.queue.length > 1 || rounds.length)
-        for (const key of next.job.keys) {
-          const seen = roundOf.get(key);
-          if (seen !== undefined && seen >= r) r = seen + 1;
-        }
+      // A job that goes alone needs no key comparison.
+      const keys = this.queue.length > 1 || rounds.length ? keysOf(next.job) : [];
+      for (const key of keys) {
+        const seen = roundOf.get(key);
+        if (seen !== undefined && seen >= r) r = seen + 1;
+      }
       if (r >= MAX_ROUNDS) break;
-      for (const key of next.job.keys) roundOf.set(key, r);
+      for (const key of keys) roundOf.set(key, r);
       (rounds[r] ??= []).push(this.queue.shift()!);
       rows += next.job.entries.length;
     }
