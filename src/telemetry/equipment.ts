@@ -1,6 +1,6 @@
 import { findEquipmentSites, equipmentLabel, type Access } from '../auth/access.js';
 import type { Queryable } from '../db/index.js';
-import { notFound, type ErrorDetail } from '../errors.js';
+import { notFound, serverError, type ErrorDetail } from '../errors.js';
 import { KINDS, type Entry, type TelemetryKind } from './kinds.js';
 
 // Which site each piece of equipment belongs to, for the access check of every upload. Gateways
@@ -20,6 +20,8 @@ export class EquipmentDirectory {
   constructor(
     private readonly db: Queryable,
     private readonly ttlMs: number,
+    /** A lookup that takes longer is answered 500: a stuck database must not hold the request. */
+    private readonly timeoutMs: number,
   ) {}
 
   /**
@@ -43,7 +45,7 @@ export class EquipmentDirectory {
       }
     }
     if (wanted.size) {
-      const found = await Promise.all([...wanted].map(async ([kind, ids]) => [kind, await findEquipmentSites(this.db, kind, [...ids])] as const));
+      const found = await this.bounded(Promise.all([...wanted].map(async ([kind, ids]) => [kind, await findEquipmentSites(this.db, kind, [...ids])] as const)));
       if (this.cache.size > MAX_CACHED) this.cache.clear();
       for (const [kind, sites] of found)
         for (const [id, site] of sites) {
@@ -56,6 +58,15 @@ export class EquipmentDirectory {
     const sites = [...new Set(siteOf.values())];
     access.assertSites(sites);
     return sites;
+  }
+
+  private bounded<T>(work: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(serverError('the database did not answer; nothing was stored, send it again')), this.timeoutMs);
+    });
+    work.catch(() => {}); // a lookup that lost the race must not become an unhandled rejection
+    return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
   }
 }
 

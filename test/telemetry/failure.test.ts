@@ -90,11 +90,13 @@ describeEachBackend('telemetry upload when the database fails', (backend) => {
     expect((await upload()).status).toBe(201);
   });
 
-  it('answers 500 when the equipment lookup itself fails', async () => {
-    state.mode = 'fail';
-    const res = await upload('logs/pump', 10402); // not looked up yet: not in the cache
-    state.mode = 'ok';
-    expect(res).toEqual({ status: 500, body: errorBody });
+  it('answers 500 when the equipment lookup itself fails or hangs', async () => {
+    for (const mode of ['fail', 'hang'] as const) {
+      state.mode = mode;
+      const res = await upload('logs/pump', 10402); // not looked up yet: not in the cache
+      state.mode = 'ok';
+      expect(res, mode).toEqual({ status: 500, body: errorBody });
+    }
     expect((await upload('logs/pump', 10402)).status).toBe(201);
   });
 

@@ -39,7 +39,7 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
     maxInFlight: db.kind === 'pglite' ? 1 : 4,
     timeoutMs: config.WRITE_TIMEOUT_MS,
   });
-  const directory = new EquipmentDirectory(db, config.EQUIPMENT_CACHE_MS);
+  const directory = new EquipmentDirectory(db, config.EQUIPMENT_CACHE_MS, config.WRITE_TIMEOUT_MS);
   // Writes of requests whose client has gone (so the server may close at once) still finish before the database closes.
   app.addHook('preClose', () => writer.idle());
 
