@@ -2,8 +2,8 @@ import { KIND_LIST, type ColumnType } from './kinds.js';
 import type { Job } from './jobs.js';
 
 // One SQL statement stores a whole round of jobs: per log table one INSERT ... SELECT FROM unnest(...)
-// ON CONFLICT DO UPDATE (set-based, whatever the number of rows), the readings upsert and the sites'
-// LastCommunication, as data-modifying CTEs. A single statement is atomic on its own, so a round
+// (set-based, whatever the number of rows; plain, or ON CONFLICT DO UPDATE: see LogMode), the
+// readings upsert and the sites' LastCommunication, as data-modifying CTEs. A single statement is atomic on its own, so a round
 // costs one round trip and one commit. The jobs of a round have no key in common (the writer sees
 // to it), so no row is touched twice and the rows each statement returns tell which job stored what.
 
