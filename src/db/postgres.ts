@@ -5,6 +5,8 @@ export interface PostgresOptions {
   /** Sets search_path for every connection (tests use one schema per suite). */
   schema?: string;
   max?: number;
+  /** Server-side limit of one statement; default 60 s. */
+  statementTimeoutMs?: number;
 }
 
 export async function openPostgres(url: string, opts: PostgresOptions = {}): Promise<Database> {
@@ -13,6 +15,8 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     max: opts.max ?? 10,
     options: opts.schema ? `-c search_path=${opts.schema}` : undefined,
     connectionTimeoutMillis: 10_000,
+    // A database that stops answering must turn into errors, not requests that wait for ever.
+    statement_timeout: opts.statementTimeoutMs ?? 60_000,
   });
   // An idle client that loses its server must not crash the process; the pool replaces it.
   pool.on('error', () => {});
