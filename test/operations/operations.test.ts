@@ -96,3 +96,36 @@ describeEachBackend('operations and errors', (backend) => {
     for (const line of logs) expect(() => JSON.parse(line)).not.toThrow();
   });
 });
+
+describeEachBackend('NUL characters', (backend) => {
+  let ctx: TestContext;
+  let token: string;
+  beforeAll(async () => {
+    ctx = await startApp(backend, { demo: { sites: 1, transactionsPerSite: 1, imagesPerSite: 0 } });
+    token = await ctx.token('*');
+  });
+  afterAll(async () => ctx?.close());
+
+  it('answers 400, not a database error, for a NUL in a query string or a JSON body', async () => {
+    const q = await ctx.app.inject({ method: 'GET', url: '/v1/sites?page=1&perPage=5&name=a%00b', headers: bearer(token) });
+    expect(q.statusCode).toBe(400);
+    expect(q.json()).toMatchObject({ statusCode: 400, error: 'Bad Request' });
+    const b = await ctx.app.inject({
+      method: 'POST', url: '/v1/edge/logs/pump', headers: { ...bearer(token), 'content-type': 'application/json' },
+      payload: '{"sitePumpID":10401,"timestamp":"2026-01-01T00:00:00Z","status":"run\\u0000ning"}',
+    });
+    expect(b.statusCode).toBe(400);
+    expect(b.json().message).toContain('NUL');
+    expect(b.json().details).toEqual([{ path: '/status', message: 'NUL is not allowed' }]);
+    // An escaped backslash followed by "u0000" is ordinary text and is accepted.
+    const ok = await ctx.app.inject({
+      method: 'POST', url: '/v1/edge/logs/pump', headers: { ...bearer(token), 'content-type': 'application/json' },
+      payload: '{"sitePumpID":10401,"timestamp":"2026-01-01T00:00:00Z","status":"a\\\\u0000b"}',
+    });
+    expect(ok.statusCode).toBe(201);
+    const poisoned = await ctx.app.inject({
+      method: 'POST', url: '/token', headers: { 'content-type': 'application/json' }, payload: '{"clientId":"a","clientSecret":"b","__proto__":{"x":1}}',
+    });
+    expect(poisoned.statusCode).toBe(400);
+  });
+});
