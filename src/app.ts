@@ -1,33 +1,18 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
+import Fastify from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { loadConfig, type Config } from './config.js';
 import { connect, type Database } from './db/index.js';
-import { createTokenService, loadJwtSecret, type TokenService } from './auth/tokens.js';
+import { createTokenService, loadJwtSecret } from './auth/tokens.js';
 import { registerTokenResolution } from './auth/hooks.js';
-import { tokenRoutes } from './auth/routes.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { registerValidation } from './plugins/validation.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { registerDocs } from './plugins/docs.js';
 import { ErrorBody } from './schemas/common.js';
-import { v1Routes } from './routes/v1/index.js';
-import { healthRoutes } from './routes/health.js';
+import { routes } from './routes/index.js';
+import type { FastifyTypebox } from './http.js';
 
-export type FastifyTypebox = FastifyInstance<
-  RawServerDefault,
-  RawRequestDefaultExpression,
-  RawReplyDefaultExpression,
-  FastifyBaseLogger,
-  TypeBoxTypeProvider
->;
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    db: Database;
-    config: Config;
-    tokens: TokenService;
-  }
-}
+export type { FastifyTypebox } from './http.js';
 
 export interface BuildOptions {
   /** An open, migrated database; when absent the configured one is opened (and closed with the app). */
@@ -57,8 +42,6 @@ export async function buildApp(config: Config = loadConfig(), opts: BuildOptions
   registerTokenResolution(app, config.CLIENT_CACHE_MS);
   await registerRateLimit(app, config);
 
-  await app.register(healthRoutes);
-  await app.register(tokenRoutes);
-  await app.register(v1Routes, { prefix: '/v1' });
+  await app.register(routes);
   return app;
 }

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyTypebox } from '../app.js';
+import type { FastifyTypebox } from '../http.js';
 import { HttpError } from '../errors.js';
 import { errorResponses } from '../schemas/common.js';
 

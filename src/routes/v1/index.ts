@@ -1,4 +1,4 @@
-import type { FastifyTypebox } from '../../app.js';
+import type { FastifyTypebox } from '../../http.js';
 import { requireAccess } from '../../auth/hooks.js';
 import { siteRoutes } from './sites/index.js';
 import { configRoutes } from './config/index.js';

@@ -1,6 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { FastifyTypebox } from '../../../app.js';
+import type { FastifyTypebox } from '../../../http.js';
 import { requireEquipment } from '../../../auth/access.js';
 import { badRequest, forbidden, notFound } from '../../../errors.js';
 import { securedErrors } from '../../../schemas/common.js';

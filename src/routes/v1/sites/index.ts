@@ -1,4 +1,4 @@
-import type { FastifyTypebox } from '../../../app.js';
+import type { FastifyTypebox } from '../../../http.js';
 import { securedErrors } from '../../../schemas/common.js';
 import { addSiteTelemetry, countSites, listSites } from './repository.js';
 import { SitePage, SitesQuery, SORT_COLUMNS } from './schema.js';

@@ -1,5 +1,5 @@
 import type { TSchema } from '@sinclair/typebox';
-import type { FastifyTypebox } from '../../../app.js';
+import type { FastifyTypebox } from '../../../http.js';
 import { securedErrors } from '../../../schemas/common.js';
 import { EquipmentDirectory, idPath } from '../../../telemetry/equipment.js';
 import { makeJob, type Role } from '../../../telemetry/jobs.js';

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyTypebox } from '../app.js';
+import type { FastifyTypebox } from '../http.js';
 import { unauthorized } from '../errors.js';
 import { errorResponses } from '../schemas/common.js';
-import { findClient } from './clients.js';
-import { DUMMY_HASH_PROMISE, verifySecret } from './secrets.js';
+import { findClient } from '../auth/clients.js';
+import { DUMMY_HASH_PROMISE, verifySecret } from '../auth/secrets.js';
 
 export const IssueTokenDto = Type.Object(
   {
