@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/index.js';
 import { seedDemo } from '../../src/provisioning/seed.js';
+import { DEMO_SAMPLES, DEMO_STEP_MINUTES } from '../../src/telemetry/demo.js';
 import { describeEachBackend, openTestDb } from '../helper.js';
 
 describeEachBackend('demo telemetry', (backend) => {
@@ -13,15 +14,17 @@ describeEachBackend('demo telemetry', (backend) => {
 
   const count = async (sql: string) => Number((await db.query<{ n: string }>(sql))[0].n);
 
-  it('holds a week of one-minute logs for every piece of equipment, up to the current minute', async () => {
+  it('holds a week of five-minute logs for every piece of equipment, up to the current step', async () => {
+    expect(DEMO_SAMPLES).toBe(7 * 24 * 12);
+    const step = DEMO_STEP_MINUTES * 60_000;
     for (const [logs, equipment] of [['sensor_logs', 'sensors'], ['meter_logs', 'flow_meters'], ['pump_logs', 'pumps'], ['tank_logs', 'tank_groups']]) {
       const n = await count(`SELECT count(*) AS n FROM ${equipment}`);
       expect(n, equipment).toBeGreaterThan(0);
-      expect(await count(`SELECT count(*) AS n FROM ${logs}`), logs).toBe(n * 7 * 24 * 60);
-      const [span] = await db.query(`SELECT min(ts) AS a, max(ts) AS b, count(DISTINCT ts) AS minutes FROM ${logs}`);
-      expect(Number(span.minutes)).toBe(7 * 24 * 60);
-      expect(Date.now() - new Date(span.b).getTime()).toBeLessThan(5 * 60_000);
-      expect(new Date(span.b).getTime() - new Date(span.a).getTime()).toBe((7 * 24 * 60 - 1) * 60_000);
+      expect(await count(`SELECT count(*) AS n FROM ${logs}`), logs).toBe(n * DEMO_SAMPLES);
+      const [span] = await db.query(`SELECT min(ts) AS a, max(ts) AS b, count(DISTINCT ts) AS samples FROM ${logs}`);
+      expect(Number(span.samples)).toBe(DEMO_SAMPLES);
+      expect(Date.now() - new Date(span.b).getTime()).toBeLessThan(step + 60_000);
+      expect(new Date(span.b).getTime() - new Date(span.a).getTime()).toBe((DEMO_SAMPLES - 1) * step);
     }
     const [meter] = await db.query(`SELECT bool_and(total_volume > 0) AS ok FROM meter_logs`);
     expect(meter.ok).toBe(true);
@@ -34,7 +37,7 @@ describeEachBackend('demo telemetry', (backend) => {
     expect(await count(`SELECT count(*) AS n FROM current_readings`)).toBe(equipment);
     const [pump] = await db.query(`SELECT record FROM current_readings WHERE equipment_kind = 'pump' LIMIT 1`);
     expect(Object.keys(pump.record).sort()).toEqual(['frequency', 'pressure', 'running', 'sitePumpID', 'status', 'statusID', 'timestamp']);
-    expect(pump.record.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:00\.000Z$/);
+    expect(pump.record.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d[05]:00\.000Z$/);
     expect(await count(`SELECT count(*) AS n FROM sites WHERE last_communication IS NULL`)).toBe(0);
   });
 });

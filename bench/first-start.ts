@@ -1,0 +1,80 @@
+// First start on the embedded database: how long a fresh DATA_DIR takes until /health answers 200
+// (database created, migrated, demo data and telemetry generated, server listening), and how large
+// the directory is then. The build (`npm start` compiles first when sources changed) is timed apart.
+// Usage: npx tsx bench/first-start.ts [runs]   (writes the "First start" section of bench/RESULTS.md)
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, writeResultsSection } from './harness.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const runs = Number(process.argv[2] ?? 3);
+
+/** A clean build, as on a fresh clone (no dist/, no incremental state). */
+function timeBuild(): number {
+  rmSync(join(root, 'dist'), { recursive: true, force: true });
+  const started = performance.now();
+  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
+  return (performance.now() - started) / 1000;
+}
+
+/** Seconds from spawning `node dist/server.js` on an empty DATA_DIR to the first 200 of /health; and the directory's size. */
+async function timeFirstStart(): Promise<{ seconds: number; megabytes: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'site-monitor-first-start-'));
+  const dataDir = join(dir, 'data');
+  const port = await freePort();
+  const started = performance.now();
+  const child = spawn(process.execPath, ['dist/server.js'], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+      if (performance.now() - started > 120_000) throw new Error('no answer from /health in 120 s');
+      const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
+      if (ok) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const seconds = (performance.now() - started) / 1000;
+    child.kill('SIGTERM');
+    await exited;
+    const megabytes = Number(execFileSync('du', ['-sm', dataDir], { encoding: 'utf8' }).split('\t')[0]);
+    return { seconds, megabytes };
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const load = loadavg()[0];
+const build = timeBuild();
+const results = [];
+for (let i = 0; i < runs; i++) {
+  results.push(await timeFirstStart());
+  console.log(`run ${i + 1}: /health after ${results.at(-1)!.seconds.toFixed(1)} s, data directory ${results.at(-1)!.megabytes} MB`);
+}
+const sorted = results.map((r) => r.seconds).sort((a, b) => a - b);
+const median = sorted[Math.floor(sorted.length / 2)];
+const size = Math.max(...results.map((r) => r.megabytes));
+console.log(`build ${build.toFixed(1)} s; first start median ${median.toFixed(1)} s; data directory ${size} MB`);
+
+writeResultsSection(
+  'First start',
+  `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores (${cpus()[0]?.model.trim()}), Node ${process.version}; ` +
+    `one-minute load average before the run ${load.toFixed(2)}.
+Command: \`npx tsx bench/first-start.ts ${runs}\` (\`node dist/server.js\` on an empty \`DATA_DIR\`, demo data on, until \`GET /health\` answers 200).
+
+| what | figure |
+|---|---|
+| first start to \`/health\` 200, median of ${runs} (runs: ${results.map((r) => r.seconds.toFixed(1)).join(', ')} s) | ${median.toFixed(1)} s |
+| data directory after the first start | ${size} MB |
+| \`npm run build\` (once, when sources changed; \`npm start\` runs it first) | ${build.toFixed(1)} s |
+
+Target: \`/health\` within 10 s and the directory under 100 MB: ${median <= 10 ? 'met' : 'missed'} (${median.toFixed(1)} s), ${size < 100 ? 'met' : 'missed'} (${size} MB).
+`,
+);
