@@ -1,32 +1,50 @@
 #!/usr/bin/env node
 import { readFileSync, writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from './config.js';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { loadConfig } from './config.js';
 import { connect, type Database } from './db/index.js';
-import { DataDirBusyError } from './db/lock.js';
-import { disableClient, listClients, upsertClient } from './auth/clients.js';
+import { changeClient, createClient, listVisibleClients, OPERATOR, rotateSecret } from './admin/clients.js';
+import { HttpError } from './errors.js';
 import { ImportError, importDocument } from './provisioning/import.js';
 import { generateDemo } from './provisioning/demo.js';
 
 const USAGE = `usage: npm run site-monitor -- <command>
 
   import FILE                      upsert a provisioning document (JSON) in one transaction
-  client create --id ID --secret S --sites 1,2|'*' [--cameras 1,2|'*'] [--admin]
+  client create --id ID --sites 1,2|'*' [--cameras 1,2|'*'] [--admin] [--secret S]
+                                   create a client (without --secret a random one is printed once)
+  client update ID [--sites 1,2|'*'] [--cameras 1,2|'*'|none] [--admin|--no-admin]
+                                   change a client's sites, cameras or admin right
   client list                      list API clients (never their secrets)
   client disable ID                disable a client; its tokens stop working
+  client enable ID                 enable a disabled client again
+  client rotate-secret ID          give a client a new random secret, printed once (the old one and its tokens stop working)
   demo [--out FILE]                write the demo provisioning document (to stdout without --out)
 
-The database is the service's: DATABASE_URL (PostgreSQL) or the embedded one in DATA_DIR.`;
+The database is the service's: DATABASE_URL (PostgreSQL) or the embedded one in DATA_DIR (stop the
+server first; while it runs, use the admin API: /docs, "administration").`;
 
 class UsageError extends Error {}
 
 const idList = (v: string | undefined, flag: string): number[] | '*' | undefined => {
   if (v === undefined) return undefined;
   if (v.trim() === '*') return '*';
+  if (v.trim() === 'none') return [];
   const ids = v.split(',').map((s) => Number(s.trim()));
   if (!ids.length || ids.some((n) => !Number.isInteger(n) || n < 1)) throw new UsageError(`${flag} takes a comma-separated list of ids, or '*'`);
   return ids;
 };
+/** parseArgs, with its errors (unknown option, missing value) as usage errors. */
+function parse<O extends ParseArgsConfig['options']>(args: string[], options: O) {
+  try {
+    return parseArgs({ args, options, allowPositionals: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+const shown = (ids: unknown) => (Array.isArray(ids) ? ids.join(',') || '-' : String(ids));
+const out = (m: string) => process.stdout.write(`${m}\n`);
+const log = (m: string) => process.stderr.write(`${m}\n`);
 
 async function withDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
   const db = await connect(loadConfig());
@@ -39,7 +57,6 @@ async function withDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
 
 async function run(argv: string[]): Promise<void> {
   const [command, sub, ...rest] = argv;
-  const log = (m: string) => process.stderr.write(`${m}\n`);
   if (command === 'import') {
     if (!sub) throw new UsageError('import needs a FILE');
     let doc: unknown;
@@ -54,50 +71,73 @@ async function run(argv: string[]): Promise<void> {
       await importDocument(db, doc, { progress: (m) => log(`  ${m}`) });
     });
     log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  } else if (command === 'client' && sub === 'create') {
-    const { values } = parseArgs({
-      args: rest,
-      options: { id: { type: 'string' }, secret: { type: 'string' }, sites: { type: 'string' }, cameras: { type: 'string' }, admin: { type: 'boolean' } },
-    });
-    if (!values.id || !values.secret || !values.sites) throw new UsageError('client create needs --id, --secret and --sites');
-    if (values.secret.length < 8) throw new UsageError('--secret must be at least 8 characters');
-    const siteIds = idList(values.sites, '--sites')!;
-    const cameraIds = idList(values.cameras, '--cameras');
-    await withDatabase((db) => upsertClient(db, { clientId: values.id!, clientSecret: values.secret!, siteIds, cameraIds, admin: values.admin }));
-    log(`client ${values.id} saved`);
-  } else if (command === 'client' && sub === 'list') {
-    const clients = await withDatabase((db) => listClients(db));
-    for (const c of clients)
-      process.stdout.write(
-        `${c.clientId}\tsites=${c.siteIds ? c.siteIds.join(',') || '-' : '*'}\tcameras=${c.cameraIds ? c.cameraIds.join(',') || '-' : '*'}` +
-          `${c.admin ? '\tadmin' : ''}${c.disabled ? '\tdisabled' : ''}\n`,
-      );
-    if (!clients.length) log('no clients');
-  } else if (command === 'client' && sub === 'disable') {
-    const id = rest[0];
-    if (!id) throw new UsageError('client disable needs an ID');
-    const found = await withDatabase((db) => disableClient(db, id));
-    if (!found) throw new UsageError(`no client ${id}`);
-    log(`client ${id} disabled`);
+  } else if (command === 'client') {
+    await runClientCommand(sub, rest);
   } else if (command === 'demo') {
-    const { values } = parseArgs({ args: [sub, ...rest].filter(Boolean) as string[], options: { out: { type: 'string' } } });
+    const { values } = parse([sub, ...rest].filter(Boolean) as string[], { out: { type: 'string' } } as const);
     const json = JSON.stringify(generateDemo(), null, 2);
     if (values.out) writeFileSync(values.out, json);
     else process.stdout.write(`${json}\n`);
   } else if (!command || command === 'help' || command === '--help') {
-    process.stdout.write(`${USAGE}\n`);
+    out(USAGE);
   } else {
     throw new UsageError(`unknown command: ${argv.join(' ')}`);
+  }
+}
+
+/** The client commands: the same functions as the admin API, acting as the operator (no limits). */
+async function runClientCommand(sub: string | undefined, args: string[]): Promise<void> {
+  const flags = {
+    id: { type: 'string' }, secret: { type: 'string' }, sites: { type: 'string' }, cameras: { type: 'string' },
+    admin: { type: 'boolean' }, 'no-admin': { type: 'boolean' },
+  } as const;
+  const { values, positionals } = parse(args, flags);
+  const id = positionals[0];
+  const needId = () => {
+    if (!id) throw new UsageError(`client ${sub} needs a client ID`);
+    return id;
+  };
+  if (sub === 'create') {
+    if (!values.id || !values.sites) throw new UsageError('client create needs --id and --sites');
+    const request = { clientId: values.id, clientSecret: values.secret, siteIds: idList(values.sites, '--sites')!, cameraIds: idList(values.cameras, '--cameras'), admin: values.admin };
+    const { client, generatedSecret } = await withDatabase((db) => createClient(db, OPERATOR, request));
+    log(`client ${client.clientId} created: sites=${shown(client.siteIds)} cameras=${shown(client.cameraIds)}${client.admin ? ' admin' : ''}`);
+    if (generatedSecret) {
+      log('its secret (shown only now, keep it):');
+      out(generatedSecret);
+    }
+  } else if (sub === 'update') {
+    if (values.admin && values['no-admin']) throw new UsageError('give --admin or --no-admin, not both');
+    if (!values.sites && !values.cameras && !values.admin && !values['no-admin']) throw new UsageError('client update needs --sites, --cameras, --admin or --no-admin');
+    const change = { siteIds: idList(values.sites, '--sites'), cameraIds: idList(values.cameras, '--cameras'), admin: values.admin ? true : values['no-admin'] ? false : undefined };
+    const { changes } = await withDatabase((db) => changeClient(db, OPERATOR, needId(), change));
+    const what = Object.entries(changes).map(([k, c]) => `${k} ${shown(c!.from)} -> ${shown(c!.to)}`);
+    log(`client ${id} ${what.length ? `updated: ${what.join('; ')}` : 'unchanged'}`);
+  } else if (sub === 'disable' || sub === 'enable') {
+    const { changes } = await withDatabase((db) => changeClient(db, OPERATOR, needId(), { disabled: sub === 'disable' }));
+    log(`client ${id} ${changes.disabled ? `${sub}d` : `was already ${sub}d`}`);
+  } else if (sub === 'rotate-secret') {
+    const secret = await withDatabase((db) => rotateSecret(db, OPERATOR, needId()));
+    log(`client ${id} has a new secret (shown only now, keep it); the old one and the tokens issued with it no longer work:`);
+    out(secret);
+  } else if (sub === 'list') {
+    const { clients } = await withDatabase((db) => listVisibleClients(db, OPERATOR, { limit: 100_000, offset: 0 }));
+    for (const c of clients)
+      out(`${c.clientId}\tsites=${shown(c.siteIds)}\tcameras=${shown(c.cameraIds)}${c.admin ? '\tadmin' : ''}${c.disabled ? '\tdisabled' : ''}`);
+    if (!clients.length) log('no clients');
+  } else {
+    throw new UsageError(`unknown client command: ${sub ?? '(none)'}`);
   }
 }
 
 run(process.argv.slice(2)).then(
   () => process.exit(0),
   (err) => {
-    if (err instanceof UsageError) process.stderr.write(`site-monitor: ${err.message}\n\n${USAGE}\n`);
-    else if (err instanceof ImportError) process.stderr.write(`site-monitor: import failed, nothing was changed: ${err.message}\n`);
-    else if (err instanceof ConfigError || err instanceof DataDirBusyError) process.stderr.write(`site-monitor: ${err.message}\n`);
-    else process.stderr.write(`site-monitor: ${err?.message ?? String(err)}\n`);
-    process.exit(err instanceof UsageError || err instanceof ImportError ? 2 : 1);
+    // One line each; only a usage error points at the usage text.
+    if (err instanceof UsageError) log(`site-monitor: ${err.message} (see: npm run site-monitor -- help)`);
+    else if (err instanceof ImportError) log(`site-monitor: import failed, nothing was changed: ${err.message}`);
+    else log(`site-monitor: ${err?.message ?? String(err)}`);
+    // 2: the request was refused (bad usage, document, id); 1: the command could not run.
+    process.exit(err instanceof UsageError || err instanceof ImportError || err instanceof HttpError ? 2 : 1);
   },
 );

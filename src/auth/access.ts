@@ -35,6 +35,20 @@ export class Access {
     const out = [...new Set(cameraIds)].filter((id) => !this.canReachCamera(id));
     if (out.length) throw forbidden(`no access to camera${out.length > 1 ? 's' : ''} ${out.join(', ')}`);
   }
+
+  /** The administration routes: only a client with `admin: true`. */
+  assertAdmin(): void {
+    if (!this.client.admin) throw forbidden('administration needs a client with admin rights');
+  }
+
+  /**
+   * Whether a grant of sites and cameras (null: all) lies within this client's own: what an admin
+   * may see, touch and hand out, so that no admin can give more than it has.
+   */
+  covers(grant: { siteIds: number[] | null; cameraIds: number[] | null }): boolean {
+    const within = (mine: Set<number> | null, theirs: number[] | null) => mine === null || (theirs !== null && theirs.every((id) => mine.has(id)));
+    return within(this.sites, grant.siteIds) && within(this.cameras, grant.cameraIds);
+  }
 }
 
 export type EquipmentKind = 'sensor' | 'meter' | 'pump' | 'tank' | 'actuator' | 'device' | 'camera';

@@ -32,10 +32,11 @@ export function registerTokenResolution(app: FastifyInstance, cacheMs: number): 
     if (!header) return;
     const m = /^Bearer\s+([A-Za-z0-9_\-.=]+)\s*$/i.exec(header);
     if (!m) return;
-    const clientId = app.tokens.verify(m[1]);
-    if (!clientId) return;
-    const client = await lookup(clientId);
-    if (client) request.access = new Access(client);
+    const token = app.tokens.verify(m[1]);
+    if (!token) return;
+    const client = await lookup(token.clientId);
+    // A token older than the client's last secret rotation went with the old secret.
+    if (client && !(client.tokensNotBefore !== null && token.issuedAt < client.tokensNotBefore)) request.access = new Access(client);
   });
 }
 

@@ -4,8 +4,8 @@ import type { Database } from '../db/index.js';
 
 export interface TokenService {
   issue(clientId: string): { accessToken: string; tokenType: 'Bearer'; expiresIn: number };
-  /** The client id of a valid token, or undefined for anything else (bad signature, alg, expiry, shape). */
-  verify(token: string): string | undefined;
+  /** The client id and issue time (epoch seconds) of a valid token; undefined for anything else (bad signature, alg, expiry, shape). */
+  verify(token: string): { clientId: string; issuedAt: number } | undefined;
 }
 
 /** JWT_SECRET when set; else one random secret kept in the database, so restarts and instances agree. */
@@ -21,15 +21,15 @@ export async function loadJwtSecret(db: Database, configured?: string): Promise<
 export function createTokenService(secret: string, ttlSeconds: number): TokenService {
   const sign = createSigner({ key: secret, algorithm: 'HS256', expiresIn: ttlSeconds * 1000 });
   // Only HS256 is accepted: `alg: none` and any other algorithm fail verification.
-  const verifier = createVerifier({ key: secret, algorithms: ['HS256'], cache: 10_000, requiredClaims: ['sub', 'exp', 'jti'] });
+  const verifier = createVerifier({ key: secret, algorithms: ['HS256'], cache: 10_000, requiredClaims: ['sub', 'iat', 'exp', 'jti'] });
   return {
     issue(clientId) {
       return { accessToken: sign({ sub: clientId, jti: randomUUID() }), tokenType: 'Bearer', expiresIn: ttlSeconds };
     },
     verify(token) {
       try {
-        const payload = verifier(token) as { sub?: unknown };
-        return typeof payload.sub === 'string' ? payload.sub : undefined;
+        const payload = verifier(token) as { sub?: unknown; iat?: unknown };
+        return typeof payload.sub === 'string' && typeof payload.iat === 'number' ? { clientId: payload.sub, issuedAt: payload.iat } : undefined;
       } catch {
         return undefined;
       }

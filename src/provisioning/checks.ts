@@ -6,7 +6,7 @@ import { ProvisioningDocument } from './document.js';
 
 /** A bad provisioning document: names the first bad record by its list, index and field. */
 export class ImportError extends Error {
-  constructor(readonly path: string, reason: string) {
+  constructor(readonly path: string, readonly reason: string) {
     super(`${path}: ${reason}`);
   }
 }

@@ -15,13 +15,18 @@ export { ImportError } from './checks.js';
 /** Per list of the document: how many records it held and how many were new or changed. */
 export type ImportSummary = Record<string, { received: number; changed: number }>;
 
-type Progress = (message: string) => void;
+export interface ImportOptions {
+  now?: Date;
+  progress?: (message: string) => void;
+  /** Runs in the import's transaction once the document's shape is known good, before any check against the database; a throw changes nothing. */
+  authorize?: (tx: Queryable, doc: ProvisioningDocument) => Promise<void>;
+}
 
 /**
  * Upserts a provisioning document in one transaction. Everything is checked before anything is
  * written; a bad document throws ImportError naming its first bad record and changes nothing.
  */
-export async function importDocument(db: Database, input: unknown, opts: { now?: Date; progress?: Progress } = {}): Promise<ImportSummary> {
+export async function importDocument(db: Database, input: unknown, opts: ImportOptions = {}): Promise<ImportSummary> {
   const doc = checkShape(input);
   const stamp = opts.now ?? new Date();
   const progress = opts.progress ?? (() => {});
@@ -42,6 +47,7 @@ export async function importDocument(db: Database, input: unknown, opts: { now?:
   checkImages(doc);
 
   return db.transaction(async (tx) => {
+    await opts.authorize?.(tx, doc);
     const refs = await collectReferences(tx, doc);
     const summary: ImportSummary = {};
     const count = (list: string, received: number, changed: number) => {
@@ -135,6 +141,15 @@ async function collectReferences(db: Queryable, doc: ProvisioningDocument): Prom
         if (c.SiteSensorID !== undefined) refs.siteOf('sensor', c.SiteSensorID, `${path}.SiteSensorID`, a.SiteID);
         if (c.SiteTankGroupID !== undefined) refs.siteOf('tank', c.SiteTankGroupID, `${path}.SiteTankGroupID`, a.SiteID);
       });
+  });
+
+  // A client is given sites and cameras that exist (in the document or the database).
+  const listed = (v: unknown) => (Array.isArray(v) ? (v as number[]) : []);
+  await refs.load('site', (doc.clients ?? []).flatMap((c) => listed(c.siteIds)));
+  await refs.load('camera', (doc.clients ?? []).flatMap((c) => listed(c.cameraIds)));
+  doc.clients?.forEach((c, i) => {
+    listed(c.siteIds).forEach((id, j) => refs.siteOf('site', id, `clients[${i}].siteIds[${j}]`));
+    listed(c.cameraIds).forEach((id, j) => refs.siteOf('camera', id, `clients[${i}].cameraIds[${j}]`));
   });
 
   await refs.load('transaction', (doc.images ?? []).map((m) => m.TransactionID));

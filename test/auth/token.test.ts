@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createSigner } from 'fast-jwt';
-import { disableClient } from '../../src/auth/clients.js';
+import { updateClient } from '../../src/auth/clients.js';
 import { bearer, describeEachBackend, startApp, testConfig, type TestContext } from '../helper.js';
 
 const SECRET = testConfig().JWT_SECRET!;
@@ -86,7 +86,7 @@ describeEachBackend('POST /token and bearer tokens', (backend) => {
   it('stops accepting the tokens of a client once it is disabled', async () => {
     const token = await ctx.token('*', { clientId: 'beta' });
     expect((await sites(bearer(token))).statusCode).toBe(200);
-    expect(await disableClient(ctx.db, 'beta')).toBe(true);
+    expect(await updateClient(ctx.db, 'beta', { disabled: true })).toBeDefined();
     expect((await sites(bearer(token))).statusCode).toBe(401);
     const again = await ctx.app.inject({ method: 'POST', url: '/token', payload: { clientId: 'beta', clientSecret: 'secret-123456' } });
     expect(again.statusCode).toBe(401);

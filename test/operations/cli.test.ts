@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPglite } from '../../src/db/pglite.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
+import { findClient } from '../../src/auth/clients.js';
+import { verifySecret } from '../../src/auth/secrets.js';
 import { runToEnd } from './process.js';
 
 describe('the CLI (embedded database)', () => {
@@ -12,7 +14,7 @@ describe('the CLI (embedded database)', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const cli = (...args: string[]) => runToEnd('cli.ts', args, env);
 
-  it('imports a document with progress, manages clients, and rejects a bad document changing nothing', async () => {
+  it('imports a document with progress, manages clients (create, update, disable, enable, rotate-secret), and rejects a bad document changing nothing', async () => {
     const good = join(dir, 'good.json');
     writeFileSync(good, JSON.stringify(generateDemo({ idBase: 40, sites: 2, transactionsPerSite: 3 })));
     const imported = await cli('import', good);
@@ -21,19 +23,44 @@ describe('the CLI (embedded database)', () => {
     expect(imported.stderr).toMatch(/done in/);
 
     expect((await cli('client', 'create', '--id', 'ops', '--secret', 'ops-secret-1', '--sites', '41,42', '--cameras', '*')).code).toBe(0);
-    expect((await cli('client', 'create', '--id', 'all', '--secret', 'all-secret-1', '--sites', '*', '--admin')).code).toBe(0);
+    const all = await cli('client', 'create', '--id', 'all', '--sites', '*', '--admin');
+    expect(all.code, all.stderr).toBe(0);
+    const generated = all.stdout.trim(); // no --secret: a random one, printed once on stdout
+    expect(generated).toMatch(/^[A-Za-z0-9_-]{32}$/);
     const listed = await cli('client', 'list');
     expect(listed.stdout).toContain('ops\tsites=41,42\tcameras=*');
     expect(listed.stdout).toContain('all\tsites=*\tcameras=-\tadmin');
     expect(listed.stdout).not.toContain('secret');
+    expect(listed.stdout).not.toContain(generated);
+
+    // create refuses an existing id (nothing changes) and site ids that do not exist, in one line each
+    const again = await cli('client', 'create', '--id', 'ops', '--secret', 'other-secret-2', '--sites', '41');
+    expect(again.code).toBe(2);
+    expect(again.stderr.trim()).toBe('site-monitor: client ops already exists (update it, or rotate its secret, instead)');
+    const unknownSite = await cli('client', 'create', '--id', 'ghost', '--secret', 'ghost-secret', '--sites', '41,99');
+    expect(unknownSite.code).toBe(2);
+    expect(unknownSite.stderr.trim()).toBe('site-monitor: unknown site 99');
+
+    const updated = await cli('client', 'update', 'ops', '--sites', '41', '--cameras', 'none', '--admin');
+    expect(updated.code, updated.stderr).toBe(0);
+    expect(updated.stderr).toContain('siteIds 41,42 -> 41; cameraIds * -> -; admin false -> true');
     expect((await cli('client', 'disable', 'ops')).code).toBe(0);
-    expect((await cli('client', 'list')).stdout).toContain('ops\tsites=41,42\tcameras=*\tdisabled');
+    expect((await cli('client', 'list')).stdout).toContain('ops\tsites=41\tcameras=-\tadmin\tdisabled');
+    expect((await cli('client', 'enable', 'ops')).code).toBe(0);
+    expect((await cli('client', 'list')).stdout).toMatch(/^ops\tsites=41\tcameras=-\tadmin$/m);
     const missing = await cli('client', 'disable', 'nobody');
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain('no client nobody');
+    expect(missing.stderr.trim()).toBe('site-monitor: no client nobody'); // one line, not the usage text
+    expect((await cli('client', 'rotate-secret', 'nobody')).stderr.trim()).toBe('site-monitor: no client nobody');
+    const rotated = await cli('client', 'rotate-secret', 'all');
+    expect(rotated.code, rotated.stderr).toBe(0);
+    const fresh = rotated.stdout.trim();
+    expect(fresh).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(fresh).not.toBe(generated);
     const badFlags = await cli('client', 'create', '--id', 'x', '--secret', 'long-enough', '--sites', 'one,two');
     expect(badFlags.code).toBe(2);
     expect(badFlags.stderr).toContain('--sites');
+    expect(badFlags.stderr.trim().split('\n')).toHaveLength(1);
 
     const doc = generateDemo({ idBase: 40, sites: 2, transactionsPerSite: 3 });
     doc.sites[0].Name = 'must not land';
@@ -48,10 +75,15 @@ describe('the CLI (embedded database)', () => {
     try {
       const [site] = await db.query(`SELECT name FROM sites WHERE site_id = 41`);
       expect(site.name).not.toBe('must not land');
+      const hash = (id: string) => findClient(db, id).then((c) => c!.secretHash);
+      expect(await verifySecret('ops-secret-1', await hash('ops'))).toBe(true); // the refused create changed nothing
+      expect(await verifySecret(fresh, await hash('all'))).toBe(true);
+      expect(await verifySecret(generated, await hash('all'))).toBe(false);
+      expect(await findClient(db, 'ghost')).toBeUndefined();
     } finally {
       await db.close();
     }
     const unreadable = await cli('import', join(dir, 'missing.json'));
     expect(unreadable.code).toBe(2);
-  });
+  }, 300_000);
 });
