@@ -37,11 +37,13 @@ async function main() {
   if (credentials) {
     // Shown once, on the console only: the database keeps just a hash of the secret.
     process.stdout.write(
-      `\n  Demo data loaded. Demo client (shown only now, keep it):\n` +
+      `\n  Demo data loaded. Demo client (an admin of every site; shown only now, keep it):\n` +
         `    clientId:     ${credentials.clientId}\n    clientSecret: ${credentials.clientSecret}\n` +
         `  Get a token:  curl -s -X POST http://localhost:${config.PORT}/token -H 'content-type: application/json' ` +
         `-d '{"clientId":"${credentials.clientId}","clientSecret":"${credentials.clientSecret}"}'\n` +
-        `  API docs:     http://localhost:${config.PORT}/docs\n\n`,
+        `  API docs:     http://localhost:${config.PORT}/docs\n` +
+        `  Lost it? Stop the server and run: npm run -s site-monitor -- client rotate-secret ${credentials.clientId}\n` +
+        `  (it prints a new secret), or, from another admin client: POST /v1/admin/clients/${credentials.clientId}/secret\n\n`,
     );
   }
 }

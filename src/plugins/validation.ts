@@ -16,6 +16,8 @@ export function registerValidation(app: FastifyInstance): void {
   const strict = make(false);
   const coercing = make(true);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema));
+  // Bodies are JSON only: without Fastify's text/plain parser every other media type answers 415 alike.
+  app.removeContentTypeParser('text/plain');
   rejectNulCharacters(app);
 }
 

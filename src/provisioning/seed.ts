@@ -10,6 +10,7 @@ export const DEMO_CLIENT_ID = 'demo';
 /**
  * Fills a database that has never been seeded with the demo data set and a demo client whose secret
  * is made here and returned once (only its hash is stored). Returns undefined when already seeded.
+ * The demo client is an admin, so a running embedded service can be administered over HTTP at once.
  */
 export async function seedDemo(db: Database): Promise<{ clientId: string; clientSecret: string } | undefined> {
   const [mark] = await db.query(`SELECT 1 FROM service_settings WHERE key = 'demo_seeded'`);
@@ -18,7 +19,7 @@ export async function seedDemo(db: Database): Promise<{ clientId: string; client
   await importDocument(db, generateDemo());
   await seedDemoTelemetry(db);
   const clientSecret = randomBytes(18).toString('base64url');
-  await upsertClient(db, { clientId: DEMO_CLIENT_ID, clientSecret, siteIds: '*', cameraIds: '*' });
+  await upsertClient(db, { clientId: DEMO_CLIENT_ID, clientSecret, siteIds: '*', cameraIds: '*', admin: true });
   await db.query(`INSERT INTO service_settings (key, value) VALUES ('demo_seeded', now()::text) ON CONFLICT (key) DO NOTHING`);
   return { clientId: DEMO_CLIENT_ID, clientSecret };
 }

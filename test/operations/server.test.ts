@@ -45,10 +45,20 @@ describe('the server process (embedded database)', () => {
     // Logs are JSON lines and never carry the secret.
     expect(server!.stderr()).not.toContain(secret);
 
-    // The CLI refuses to open the embedded database while the server has it.
+    // The CLI refuses to open the embedded database while the server has it...
     const cli = await runToEnd('cli.ts', ['client', 'list'], { DATA_DIR: dataDir });
     expect(cli.code).toBe(1);
     expect(cli.stderr).toContain('in use');
+    // ...so the demo client, an admin, administers the running service over HTTP; the banner says how to recover its secret.
+    expect(out).toContain('client rotate-secret demo');
+    const admin = { 'content-type': 'application/json', authorization: `Bearer ${token.body.accessToken}` };
+    const created = await json(`${base}/v1/admin/clients`, { method: 'POST', headers: admin, body: JSON.stringify({ clientId: 'gw', siteIds: [1] }) });
+    expect(created.status).toBe(201);
+    const gw = await json(`${base}/token`, { method: 'POST', headers: admin, body: JSON.stringify({ clientId: 'gw', clientSecret: created.body.clientSecret }) });
+    expect(gw.status).toBe(200);
+    const disabled = await json(`${base}/v1/admin/clients/gw`, { method: 'PATCH', headers: admin, body: JSON.stringify({ disabled: true }) });
+    expect(disabled.status).toBe(200);
+    expect((await fetch(`${base}/v1/sites?page=1&perPage=1`, { headers: { authorization: `Bearer ${gw.body.accessToken}` } })).status).toBe(401);
 
     // SIGTERM with a request in flight: the request is answered, then the process exits 0.
     const url = new URL(`${base}/token`);
