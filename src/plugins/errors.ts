@@ -1,21 +1,7 @@
 import { STATUS_CODES } from 'node:http';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError, type ErrorDetail } from '../errors.js';
-
-interface AjvIssue {
-  instancePath: string;
-  message?: string;
-  keyword: string;
-  params: Record<string, unknown>;
-}
-
-/** JSON Pointer of the offending value, relative to the part of the request it is in. */
-function detailOf(issue: AjvIssue, context: string | undefined): ErrorDetail {
-  let path = issue.instancePath || '';
-  if (issue.keyword === 'required') path += `/${String(issue.params.missingProperty)}`;
-  const where = context && context !== 'body' ? `${context} ` : '';
-  return { path: path || '/', message: `${where}${path || 'value'} ${issue.message ?? 'is invalid'}`.trim() };
-}
+import { detailsOf, type AjvIssue } from './validation-errors.js';
 
 export function errorBody(statusCode: number, message: string, details?: ErrorDetail[]) {
   return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message, ...(details?.length ? { details } : {}) };
@@ -33,8 +19,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
       details = err.details;
     } else if (err.validation) {
       status = 400;
-      details = (err.validation as AjvIssue[]).slice(0, 20).map((i) => detailOf(i, err.validationContext));
-      message = `validation failed: ${details[0]?.message ?? 'invalid request'}`;
+      details = detailsOf(err.validation as AjvIssue[], err.validationContext);
+      message = `validation failed: ${details[0]?.message ?? 'invalid request'}${details.length > 1 ? ` (and ${details.length - 1} more)` : ''}`;
     } else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       status = 413;
       message = 'request body is larger than the limit';
@@ -46,8 +32,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (status >= 500) request.log.error({ err }, 'request failed');
     reply.status(status).send(errorBody(status, message, details));
   });
+}
 
-  app.setNotFoundHandler((request, reply) => {
-    reply.status(404).send(errorBody(404, `no route ${request.method} ${request.url.split('?')[0]}`));
-  });
+/** Unknown routes: a 404 in the same body (set by plugins/rate-limit.ts, so that they are limited too). */
+export function answerNotFound(request: FastifyRequest, reply: FastifyReply): void {
+  reply.status(404).send(errorBody(404, `no route ${request.method} ${request.url.split('?')[0]}`));
 }

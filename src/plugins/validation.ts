@@ -9,7 +9,8 @@ import { badRequest } from '../errors.js';
  */
 export function registerValidation(app: FastifyInstance): void {
   const make = (coerce: boolean) => {
-    const ajv = new Ajv({ coerceTypes: coerce ? 'array' : false, useDefaults: true, removeAdditional: true, allErrors: false, strict: false });
+    // verbose: errors carry their schema, whose description says what a pattern means (plugins/validation-errors.ts).
+    const ajv = new Ajv({ coerceTypes: coerce ? 'array' : false, useDefaults: true, removeAdditional: true, allErrors: false, strict: false, verbose: true });
     (addFormats as unknown as (a: Ajv) => void)(ajv);
     return ajv;
   };

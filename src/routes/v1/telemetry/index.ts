@@ -13,8 +13,6 @@ import { genericLogs, genericReadings, LOG_DTO, logBatch, READING_DTO, readingBa
 // atomic, answered 201 only after the commit.
 
 const LABEL: Record<TelemetryKind, string> = { sensor: 'sensor', meter: 'flow meter', pump: 'pump', tank: 'tank group' };
-/** Interface 4.6 lists the 500 "log could not be stored" for these; every upload answers 500 rather than hang. */
-const LISTS_500 = new Set(['logs/pump', 'logs/pump/batch', 'logs/tank', 'logs/tank/batch', 'logs/generic']);
 
 const ATOMIC =
   'The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked ' +
@@ -59,7 +57,8 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
           summary,
           description: DESCRIPTION[role],
           body,
-          response: { 201: UploadResponse, ...securedErrors(403, 404, 413, ...(LISTS_500.has(path) ? [500] : [])) },
+          // Interface 4.6 lists 500 ("could not be stored") for some uploads only; every upload answers it when the database fails.
+          response: { 201: UploadResponse, ...securedErrors(403, 404, 413, 415, 500) },
         },
       },
       async (request, reply) => {
