@@ -8,8 +8,8 @@ import {
   UpdateClientDto,
 } from './schema.js';
 
-// Contract §12: clients and provisioning over HTTP, for a running service (the embedded database
-// cannot be opened by the CLI while the server has it). Admin clients only; see src/admin/.
+// Clients and provisioning over HTTP, for a running service (the embedded database cannot be opened
+// by the CLI while the server has it). Admin clients only; the rules: docs/administration.md.
 
 const SCOPE =
   'Needs a client with admin: true (else 403). An admin whose siteIds is a list sees and changes only clients whose sites and ' +
