@@ -1,5 +1,7 @@
 // Compiles src/ to dist/ and copies the SQL migrations beside the compiled code.
 // With --if-needed it does nothing when dist/ is newer than every file in src/.
+// With --if-available (npm's `prepare`, run by `npm install` / `npm ci`) it also does nothing where
+// the compiler is not installed (an install without dev dependencies, which ships dist/ itself).
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,7 +26,13 @@ if (process.argv.includes('--if-needed') && existsSync(marker)) {
   if (newest(src) <= built && statSync(join(root, 'package.json')).mtimeMs <= built) process.exit(0);
 }
 
-const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+let tsc;
+try {
+  tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+} catch (err) {
+  if (process.argv.includes('--if-available')) process.exit(0);
+  throw err;
+}
 execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
 cpSync(join(src, 'db', 'migrations'), join(dist, 'db', 'migrations'), { recursive: true });
 // touch the marker so --if-needed sees a fresh build even when tsc wrote nothing
