@@ -5,6 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -35,6 +36,9 @@ try {
 }
 execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
 cpSync(join(src, 'db', 'migrations'), join(dist, 'db', 'migrations'), { recursive: true });
+// The packed empty database a first start unpacks instead of running initdb (src/db/pglite-template.ts).
+const { writeTemplate } = await import(pathToFileURL(join(dist, 'db', 'pglite-template.js')).href);
+await writeTemplate();
 // touch the marker so --if-needed sees a fresh build even when tsc wrote nothing
 const { utimesSync } = await import('node:fs');
 const now = new Date();

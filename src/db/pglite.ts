@@ -1,5 +1,6 @@
 import { PGlite, types } from '@electric-sql/pglite';
 import type { Database, Transaction } from './types.js';
+import { TEMPLATE, templateFor } from './pglite-template.js';
 
 // Same value types as node-postgres: int8 and numeric as strings (bigint ids stay exact).
 const asText = (v: string) => v;
@@ -9,9 +10,10 @@ const parsers = {
   1016: (v: string) => (v === '{}' ? [] : v.slice(1, -1).split(',')), // int8[]
 };
 
-/** Embedded PostgreSQL; dataDir undefined means in memory. */
-export async function openPglite(dataDir?: string): Promise<Database> {
-  const pg = await PGlite.create(dataDir, { parsers });
+/** Embedded PostgreSQL; dataDir undefined means in memory. A new dataDir is unpacked from the template when there is one. */
+export async function openPglite(dataDir?: string, template = TEMPLATE): Promise<Database> {
+  const loadDataDir = dataDir ? templateFor(dataDir, template) : undefined;
+  const pg = await PGlite.create(dataDir, { parsers, loadDataDir });
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Transaction => ({
     async query(sql, params) {
       return (await q.query(sql, params as any[])).rows as any[];
