@@ -97,10 +97,20 @@ export async function authorizeDocument(db: Queryable, doc: ProvisioningDocument
 export const pointerOf = (path: string) =>
   path.startsWith('(') ? '/' : `/${path.replace(/\[(\d+)\]/g, '.$1').split('.').filter(Boolean).join('/')}`;
 
-/** Imports a document for an admin: 403 beyond its sites, 400 naming the first bad record; nothing changes on error. */
-export async function importAsAdmin(db: Database, actor: Access, doc: unknown): Promise<ImportSummary> {
+/**
+ * Imports a document for an admin: 403 beyond its sites, 400 naming the first bad record; nothing
+ * changes on error. Returns the counts and the ids of the clients it wrote (their cached records are stale).
+ */
+export async function importAsAdmin(db: Database, actor: Access, doc: unknown): Promise<{ summary: ImportSummary; clientIds: string[] }> {
+  let clientIds: string[] = [];
   try {
-    return await importDocument(db, doc, { authorize: (tx, checked) => authorizeDocument(tx, checked, actor) });
+    const summary = await importDocument(db, doc, {
+      authorize: async (tx, checked) => {
+        await authorizeDocument(tx, checked, actor);
+        clientIds = (checked.clients ?? []).map((c) => c.clientId as string);
+      },
+    });
+    return { summary, clientIds };
   } catch (err) {
     if (err instanceof ImportError)
       throw badRequest(`import failed, nothing was changed: ${err.message}`, [{ path: pointerOf(err.path), message: err.reason }]);

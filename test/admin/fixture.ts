@@ -37,7 +37,8 @@ export function adminSuite(backend: Backend, config: Partial<Config> = {}) {
     t.ctx = await startApp(backend, {
       demo: { sites: 3, transactionsPerSite: 1, imagesPerSite: 0 },
       logger: { level: 'info', stream },
-      config,
+      // A long client cache: changes must reach this process at once all the same (forgetClient).
+      config: { CLIENT_CACHE_MS: 60_000, ...config },
     });
     t.root = await t.ctx.token('*', { clientId: 'root', admin: true, cameraIds: '*' });
     t.limited = await t.ctx.token([1, 2], { clientId: 'limited', admin: true, cameraIds: [CAM.s1, CAM.s2] });

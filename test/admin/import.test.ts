@@ -83,6 +83,9 @@ describeEachBackend('admin API: import', (backend) => {
     expect((await t.call(t.limited, 'POST', '/import', { clients: [client] })).status).toBe(200);
     const login = await t.login('gw-import', 'gw-import-secret');
     expect(await t.sites(login.token)).toEqual({ status: 200, ids: [1, 2] });
+    // Importing it again with other sites applies to its tokens at once.
+    expect((await t.call(t.limited, 'POST', '/import', { clients: [{ ...client, siteIds: [2] }] })).status).toBe(200);
+    expect(await t.sites(login.token)).toEqual({ status: 200, ids: [2] });
     // The same import by an admin of every site may touch anything.
     expect((await t.call(t.root, 'POST', '/import', { sensors: [{ ...site3Sensor, Name: 'renamed by root' }] })).status).toBe(200);
     expect(await name(site3Sensor.SiteSensorID)).toBe('renamed by root');

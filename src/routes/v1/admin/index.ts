@@ -119,7 +119,8 @@ export async function adminRoutes(app: FastifyTypebox): Promise<void> {
       },
     },
     async (request) => {
-      const summary = await importAsAdmin(app.db, request.access!, request.body);
+      const { summary, clientIds } = await importAsAdmin(app.db, request.access!, request.body);
+      for (const id of clientIds) app.forgetClient(id);
       const changed = Object.fromEntries(Object.entries(summary).filter(([, c]) => c.received).map(([list, c]) => [list, c]));
       audit(request, 'import document', { lists: changed });
       return summary;
