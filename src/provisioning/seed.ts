@@ -4,6 +4,8 @@ import { upsertClient } from '../auth/clients.js';
 import { generateDemo } from './demo.js';
 import { importDocument } from './import.js';
 import { seedDemoTelemetry } from '../telemetry/demo.js';
+import { markAll, refreshAll } from '../telemetry/rollups/refresh.js';
+import { UNIT_LIST } from '../telemetry/rollups/units.js';
 
 export const DEMO_CLIENT_ID = 'demo';
 
@@ -17,6 +19,9 @@ export async function seedDemo(db: Database): Promise<{ clientId: string; client
   if (mark || anySite) return undefined;
   await importDocument(db, generateDemo());
   await seedDemoTelemetry(db);
+  // The demo history is written around the upload path: roll it up now, so its summaries start fast.
+  for (const spec of UNIT_LIST) await markAll(db, spec);
+  await refreshAll(db);
   const clientSecret = randomBytes(18).toString('base64url');
   await upsertClient(db, { clientId: DEMO_CLIENT_ID, clientSecret, siteIds: '*', cameraIds: '*' });
   await db.query(`INSERT INTO service_settings (key, value) VALUES ('demo_seeded', now()::text) ON CONFLICT (key) DO NOTHING`);
