@@ -4,7 +4,7 @@ import type { Queryable } from '../../db/index.js';
 import { badRequest } from '../../errors.js';
 import { parseTime } from '../../time.js';
 import type { TelemetryKind } from '../kinds.js';
-import { estimateElements, querySummaries, SUMMARY_FIELDS, type Interval } from './summaries.js';
+import { estimateElements, querySummaries, summaryFieldNames, type Interval } from './summaries.js';
 import { isKnownZone } from './zones.js';
 
 // The download engine behind POST /v1/<kind>/logs/load and /v1/sensors/logs/raw: checks a request
@@ -73,7 +73,7 @@ export async function openSummaries(db: Queryable, access: Access, kind: Telemet
       yield parts.length === 1 ? parts[0] : parts.flat().sort((x, y) => (x[0] as number) - (y[0] as number));
     }
   }
-  return { fields: SUMMARY_FIELDS[kind].map(([name]) => name), pages: pages() };
+  return { fields: summaryFieldNames(kind), pages: pages() };
 }
 
 /** Each site's zone for timeZone "site": UTC where it has none; 400 for a zone the service does not know. */

@@ -22,29 +22,35 @@ export interface SummaryRequest {
   zone: string;
 }
 
-/** Output fields of each kind, in the contract's order, and the SQL of each over the merged units. */
-export const SUMMARY_FIELDS: Record<TelemetryKind, [name: string, sql: string][]> = {
+type Merged = Record<string, any>;
+/** a / n, null when no sample carried the field (divided here: the database refuses a quotient that underflows to 0). */
+const mean = (sum: number | null, n: number) => (n ? sum! / n : null);
+
+/** Output fields of each kind, in the contract's order, from the merged units. */
+export const SUMMARY_FIELDS: Record<TelemetryKind, [name: string, value: (m: Merged) => unknown][]> = {
   sensor: [
-    ['sensorID', 'id'], ['start', ''], ['end', ''], ['count', 'count'], ['min', 'v_min'], ['max', 'v_max'],
-    ['avg', 'v_sum / NULLIF(v_n, 0)'], ['first', 'v_first'], ['last', 'v_last'],
+    ['min', (m) => m.v_min], ['max', (m) => m.v_max], ['avg', (m) => mean(m.v_sum, m.v_n)], ['first', (m) => m.v_first], ['last', (m) => m.v_last],
   ],
   meter: [
-    ['flowMeterID', 'id'], ['start', ''], ['end', ''], ['count', 'count'],
-    ['volume', 'CASE WHEN tv_first IS NULL THEN NULL ELSE tv_inner END'], ['lastTotalVolume', 'tv_latest'],
-    ['avgFlowRate', 'fr_sum / NULLIF(fr_n, 0)'], ['maxFlowRate', 'fr_max'], ['avgPressure', 'p_sum / NULLIF(p_n, 0)'],
+    ['volume', (m) => (m.tv_first === null ? null : m.tv_inner)], ['lastTotalVolume', (m) => m.tv_latest],
+    ['avgFlowRate', (m) => mean(m.fr_sum, m.fr_n)], ['maxFlowRate', (m) => m.fr_max], ['avgPressure', (m) => mean(m.p_sum, m.p_n)],
   ],
   pump: [
-    ['sitePumpID', 'id'], ['start', ''], ['end', ''], ['count', 'count'], ['runningPercent', '100 * run_true::float8 / NULLIF(run_n, 0)'],
-    ['avgFrequency', 'f_sum / NULLIF(f_n, 0)'], ['avgPressure', 'p_sum / NULLIF(p_n, 0)'], ['maxPressure', 'p_max'],
-    ['lastStatusID', 'status_id_latest'], ['lastStatus', 'status_latest'],
+    ['runningPercent', (m) => (m.run_n ? (100 * m.run_true) / m.run_n : null)], ['avgFrequency', (m) => mean(m.f_sum, m.f_n)],
+    ['avgPressure', (m) => mean(m.p_sum, m.p_n)], ['maxPressure', (m) => m.p_max],
+    ['lastStatusID', (m) => m.status_id_latest], ['lastStatus', (m) => m.status_latest],
   ],
   tank: [
-    ['siteTankGroupID', 'id'], ['start', ''], ['end', ''], ['count', 'count'],
-    ['minEntryTankLevel', 'e_min'], ['maxEntryTankLevel', 'e_max'], ['avgEntryTankLevel', 'e_sum / NULLIF(e_n, 0)'],
-    ['minExitTankLevel', 'x_min'], ['maxExitTankLevel', 'x_max'], ['avgExitTankLevel', 'x_sum / NULLIF(x_n, 0)'],
-    ['lastTotalVolume', 'tv_latest'],
+    ['minEntryTankLevel', (m) => m.e_min], ['maxEntryTankLevel', (m) => m.e_max], ['avgEntryTankLevel', (m) => mean(m.e_sum, m.e_n)],
+    ['minExitTankLevel', (m) => m.x_min], ['maxExitTankLevel', (m) => m.x_max], ['avgExitTankLevel', (m) => mean(m.x_sum, m.x_n)],
+    ['lastTotalVolume', (m) => m.tv_latest],
   ],
 };
+
+const ID_FIELD: Record<TelemetryKind, string> = { sensor: 'sensorID', meter: 'flowMeterID', pump: 'sitePumpID', tank: 'siteTankGroupID' };
+
+/** Every field name of a kind's summary DTO, in order. */
+export const summaryFieldNames = (kind: TelemetryKind) => [ID_FIELD[kind], 'start', 'end', 'count', ...SUMMARY_FIELDS[kind].map(([n]) => n)];
 
 const QUARTER = 15 * 60_000;
 const floorTo = (t: number, ms: number) => Math.floor(t / ms) * ms;
@@ -69,9 +75,10 @@ export function splitRange(start: number, end: number, level: number) {
   let s15 = ceilTo(start, QUARTER);
   let e15 = floorTo(end, QUARTER);
   if (s15 >= e15) s15 = e15 = end;
+  // With level 15 the quarters are the level: the edge ranges [s15, a) and [b, e15) then cover it all.
   let a = ceilTo(s15, level * 60_000);
   let b = floorTo(e15, level * 60_000);
-  if (a >= b) a = b = e15;
+  if (a >= b || level === 15) a = b = e15;
   return { s15, e15, a, b };
 }
 
@@ -138,11 +145,11 @@ export function summarySql(spec: UnitSpec, interval: Interval, level: number): s
       : '';
   const bucket = BUCKET[interval];
   const group = `CASE WHEN t0 = '-infinity' THEN NULL ELSE ${bucket.start} END`;
-  const fields = SUMMARY_FIELDS[spec.kind].slice(3).map(([, sql], i) => `${sql} AS f${i}`);
+  const fields = spec.columns.filter((c) => c.name !== 'count' && !c.name.endsWith('_ts')).map((c) => c.name);
   return `WITH ${stale} units AS (${parts.join('\n  UNION ALL\n  ')}),
     merged AS (${mergeUnits(spec, 'units', group, 'id')})
   SELECT id, date_part('epoch', greatest(grp, $2::timestamptz)) * 1000 AS s, date_part('epoch', least(${bucket.end}, $3::timestamptz)) * 1000 AS e,
-         ${fields.join(', ')}
+         count, ${fields.join(', ')}
     FROM merged
    -- Not every variant uses every parameter; these casts give each one its type.
    WHERE $4::text IS NOT NULL AND $7::timestamptz IS NOT NULL AND $8::timestamptz IS NOT NULL
@@ -158,12 +165,8 @@ export async function querySummaries(db: Queryable, kind: TelemetryKind, req: Su
   const rows = await db.query<Record<string, unknown>>(summarySql(spec, req.interval, level), [
     req.ids, iso(req.start), iso(req.end), req.zone, iso(s15), iso(e15), iso(a), iso(b),
   ]);
-  return rows.map((r) => {
-    const values = Object.values(r);
-    values[1] = iso(Math.round(values[1] as number));
-    values[2] = iso(Math.round(values[2] as number));
-    return values;
-  });
+  const fields = SUMMARY_FIELDS[kind].map(([, value]) => value);
+  return rows.map((r) => [r.id, iso(Math.round(r.s as number)), iso(Math.round(r.e as number)), r.count, ...fields.map((value) => value(r))]);
 }
 
 /** Elements a request may produce at most (ids × buckets), bounding the work and the response. */
