@@ -1,8 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import { BigIdInput, BigIdString, DateTimeInput, DateTimeOutput, Finite, IntId, Nullable } from '../../../schemas/common.js';
-import { DEFAULT_SEVERITY, SEVERITIES } from '../../../alarms/record.js';
+import { DEFAULT_SEVERITY, SEVERITIES, type Severity } from '../../../alarms/record.js';
 
 // Alarm DTOs (interface 4.8, contract 8), named as the contract names them.
+
+/** A plain string enum: one clear validation error ("must be equal to one of the allowed values"), not one per literal. */
+const SeverityEnum = (options: object = {}) => Type.Unsafe<Severity>({ type: 'string', enum: [...SEVERITIES], ...options });
 
 /** An equipment id field: the EquipmentTypeID it gets is part of its description. */
 const equipmentId = (what: string) =>
@@ -18,9 +21,7 @@ const alarmFields = {
     maxLength: 100,
     description: 'what is wrong, e.g. HighPressure, TankOverflow, PumpTrip; part of the deduplication key, compared exactly (case matters)',
   }),
-  severity: Type.Optional(
-    Type.Union(SEVERITIES.map((s) => Type.Literal(s)), { default: DEFAULT_SEVERITY, description: `one of ${SEVERITIES.join(', ')}; default ${DEFAULT_SEVERITY}` }),
-  ),
+  severity: Type.Optional(SeverityEnum({ default: DEFAULT_SEVERITY, description: `one of ${SEVERITIES.join(', ')}; default ${DEFAULT_SEVERITY}` })),
   message: Type.String({ maxLength: 1000, description: 'text for operators' }),
   value: Type.Optional(Nullable({ ...Finite, description: 'the measured value that raised the alarm, if any' })),
   timestamp: {
@@ -95,7 +96,7 @@ export const ActiveAlarmDto = Type.Object(
     EquipmentTypeID: Nullable(Type.Integer({ description: '1 flow meter, 2 pump, 3 tank group, 5 sensor; null for a site alarm' })),
     EquipmentID: Nullable({ ...BigIdString, description: 'id of that equipment, as a string; null for a site alarm' }),
     AlarmType: Type.String(),
-    Severity: Type.Union(SEVERITIES.map((s) => Type.Literal(s))),
+    Severity: SeverityEnum(),
     Message: Type.String({ description: 'of the latest send (by timestamp)' }),
     Value: Nullable(Type.Number({ description: 'of the latest send (by timestamp)' })),
     FirstSeen: { ...DateTimeOutput, description: 'earliest timestamp of the sends counted in this alarm' },
