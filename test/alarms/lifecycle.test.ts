@@ -135,6 +135,17 @@ describeEachBackend('alarm lifecycle', (backend) => {
     expect((await api.batch(2, [])).body).toEqual([]);
   });
 
+  it('keeps text exactly as sent, whatever characters it holds', async () => {
+    const texts = ['NULL', '', 'a,b', '{"x": [1, 2]}', 'back\\slash "quoted" \'single\'', 'ünïcødé ⚠️ 警报', ' padded '];
+    const res = await api.batch(4, texts.map((t, i) => ({ alarmType: `Text ${t} ${i}`, message: t, timestamp: minutesAgo(0) })));
+    expect(res.status).toBe(201);
+    const list = (await api.active([4])).body as any[];
+    for (const [i, t] of texts.entries()) expect(list.find((a) => a.AlarmType === `Text ${t} ${i}`)?.Message).toBe(t);
+    await api.resolve(4, res.body.map((r: any, i: number) => ({ SiteAlarmLogID: r.SiteAlarmLogID, note: texts[i] })));
+    const notes = await ctx.db.query(`SELECT alarm_type, resolve_note FROM site_alarms WHERE site_id = 4 AND alarm_type LIKE 'Text %'`);
+    expect(Object.fromEntries(notes.map((n) => [n.alarm_type, n.resolve_note]))).toEqual(Object.fromEntries(texts.map((t, i) => [`Text ${t} ${i}`, t])));
+  });
+
   it('lists only unresolved alarms of the requested sites, newest first (LastSeen, then id), bounded by limit', async () => {
     const ts = minutesAgo(0);
     const ids: string[] = [];
@@ -167,5 +178,26 @@ describeEachBackend('alarm lifecycle', (backend) => {
     expect((await sites())[4]).toBe(1);
     await api.resolve(4, [{ SiteAlarmLogID: id }]);
     expect((await sites())[4]).toBe(0);
+  });
+
+  it('the OpenAPI document describes the four routes: operationId, tags, lifecycle, codes, statuses', async () => {
+    const doc = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const ops = {
+      '/v1/edge/alarms': ['sendAlarm', '201'],
+      '/v1/edge/alarms/batch': ['sendAlarmBatch', '201'],
+      '/v1/edge/alarms/resolve': ['resolveAlarms', '200'],
+      '/v1/edge/alarms/active': ['listActiveAlarms', '200'],
+    };
+    for (const [path, [operationId, ok]] of Object.entries(ops)) {
+      const op = doc.paths[path].post;
+      expect(op.operationId).toBe(operationId);
+      expect(op.tags).toEqual(['alarms']);
+      expect(op.summary).toBeTruthy();
+      expect(Object.keys(op.responses).sort()).toEqual(expect.arrayContaining([ok, '400', '401', '403', '429']));
+      if (path !== '/v1/edge/alarms/active') expect(op.responses).toHaveProperty('404');
+    }
+    expect(doc.paths['/v1/edge/alarms'].post.description).toMatch(/1 flow meter, 2 pump, 3 tank group, 5 sensor, null for a site alarm/);
+    expect(doc.paths['/v1/edge/alarms'].post.description).toMatch(/next send of its key creates a new alarm/);
+    expect(doc.paths['/v1/edge/alarms/resolve'].post.description).toMatch(/already_resolved/);
   });
 });
