@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { bearer, describeEachBackend, startApp, type TestContext } from '../helper.js';
-import { alarmClient, METER, minutesAgo, openCount, PUMP, SENSOR, TANK, type AlarmClient } from './fixtures.js';
+import { alarmClient, METER, openCount, PUMP, SENSOR, TANK, type AlarmClient } from './fixtures.js';
+
+// Times relative to one anchor, so that expectations computed later still match across a minute boundary.
+const anchor = Math.floor(Date.now() / 60_000) * 60_000;
+const minutesAgo = (m: number) => new Date(anchor - m * 60_000).toISOString();
 
 describeEachBackend('alarm lifecycle', (backend) => {
   let ctx: TestContext;
