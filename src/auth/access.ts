@@ -72,3 +72,15 @@ export async function requireEquipment(db: Queryable, access: Access, kind: Equi
   access.assertSites(sites.values());
   return sites;
 }
+
+/**
+ * Site-addressed requests: 403 as a whole when any site is out of reach or does not exist (so a
+ * client learns nothing of sites it cannot reach, and every client gets the same answer for an
+ * unknown one).
+ */
+export async function requireSites(db: Queryable, access: Access, siteIds: number[]): Promise<void> {
+  const ids = [...new Set(siteIds)];
+  access.assertSites(ids);
+  const rows = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM sites WHERE site_id = ANY($1::int[])`, [ids]);
+  if (rows[0].n !== ids.length) throw forbidden('no access to one or more of the requested sites');
+}

@@ -6,6 +6,7 @@ import { importDocument } from './import.js';
 import { seedDemoTelemetry } from '../telemetry/demo.js';
 import { markAll, refreshAll } from '../telemetry/rollups/refresh.js';
 import { UNIT_LIST } from '../telemetry/rollups/units.js';
+import { seedDemoAlarms } from '../alarms/demo.js';
 
 export const DEMO_CLIENT_ID = 'demo';
 
@@ -22,6 +23,7 @@ export async function seedDemo(db: Database): Promise<{ clientId: string; client
   // The demo history is written around the upload path: roll it up now, so its summaries start fast.
   for (const spec of UNIT_LIST) await markAll(db, spec);
   await refreshAll(db);
+  await seedDemoAlarms(db);
   const clientSecret = randomBytes(18).toString('base64url');
   await upsertClient(db, { clientId: DEMO_CLIENT_ID, clientSecret, siteIds: '*', cameraIds: '*' });
   await db.query(`INSERT INTO service_settings (key, value) VALUES ('demo_seeded', now()::text) ON CONFLICT (key) DO NOTHING`);

@@ -4,6 +4,7 @@ import { siteRoutes } from './sites/index.js';
 import { configRoutes } from './config/index.js';
 import { telemetryRoutes } from './telemetry/index.js';
 import { downloadRoutes } from './telemetry/download.js';
+import { alarmRoutes } from './alarms/index.js';
 
 /** The whole /v1 API, one area a line. Every route here needs a valid bearer token. */
 export async function v1Routes(app: FastifyTypebox): Promise<void> {
@@ -16,4 +17,5 @@ export async function v1Routes(app: FastifyTypebox): Promise<void> {
   await app.register(configRoutes, { prefix: '/config' });
   await app.register(telemetryRoutes);
   await app.register(downloadRoutes);
+  await app.register(alarmRoutes);
 }
