@@ -4,8 +4,7 @@ import { upsertClient } from '../auth/clients.js';
 import { generateDemo } from './demo.js';
 import { importDocument } from './import.js';
 import { seedDemoTelemetry } from '../telemetry/demo.js';
-import { markAll, refreshAll } from '../telemetry/rollups/refresh.js';
-import { UNIT_LIST } from '../telemetry/rollups/units.js';
+import { rebuildAll } from '../telemetry/rollups/refresh.js';
 import { seedDemoAlarms } from '../alarms/demo.js';
 
 export const DEMO_CLIENT_ID = 'demo';
@@ -21,8 +20,7 @@ export async function seedDemo(db: Database): Promise<{ clientId: string; client
   await importDocument(db, generateDemo());
   await seedDemoTelemetry(db);
   // The demo history is written around the upload path: roll it up now, so its summaries start fast.
-  for (const spec of UNIT_LIST) await markAll(db, spec);
-  await refreshAll(db);
+  await rebuildAll(db);
   await seedDemoAlarms(db);
   const clientSecret = randomBytes(18).toString('base64url');
   await upsertClient(db, { clientId: DEMO_CLIENT_ID, clientSecret, siteIds: '*', cameraIds: '*' });

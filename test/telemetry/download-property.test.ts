@@ -1,13 +1,13 @@
 import fc from 'fast-check';
 import { beforeAll, expect, it } from 'vitest';
-import { refreshAll, refreshMarked } from '../../src/telemetry/rollups/refresh.js';
+import { rebuildAll, refreshAll, refreshMarked } from '../../src/telemetry/rollups/refresh.js';
 import { UNITS } from '../../src/telemetry/rollups/units.js';
 import { bearer, describeEachBackend } from '../helper.js';
 import { METER, PUMP, SENSOR, suiteApp, TANK } from './fixtures.js';
 
 // Summaries equal a plain aggregation of what was sent. Random series of every kind are uploaded in
-// random batches (late, replayed and replacing records), with the rollups refreshed fully, partly or
-// not at all in between; then random ranges, intervals and zones are asked for, and every answer is
+// random batches (late, replayed and replacing records), with the rollups refreshed fully, partly,
+// rebuilt from scratch or not at all in between; then random ranges, intervals and zones are asked for, and every answer is
 // compared with an aggregation computed here, on the local clock computed here, from the records
 // this test sent (the last sent value of a key wins).
 
@@ -146,7 +146,7 @@ const scenario = fc.record({
   // Offsets (seconds) within about two days around the anchor: many share a quarter, an hour, a day.
   records: fc.array(fc.tuple(fc.integer({ min: -36 * 3600, max: 36 * 3600 }), fc.nat(9)), { minLength: 1, maxLength: 60 }),
   batches: fc.integer({ min: 1, max: 4 }),
-  refreshes: fc.array(fc.constantFrom('none', 'some', 'all'), { minLength: 4, maxLength: 4 }),
+  refreshes: fc.array(fc.constantFrom('none', 'some', 'all', 'rebuild'), { minLength: 4, maxLength: 4 }),
   queries: fc.array(
     fc.record({
       from: fc.integer({ min: -40 * 3600, max: 30 * 3600 }),
@@ -186,6 +186,7 @@ describeEachBackend('summaries equal a plain aggregation (property)', (backend) 
           const refresh = s.refreshes[b % s.refreshes.length];
           if (refresh === 'all') await refreshAll(t.ctx.db);
           if (refresh === 'some') await refreshMarked(t.ctx.db, UNITS[kind], 3);
+          if (refresh === 'rebuild') await rebuildAll(t.ctx.db);
         }
         const stored = [...sent[kind].values()].sort((a, b) => a.t - b.t);
         for (const q of s.queries) {

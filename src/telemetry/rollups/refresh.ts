@@ -76,7 +76,28 @@ export async function markAll(db: Queryable, spec: UnitSpec, range: { from?: num
   );
 }
 
-/** Refreshes until no mark is left (bulk loads, demo data, tests). */
+/**
+ * Builds every rollup from the logs in one pass per level, for data loaded around the upload path
+ * (the demo history, bulk loads) while nothing else writes: much faster than marking every bucket.
+ */
+export async function rebuildAll(db: Database): Promise<void> {
+  for (const spec of UNIT_LIST) {
+    const t = spec.rollupTable;
+    const cols = spec.columns.map((c) => c.name).join(', ');
+    const insert = (level: number, units: string) =>
+      `INSERT INTO ${t} (${spec.idColumn}, level, bucket, ${cols})
+         SELECT id, ${level}, grp, ${cols} FROM (${mergeUnits(spec, units, binOf(level, 't0'), 'id, grp')}) x`;
+    await db.transaction(async (tx) => {
+      await tx.query(`DELETE FROM rollup_dirty WHERE kind = $1`, [spec.no]);
+      await tx.query(`DELETE FROM ${t}`);
+      await tx.query(insert(15, `(SELECT ${rawUnits(spec)} FROM ${spec.logTable} g)`));
+      await tx.query(insert(60, `(SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.level = 15)`));
+      await tx.query(insert(1440, `(SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.level = 60)`));
+    });
+  }
+}
+
+/** Refreshes until no mark is left (tests, and catching up after a bulk mark). */
 export async function refreshAll(db: Database, batch = 5000, progress?: (done: number) => void): Promise<number> {
   let done = 0;
   for (const spec of UNIT_LIST) {
