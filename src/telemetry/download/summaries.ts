@@ -106,25 +106,27 @@ export function summarySql(spec: UnitSpec, interval: Interval, level: number): s
       `SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.${idc} = ANY($1) AND r.level = ${level} AND r.bucket >= $7 AND r.bucket < $8
          AND NOT EXISTS (SELECT 1 FROM stale s WHERE s.id = r.${idc} AND s.b = r.bucket)`,
       // Clean quarters inside stale level buckets.
-      `SELECT ${rollupUnits(spec)} FROM stale s JOIN ${t} r ON r.${idc} = s.id AND r.level = 15 AND r.bucket >= s.b
-         AND r.bucket < s.b + interval '${level} minutes' WHERE ${clean('r')}`,
+      `SELECT r.* FROM stale s CROSS JOIN LATERAL (
+         SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.${idc} = s.id AND r.level = 15 AND r.bucket >= s.b
+            AND r.bucket < s.b + interval '${level} minutes' AND ${clean('r')} OFFSET 0) r`,
     );
   }
   if (level > 0) {
     parts.push(
       // Clean quarters at the edges (with level 15: the whole aligned range, since then a = b = e15).
-      `SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.${idc} = ANY($1) AND r.level = 15
-         AND ((r.bucket >= $5 AND r.bucket < $7) OR (r.bucket >= $8 AND r.bucket < $6)) AND ${clean('r')}`,
+      `SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.${idc} = ANY($1) AND r.level = 15 AND r.bucket >= $5 AND r.bucket < $7 AND ${clean('r')}`,
+      `SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.${idc} = ANY($1) AND r.level = 15 AND r.bucket >= $8 AND r.bucket < $6 AND ${clean('r')}`,
       // Logs of stale quarters.
-      `SELECT ${rawUnits(spec)} FROM rollup_dirty d JOIN ${logTable} g ON g.${idc} = d.equipment_id
-         AND g.ts >= d.bucket AND g.ts < d.bucket + interval '15 minutes'
+      `SELECT g.* FROM rollup_dirty d CROSS JOIN LATERAL (
+         SELECT ${rawUnits(spec)} FROM ${logTable} g WHERE g.${idc} = d.equipment_id
+            AND g.ts >= d.bucket AND g.ts < d.bucket + interval '15 minutes' OFFSET 0) g
        WHERE d.kind = ${no} AND d.equipment_id = ANY($1) AND d.bucket >= $5 AND d.bucket < $6`,
     );
   }
   // Logs of the edges finer than a quarter (with level 0: the whole range, since then s15 = e15 = end).
   parts.push(
-    `SELECT ${rawUnits(spec)} FROM ${logTable} g WHERE g.${idc} = ANY($1)
-       AND ((g.ts >= $2 AND g.ts < $5) OR (g.ts >= $6 AND g.ts < $3))`,
+    `SELECT ${rawUnits(spec)} FROM ${logTable} g WHERE g.${idc} = ANY($1) AND g.ts >= $2 AND g.ts < $5`,
+    `SELECT ${rawUnits(spec)} FROM ${logTable} g WHERE g.${idc} = ANY($1) AND g.ts >= $6 AND g.ts < $3`,
   );
   if (spec.chain) {
     // Each meter's last total before start: the first link of the volume chain (no bucket of its own).

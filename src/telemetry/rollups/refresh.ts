@@ -19,32 +19,35 @@ export type Level = (typeof LEVELS)[number];
 export const binOf = (minutes: number, expr: string) => `date_bin('${minutes} minutes', ${expr}, ${EPOCH})`;
 const MINUTE = 60_000;
 
-/** Recomputes every level of the given 15-minute buckets (epoch ms) of the given equipment. */
+/**
+ * Recomputes every level of the given 15-minute buckets (epoch ms) of the given equipment. Upserts:
+ * a bucket that once held logs always does (logs are replaced, never deleted). Every join is a
+ * LATERAL lookup by key, so the work follows the number of marks, never the size of the tables
+ * (OFFSET 0 keeps the planner from flattening it into a hash join over a whole table).
+ */
 export async function rebuildBuckets(db: Queryable, spec: UnitSpec, ids: number[], buckets: number[]): Promise<void> {
   if (!ids.length) return;
   const t = spec.rollupTable;
   const idc = spec.idColumn;
-  const cols = spec.columns.map((c) => c.name).join(', ');
-  const marks = `(SELECT id, to_timestamp(ms / 1000) AS b FROM unnest($1::int[], $2::float8[]) AS u(id, ms)) m`;
-  // Level 15 from the logs.
+  const names = spec.columns.map((c) => c.name);
+  const cols = names.join(', ');
+  const upsert = (level: number, units: string) =>
+    `INSERT INTO ${t} (${idc}, level, bucket, ${cols})
+       SELECT id, ${level}, grp, ${cols} FROM (${mergeUnits(spec, units, binOf(level, 't0'), 'id, grp')}) x
+     ON CONFLICT (${idc}, level, bucket) DO UPDATE SET ${names.map((n) => `${n} = EXCLUDED.${n}`).join(', ')}`;
+  const marks = `(SELECT DISTINCT id, to_timestamp(ms / 1000) AS b FROM unnest($1::int[], $2::float8[]) AS u(id, ms)) m`;
   await db.query(
-    `DELETE FROM ${t} r USING ${marks} WHERE r.${idc} = m.id AND r.level = 15 AND r.bucket = m.b`,
-    [ids, buckets],
-  );
-  const fromLogs = `(SELECT ${rawUnits(spec)} FROM ${marks}
-      JOIN ${spec.logTable} g ON g.${idc} = m.id AND g.ts >= m.b AND g.ts < m.b + interval '15 minutes')`;
-  await db.query(
-    `INSERT INTO ${t} (${idc}, level, bucket, ${cols}) SELECT id, 15, grp, ${cols} FROM (${mergeUnits(spec, fromLogs, binOf(15, 't0'), 'id, grp')}) x`,
+    upsert(15, `(SELECT g.* FROM ${marks} CROSS JOIN LATERAL (
+        SELECT ${rawUnits(spec)} FROM ${spec.logTable} g WHERE g.${idc} = m.id AND g.ts >= m.b AND g.ts < m.b + interval '15 minutes' OFFSET 0) g)`),
     [ids, buckets],
   );
   // Hours from quarters, days from hours.
   for (const [level, below] of [[60, 15], [1440, 60]] as const) {
-    const parents = `(SELECT DISTINCT m.id, ${binOf(level, 'm.b')} AS p FROM ${marks}) pp`;
-    await db.query(`DELETE FROM ${t} r USING ${parents} WHERE r.${idc} = pp.id AND r.level = ${level} AND r.bucket = pp.p`, [ids, buckets]);
-    const children = `(SELECT ${rollupUnits(spec)} FROM ${parents}
-        JOIN ${t} r ON r.${idc} = pp.id AND r.level = ${below} AND r.bucket >= pp.p AND r.bucket < pp.p + interval '${level} minutes')`;
+    const parents = `(SELECT DISTINCT id, ${binOf(level, 'to_timestamp(ms / 1000)')} AS p FROM unnest($1::int[], $2::float8[]) AS u(id, ms)) pp`;
     await db.query(
-      `INSERT INTO ${t} (${idc}, level, bucket, ${cols}) SELECT id, ${level}, grp, ${cols} FROM (${mergeUnits(spec, children, binOf(level, 't0'), 'id, grp')}) x`,
+      upsert(level, `(SELECT r.* FROM ${parents} CROSS JOIN LATERAL (
+          SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.${idc} = pp.id AND r.level = ${below}
+             AND r.bucket >= pp.p AND r.bucket < pp.p + interval '${level} minutes' OFFSET 0) r)`),
       [ids, buckets],
     );
   }
