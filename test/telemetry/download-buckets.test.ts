@@ -64,6 +64,9 @@ describeEachBackend('telemetry download buckets', (backend) => {
       expect.soft(await load([SENSOR], start, end, { interval: '1h' }), state).toEqual(hours);
       expect.soft(await load([SENSOR], start, end), state).toEqual(hours);
       expect.soft(await load([SENSOR], start, end, { timeZone: 'UTC' }), state).toEqual(hours);
+      // The same range written with an offset, and without one (UTC).
+      expect.soft(await load([SENSOR], '2026-06-01T12:07:30+02:00', '2026-06-01T08:22:30-05:00'), state).toEqual(hours);
+      expect.soft(await load([SENSOR], '2026-06-01T10:07:30', '2026-06-01 13:22:30'), state).toEqual(hours);
       const whole = [S(SENSOR, start, end, [3, 4, 5, 6, 7, 8, 9, 11, 12])];
       expect.soft(await load([SENSOR], start, end, { interval: '1d' }), state).toEqual(whole);
       expect.soft(await load([SENSOR], start, end, { interval: 'all' }), state).toEqual(whole);
@@ -143,6 +146,17 @@ describeEachBackend('telemetry download buckets', (backend) => {
       expect.soft(await load([SENSOR], start, end, { ...zone, interval: '1d' }), state).toEqual([
         S(SENSOR, start, d('18:15:00'), [1, 2, 3, 4, 5]),
         S(SENSOR, d('18:15:00'), end, [6, 7]),
+      ]);
+    });
+  });
+
+  it('reads an IANA fixed-offset zone with its sign (Etc/GMT-3 is 3 hours ahead of UTC)', async () => {
+    await store(SENSOR, [['2026-06-20T20:59:00Z', 1], ['2026-06-20T21:00:00Z', 2]]);
+    const [start, end] = ['2026-06-20T12:00:00Z', '2026-06-21T12:00:00Z'];
+    await inBothStates(ctx, async (state) => {
+      expect.soft(await load([SENSOR], start, end, { interval: '1d', timeZone: 'Etc/GMT-3' }), state).toEqual([
+        S(SENSOR, start, '2026-06-20T21:00:00Z', [1]),
+        S(SENSOR, '2026-06-20T21:00:00Z', end, [2]),
       ]);
     });
   });

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSigner } from 'fast-jwt';
+import { generateDemo } from '../../src/provisioning/demo.js';
+import { importDocument } from '../../src/provisioning/import.js';
 import { describeEachBackend, startApp, type TestContext } from '../helper.js';
 import { KINDS, METER, PUMP, SENSOR, SITE2_PUMP, SITE2_SENSOR, TANK } from './fixtures.js';
 import { DOWNLOAD_URLS, downloader, expectError, IDS_FIELD, LOAD_URL, loadBody, RAW_URL, type Kind } from './download-fixtures.js';
@@ -56,10 +58,11 @@ describeEachBackend('telemetry download statuses', (backend) => {
       ['unparsable start', loadBody(kind, [id], 'yesterday', END), '/start'],
       ['start on a day that does not exist', loadBody(kind, [id], '2026-02-30T00:00:00Z', END), '/start'],
       ['unparsable end', loadBody(kind, [id], START, '2026-05-02T25:61:00Z'), '/end'],
-      ['start not a string', loadBody(kind, [id], 1_700_000_000_000, END), '/start'],
+      ['start not a string', { ...valid(kind), start: 1_700_000_000_000 }, '/start'],
       ['unknown interval', valid(kind, [id], { interval: '2h' }), '/interval'],
       ['unknown time zone', valid(kind, [id], { timeZone: 'Mars/Olympus_Mons' }), '/timeZone'],
       ['an offset as zone', valid(kind, [id], { timeZone: '+03:00' }), '/timeZone'],
+      ['an offset from GMT as zone', valid(kind, [id], { timeZone: 'GMT+3' }), '/timeZone'],
       ['a POSIX zone rule', valid(kind, [id], { timeZone: 'EST5EDT,M3.2.0,M11.1.0' }), '/timeZone'],
       ['an empty zone', valid(kind, [id], { timeZone: '' }), '/timeZone'],
     ];
@@ -73,6 +76,16 @@ describeEachBackend('telemetry download statuses', (backend) => {
     expectError(await all(url, '{"start":'), 400, 'Bad Request');
     // Exactly 366 days is allowed.
     expect((await all(url, loadBody(kind, [id], '2025-01-01T00:00:00Z', '2026-01-02T00:00:00Z', { interval: 'all' }))).status).toBe(200);
+  });
+
+  it('answers 400 to timeZone "site" when a site of the request has a zone the service does not know', async () => {
+    const doc = generateDemo({ idBase: 30, sites: 1, transactionsPerSite: 0, imagesPerSite: 0 });
+    doc.sites[0].TimeZone = 'Mars/Olympus_Mons';
+    await importDocument(ctx.db, doc);
+    const a = await all(LOAD_URL.sensor, valid('sensor', [SENSOR, 310100], { timeZone: 'site' }));
+    expectError(a, 400, 'Bad Request');
+    expect(a.body.details).toEqual([{ path: '/timeZone', message: expect.any(String) }]);
+    expect((await all(LOAD_URL.sensor, valid('sensor', [SENSOR, 310100], { timeZone: 'Europe/Berlin' }))).status).toBe(200);
   });
 
   it('answers 400 when a summary request would make over 2,000,000 summaries', async () => {
