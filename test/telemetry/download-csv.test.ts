@@ -88,6 +88,20 @@ describeEachBackend('telemetry download as CSV', (backend) => {
       }
   });
 
+  it('writes an answer of several pages, the first of them empty, as one valid JSON array and one CSV table', async () => {
+    await storeLogs(ctx, await ctx.token('*'), 'sensor', [{ sensorID: 10112, timestamp: '2026-06-05T10:00:00Z', value: 7 }, { sensorID: 10109, timestamp: '2026-06-05T11:00:00Z', value: 8 }]);
+    // 10 ids x 7,202 hours: the engine reads 6 ids a page, so the ids with logs come on the second page.
+    const ids = [10112, 10101, 10104, 10105, 10106, 10107, 10108, 10109, 10110, 10111];
+    const body = loadBody('sensor', ids, '2026-01-01T00:00:00Z', '2026-10-28T00:00:00Z');
+    const json = await get(LOAD_URL.sensor, body);
+    expect(json.status).toBe(200);
+    expect(json.body).toEqual([
+      { sensorID: 10109, start: '2026-06-05T11:00:00.000Z', end: '2026-06-05T12:00:00.000Z', count: 1, min: 8, max: 8, avg: 8, first: 8, last: 8 },
+      { sensorID: 10112, start: '2026-06-05T10:00:00.000Z', end: '2026-06-05T11:00:00.000Z', count: 1, min: 7, max: 7, avg: 7, first: 7, last: 7 },
+    ]);
+    expect(parseCsv((await get(LOAD_URL.sensor, body, { accept: 'text/csv' })).text)).toEqual(csvOf(json.body, FIELDS.sensor));
+  });
+
   it('lists both media types on the 200 of each download route in the OpenAPI document, with an operationId', async () => {
     const doc = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     const ids = new Set<string>();
