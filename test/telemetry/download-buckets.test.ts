@@ -3,7 +3,7 @@ import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
 import { describeEachBackend, startApp, type TestContext } from '../helper.js';
 import { SENSOR } from './fixtures.js';
-import { downloader, inBothStates, LOAD_URL, loadBody, sensorLogs, sensorSummary as S, storeLogs } from './download-fixtures.js';
+import { inBothStates, sensorLogs, sensorSummary as S, storeLogs, summaryLoader } from './download-fixtures.js';
 
 // Buckets of the summary downloads (contract 6): widths, cuts at start and end, empty buckets left
 // out, order, and the clock of the time zone (site zones, daylight saving, a 45-minute offset). Each
@@ -27,12 +27,8 @@ describeEachBackend('telemetry download buckets', (backend) => {
     await importDocument(ctx.db, kolkata);
     await importDocument(ctx.db, utc);
     const token = await ctx.token('*');
-    const get = downloader(ctx, token);
-    load = async (ids, start, end, more = {}) => {
-      const a = await get(LOAD_URL.sensor, loadBody('sensor', ids, start, end, more));
-      expect(a.status, a.text).toBe(200);
-      return a.body;
-    };
+    const loader = summaryLoader(ctx, token);
+    load = (ids, start, end, more) => loader('sensor', ids, start, end, more);
     store = (id, pairs) => storeLogs(ctx, token, 'sensor', sensorLogs(id, pairs));
   });
   afterAll(async () => ctx?.close());

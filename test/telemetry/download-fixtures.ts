@@ -51,6 +51,16 @@ export const loadBody = (kind: Kind, ids: unknown, start: string, end: string, m
   ...more,
 });
 
+/** Loads summaries that must be answered 200, and returns their elements. */
+export function summaryLoader(ctx: TestContext, token: string) {
+  const get = downloader(ctx, token);
+  return async (kind: Kind, ids: number[], start: string, end: string, more: Record<string, unknown> = {}): Promise<Record<string, any>[]> => {
+    const a = await get(LOAD_URL[kind], loadBody(kind, ids, start, end, more));
+    expect(a.status, a.text).toBe(200);
+    return a.body;
+  };
+}
+
 /** Stores logs of one kind through the batch upload route, 10,000 a request; every request must be a 201. */
 export async function storeLogs(ctx: TestContext, token: string, kind: Kind, records: Record<string, unknown>[]) {
   const post = poster(ctx, token);

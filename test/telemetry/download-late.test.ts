@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { refreshAll } from '../../src/telemetry/rollups/refresh.js';
 import { describeEachBackend, startApp, type TestContext } from '../helper.js';
 import { count, METER, poster, PUMP, SENSOR } from './fixtures.js';
-import { downloader, iso, LOAD_URL, loadBody, sensorLogs, sensorSummary as S, type Kind } from './download-fixtures.js';
+import { iso, sensorLogs, sensorSummary as S, summaryLoader, type Kind } from './download-fixtures.js';
 
 // Summaries are exact (contract 6): after a refresh has rolled buckets up, late, replayed and
 // replacing uploads into those buckets show in the next summary, before the refresher ran again
@@ -17,17 +17,12 @@ const d2 = (hm: string) => `2026-09-02T${hm}:00Z`;
 describeEachBackend('telemetry download after late uploads', (backend) => {
   let ctx: TestContext;
   let post: ReturnType<typeof poster>;
-  let load: (kind: Kind, ids: number[], start: string, end: string, more?: Row) => Promise<Row[]>;
+  let load: ReturnType<typeof summaryLoader>;
   beforeAll(async () => {
     ctx = await startApp(backend, { config: { ROLLUP_REFRESH_MS: 0 } });
     const token = await ctx.token('*');
     post = poster(ctx, token);
-    const get = downloader(ctx, token);
-    load = async (kind, ids, start, end, more = {}) => {
-      const a = await get(LOAD_URL[kind], loadBody(kind, ids, start, end, more));
-      expect(a.status, a.text).toBe(200);
-      return a.body;
-    };
+    load = summaryLoader(ctx, token);
   });
   afterAll(async () => ctx?.close());
 

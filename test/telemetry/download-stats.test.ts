@@ -3,7 +3,7 @@ import { markAll } from '../../src/telemetry/rollups/refresh.js';
 import { UNITS } from '../../src/telemetry/rollups/units.js';
 import { describeEachBackend, startApp, type TestContext } from '../helper.js';
 import { METER, PUMP, TANK } from './fixtures.js';
-import { downloader, inBothStates, iso, LOAD_URL, loadBody, storeLogs, type Kind } from './download-fixtures.js';
+import { inBothStates, iso, storeLogs, summaryLoader } from './download-fixtures.js';
 
 // The statistics of the pump, tank and meter summaries (contract 6), hand-computed, on stale buckets
 // and again on refreshed rollups. Sensor statistics are checked with the buckets.
@@ -13,16 +13,11 @@ type Row = Record<string, unknown>;
 describeEachBackend('telemetry download statistics', (backend) => {
   let ctx: TestContext;
   let token: string;
-  let load: (kind: Kind, ids: number[], start: string, end: string, more?: Row) => Promise<Row[]>;
+  let load: ReturnType<typeof summaryLoader>;
   beforeAll(async () => {
     ctx = await startApp(backend, { config: { ROLLUP_REFRESH_MS: 0 } });
     token = await ctx.token('*');
-    const get = downloader(ctx, token);
-    load = async (kind, ids, start, end, more = {}) => {
-      const a = await get(LOAD_URL[kind], loadBody(kind, ids, start, end, more));
-      expect(a.status, a.text).toBe(200);
-      return a.body;
-    };
+    load = summaryLoader(ctx, token);
   });
   afterAll(async () => ctx?.close());
 
