@@ -39,7 +39,7 @@ export async function downloadRoutes(app: FastifyTypebox): Promise<void> {
         schema: {
           tags: ['telemetry download'],
           operationId,
-          summary: `Summaries of ${label} logs`,
+          summary: `Summaries of the logs of ${label}`,
           description: SUMMARY_TEXT,
           body: summaryLoadDto(kind, max),
           response: { 200: listOrCsv(SUMMARY_DTO[kind], `summaries of the ${label}`), ...securedErrors(403, 404, 413) },
