@@ -28,6 +28,10 @@ export const ConfigSchema = Type.Object({
   GROUP_COMMIT: Type.Boolean({ default: true }),
   WRITE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
   EQUIPMENT_CACHE_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 5000 }),
+  // Summary rollups: how often the background refresher looks for stale buckets (0: never; summaries
+  // stay exact, reading stale buckets from the logs) and how many it takes per transaction.
+  ROLLUP_REFRESH_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 1000 }),
+  ROLLUP_BATCH: Type.Integer({ minimum: 1, maximum: 100_000, default: 2000 }),
 });
 
 export type Config = Static<typeof ConfigSchema>;

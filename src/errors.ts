@@ -19,3 +19,9 @@ export const unauthorized = (message = 'missing or invalid bearer token') => new
 export const forbidden = (message: string) => new HttpError(403, message);
 export const notFound = (message: string, details?: ErrorDetail[]) => new HttpError(404, message, details);
 export const serverError = (message: string) => new HttpError(500, message);
+
+/** Ids for a message, bounded: at most `max` named, then "and N more". */
+export function listIds(ids: readonly (number | string)[], max = 5): string {
+  const named = ids.slice(0, max).join(', ');
+  return ids.length > max ? `${named} and ${ids.length - max} more` : named;
+}

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/index.js';
-import { forbidden, notFound } from '../errors.js';
+import { forbidden, listIds, notFound } from '../errors.js';
 import type { Client } from './clients.js';
 
 /** What one request's client may reach. Every route's access decision goes through here. */
@@ -28,12 +28,13 @@ export class Access {
   /** 403 as a whole when any site is out of reach. Unknown sites are out of reach too. */
   assertSites(siteIds: Iterable<number>): void {
     const out = [...new Set(siteIds)].filter((id) => !this.canReachSite(id));
-    if (out.length) throw forbidden(`no access to site${out.length > 1 ? 's' : ''} ${out.join(', ')}`);
+    // Never names the sites: an id the client cannot reach may be another tenant's.
+    if (out.length) throw forbidden('no access to one or more of the requested sites');
   }
 
   assertCameras(cameraIds: Iterable<number>): void {
     const out = [...new Set(cameraIds)].filter((id) => !this.canReachCamera(id));
-    if (out.length) throw forbidden(`no access to camera${out.length > 1 ? 's' : ''} ${out.join(', ')}`);
+    if (out.length) throw forbidden('no access to one or more of the cameras of the requested sites');
   }
 
   /** The administration routes: only a client with `admin: true`. */
@@ -82,7 +83,19 @@ export async function findEquipmentSites(db: Queryable, kind: EquipmentKind, ids
 export async function requireEquipment(db: Queryable, access: Access, kind: EquipmentKind, ids: number[]): Promise<Map<number, number>> {
   const sites = await findEquipmentSites(db, kind, ids);
   const missing = [...new Set(ids)].filter((i) => !sites.has(i));
-  if (missing.length) throw notFound(`${TABLES[kind].label} ${missing.join(', ')} does not exist`);
+  if (missing.length) throw notFound(`${TABLES[kind].label} ${listIds(missing)} does not exist`);
   access.assertSites(sites.values());
   return sites;
+}
+
+/**
+ * Site-addressed requests: 403 as a whole when any site is out of reach or does not exist (so a
+ * client learns nothing of sites it cannot reach, and every client gets the same answer for an
+ * unknown one).
+ */
+export async function requireSites(db: Queryable, access: Access, siteIds: number[]): Promise<void> {
+  const ids = [...new Set(siteIds)];
+  access.assertSites(ids);
+  const rows = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM sites WHERE site_id = ANY($1::int[])`, [ids]);
+  if (rows[0].n !== ids.length) throw forbidden('no access to one or more of the requested sites');
 }

@@ -13,7 +13,9 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.max ?? 10,
-    options: opts.schema ? `-c search_path=${opts.schema}` : undefined,
+    // JIT compiles a plan for large estimated costs: 100 ms and more of compiling for queries that
+    // run in a few milliseconds over indexes (summaries, rollup refresh). Off for this service.
+    options: `-c jit=off${opts.schema ? ` -c search_path=${opts.schema}` : ''}`,
     connectionTimeoutMillis: 10_000,
     // A database that stops answering must turn into errors, not requests that wait for ever.
     statement_timeout: opts.statementTimeoutMs ?? 60_000,

@@ -4,6 +4,8 @@ import { upsertClient } from '../auth/clients.js';
 import { generateDemo } from './demo.js';
 import { importDocument } from './import.js';
 import { seedDemoTelemetry } from '../telemetry/demo.js';
+import { rebuildAll } from '../telemetry/rollups/refresh.js';
+import { seedDemoAlarms } from '../alarms/demo.js';
 
 export const DEMO_CLIENT_ID = 'demo';
 
@@ -18,6 +20,9 @@ export async function seedDemo(db: Database): Promise<{ clientId: string; client
   if (mark || anySite) return undefined;
   await importDocument(db, generateDemo());
   await seedDemoTelemetry(db);
+  // The demo history is written around the upload path: roll it up now, so its summaries start fast.
+  await rebuildAll(db);
+  await seedDemoAlarms(db);
   const clientSecret = randomBytes(18).toString('base64url');
   await upsertClient(db, { clientId: DEMO_CLIENT_ID, clientSecret, siteIds: '*', cameraIds: '*', admin: true });
   await db.query(`INSERT INTO service_settings (key, value) VALUES ('demo_seeded', now()::text) ON CONFLICT (key) DO NOTHING`);

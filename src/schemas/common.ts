@@ -9,6 +9,9 @@ export const BigIdString = Type.String({ pattern: '^-?[0-9]{1,19}$', description
 /** A 64-bit id on input: string or integer. */
 export const BigIdInput = Type.Union([BigIdString, Type.Integer()], { description: '64-bit integer, as a string or an integer' });
 
+/** JSON allows 1e999 (Infinity after parsing); the bounds make every accepted number finite. */
+export const Finite = Type.Number({ minimum: -Number.MAX_VALUE, maximum: Number.MAX_VALUE, description: 'a finite number' });
+
 /** ISO 8601 date-time; without an offset it is UTC. Parsed and range-checked by parseTime. */
 export const DateTimeInput = Type.String({ minLength: 10, maxLength: 40, description: 'ISO 8601 date-time; no offset means UTC' });
 export const DateTimeOutput = Type.String({ format: 'date-time', description: 'UTC, with milliseconds' });

@@ -1,6 +1,6 @@
 import { findEquipmentSites, equipmentLabel, type Access } from '../auth/access.js';
 import type { Queryable } from '../db/index.js';
-import { notFound, serverError, type ErrorDetail } from '../errors.js';
+import { listIds, notFound, serverError, type ErrorDetail } from '../errors.js';
 import { KINDS, type Entry, type TelemetryKind } from './kinds.js';
 
 // Which site each piece of equipment belongs to, for the access check of every upload. Gateways
@@ -76,7 +76,7 @@ function unknownEquipment(missing: Entry[], pathOf: (e: Entry) => string) {
     if (!byKind.has(e.kind)) byKind.set(e.kind, new Set());
     byKind.get(e.kind)!.add(e.id);
   }
-  const message = [...byKind].map(([kind, ids]) => `${equipmentLabel(kind)} ${[...ids].join(', ')}`).join('; ');
+  const message = [...byKind].map(([kind, ids]) => `${equipmentLabel(kind)} ${listIds([...ids])}`).join('; ');
   const details: ErrorDetail[] = missing.slice(0, 20).map((e) => ({
     path: pathOf(e),
     message: `${equipmentLabel(e.kind)} ${e.id} does not exist`,

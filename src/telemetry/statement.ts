@@ -1,5 +1,7 @@
 import { KIND_LIST, type ColumnType } from './kinds.js';
 import type { Job } from './jobs.js';
+import { binOf } from './rollups/refresh.js';
+import { UNITS } from './rollups/units.js';
 
 // One SQL statement stores a whole round of jobs: per log table one INSERT ... SELECT FROM unnest(...)
 // (set-based, whatever the number of rows; plain, or ON CONFLICT DO UPDATE: see LogMode), the
@@ -74,8 +76,13 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: L
     ctes.push(`i${k} AS (SELECT id, ${TS} AS ts, ${inputs} FROM unnest(${unnest.join(', ')}) AS u(id, t, ${inputs}))`);
     const insert = `INSERT INTO ${spec.table} AS t (${spec.idColumn}, ts, ${names.join(', ')})
         SELECT id, ts, ${cols.join(', ')} FROM i${k} ORDER BY id, ts`;
+    // The 15-minute buckets this statement changes are marked stale for the summaries, in the same
+    // statement (so in the same commit); sorted, so concurrent statements lock marks in one order.
+    const mark = (changed: string) =>
+      `d${k} AS (INSERT INTO rollup_dirty (kind, equipment_id, bucket)
+        SELECT DISTINCT ${UNITS[spec.kind].no}::smallint, id, ${binOf(15, 'ts')} FROM ${changed} ORDER BY 2, 3 ON CONFLICT DO NOTHING)`;
     if (mode === 'insert') {
-      ctes.push(`w${k} AS (${insert})`); // every row is new, or the statement fails
+      ctes.push(`w${k} AS (${insert})`, mark(`i${k}`)); // every row is new, or the statement fails
       return;
     }
     ctes.push(
@@ -83,6 +90,7 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: L
         ON CONFLICT (${spec.idColumn}, ts) DO UPDATE SET ${names.map((n) => `${n} = EXCLUDED.${n}`).join(', ')}
         WHERE (${names.map((n) => `t.${n}`).join(', ')}) IS DISTINCT FROM (${names.map((n) => `EXCLUDED.${n}`).join(', ')})
         RETURNING t.${spec.idColumn} AS id, t.ts)`,
+      mark(`w${k}`),
     );
     counted.push(`SELECT i${k}.job FROM w${k} JOIN i${k} USING (id, ts)`);
   });

@@ -3,6 +3,8 @@ import { requireAccess } from '../../auth/hooks.js';
 import { siteRoutes } from './sites/index.js';
 import { configRoutes } from './config/index.js';
 import { telemetryRoutes } from './telemetry/index.js';
+import { downloadRoutes } from './telemetry/download.js';
+import { alarmRoutes } from './alarms/index.js';
 import { adminRoutes } from './admin/index.js';
 
 /** The whole /v1 API, one area a line. Every route here needs a valid bearer token. */
@@ -15,5 +17,7 @@ export async function v1Routes(app: FastifyTypebox): Promise<void> {
   await app.register(siteRoutes);
   await app.register(configRoutes, { prefix: '/config' });
   await app.register(telemetryRoutes);
+  await app.register(downloadRoutes);
+  await app.register(alarmRoutes);
   await app.register(adminRoutes, { prefix: '/admin' });
 }

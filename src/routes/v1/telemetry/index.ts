@@ -6,6 +6,7 @@ import { makeJob, type Role } from '../../../telemetry/jobs.js';
 import { KIND_LIST, type Entry, type TelemetryKind } from '../../../telemetry/kinds.js';
 import { Partitions } from '../../../telemetry/partitions.js';
 import { TelemetryWriter } from '../../../telemetry/writer.js';
+import { RollupRefresher } from '../../../telemetry/rollups/refresh.js';
 import { parseEntries, parseEntry, parseGeneric } from './parse.js';
 import { genericLogs, genericReadings, LOG_DTO, logBatch, READING_DTO, readingBatch, UploadResponse } from './schema.js';
 
@@ -40,6 +41,15 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
   const directory = new EquipmentDirectory(db, config.EQUIPMENT_CACHE_MS, config.WRITE_TIMEOUT_MS);
   // Writes of requests whose client has gone (so the server may close at once) still finish before the database closes.
   app.addHook('preClose', () => writer.idle());
+  if (config.ROLLUP_REFRESH_MS > 0) {
+    const refresher = new RollupRefresher(db, {
+      intervalMs: config.ROLLUP_REFRESH_MS,
+      batch: config.ROLLUP_BATCH,
+      onError: (err) => app.log.warn({ err }, 'rollup refresh failed; stale buckets are read from the logs meanwhile'),
+    });
+    app.addHook('onReady', async () => refresher.start());
+    app.addHook('preClose', () => refresher.stop());
+  }
 
   const route = <B>(
     path: string,

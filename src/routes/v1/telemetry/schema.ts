@@ -1,11 +1,8 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
-import { DateTimeInput, IntId, Nullable } from '../../../schemas/common.js';
+import { DateTimeInput, Finite, IntId, Nullable } from '../../../schemas/common.js';
 import { KINDS, type ColumnType, type TelemetryKind } from '../../../telemetry/kinds.js';
 
 // Upload DTOs (interface 2.10, contract 6), derived from the one field table in telemetry/kinds.ts.
-
-/** JSON allows 1e999 (Infinity after parsing); the bounds make every accepted number finite. */
-const Finite = Type.Number({ minimum: -Number.MAX_VALUE, maximum: Number.MAX_VALUE, description: 'a finite number' });
 
 const FIELD_TYPE: Record<ColumnType, TSchema> = {
   float8: Finite,

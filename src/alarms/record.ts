@@ -1,0 +1,53 @@
+import type { EquipmentKind } from '../auth/access.js';
+import { toIso } from '../time.js';
+
+// What an alarm is to the outside: the record of the active-alarm list (contract 8), and how an
+// equipment id field of AlarmDto maps to its EquipmentTypeID. Codes 1-4 are those of contract 3
+// (sensor-to-equipment links); sensors get 5; a site alarm has no equipment (null, null).
+
+export const SEVERITIES = ['critical', 'major', 'minor', 'warning', 'info'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+export const DEFAULT_SEVERITY: Severity = 'major';
+
+export type AlarmEquipmentField = 'flowMeterID' | 'sitePumpID' | 'siteTankGroupID' | 'sensorID';
+
+export const ALARM_EQUIPMENT: readonly { field: AlarmEquipmentField; kind: EquipmentKind; typeId: number }[] = [
+  { field: 'flowMeterID', kind: 'meter', typeId: 1 },
+  { field: 'sitePumpID', kind: 'pump', typeId: 2 },
+  { field: 'siteTankGroupID', kind: 'tank', typeId: 3 },
+  { field: 'sensorID', kind: 'sensor', typeId: 5 },
+];
+
+/** One alarm as the active-alarm list shows it (and as the write functions return it after their change). */
+export interface AlarmRecord {
+  SiteAlarmLogID: string;
+  SiteID: number;
+  EquipmentTypeID: number | null;
+  EquipmentID: string | null;
+  AlarmType: string;
+  Severity: Severity;
+  Message: string;
+  Value: number | null;
+  FirstSeen: string;
+  LastSeen: string;
+  Occurrences: number;
+}
+
+/** Columns of site_alarms as an AlarmRecord (times still Date: see toRecord). Unqualified, for SELECT and RETURNING alike. */
+export const RECORD_COLUMNS = `alarm_id::text AS "SiteAlarmLogID", site_id AS "SiteID", equipment_type_id AS "EquipmentTypeID",
+  equipment_id::text AS "EquipmentID", alarm_type AS "AlarmType", severity AS "Severity", message AS "Message",
+  value AS "Value", first_seen AS "FirstSeen", last_seen AS "LastSeen", occurrences AS "Occurrences"`;
+
+export type RecordRow = Omit<AlarmRecord, 'FirstSeen' | 'LastSeen'> & { FirstSeen: Date; LastSeen: Date };
+
+export function toRecord(r: RecordRow): AlarmRecord {
+  return {
+    SiteAlarmLogID: r.SiteAlarmLogID, SiteID: r.SiteID, EquipmentTypeID: r.EquipmentTypeID, EquipmentID: r.EquipmentID,
+    AlarmType: r.AlarmType, Severity: r.Severity, Message: r.Message, Value: r.Value,
+    FirstSeen: toIso(r.FirstSeen)!, LastSeen: toIso(r.LastSeen)!, Occurrences: r.Occurrences,
+  };
+}
+
+/** The dedup key of an open alarm, as text: equal for two alarms exactly when the unique index says so. */
+export const keyOf = (typeId: number | null, equipmentId: number | string | null, alarmType: string) =>
+  `${typeId ?? 0}|${equipmentId ?? 0}|${alarmType}`;

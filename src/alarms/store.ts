@@ -1,0 +1,116 @@
+import type { Queryable } from '../db/index.js';
+import { keyOf, RECORD_COLUMNS, toRecord, type AlarmRecord, type RecordRow, type Severity } from './record.js';
+
+// The SQL of alarms. Deduplication and the lifecycle are the database's: the partial unique index
+// site_alarms_open_key (migration 004) holds at most one unresolved row per key, sends are one
+// INSERT ... ON CONFLICT on it, and a resolve only touches rows still unresolved.
+
+/** The sends of one key within one request, folded into one row (a statement may touch a row once). */
+export interface AlarmGroup {
+  typeId: number | null;
+  equipmentId: number | null;
+  alarmType: string;
+  /** Severity, message and value of the send with the latest timestamp (on a tie, the later one in the request). */
+  severity: Severity;
+  message: string;
+  value: number | null;
+  firstSeen: number;
+  lastSeen: number;
+  occurrences: number;
+}
+
+// On a duplicate: count every send; FirstSeen and LastSeen only widen (an out-of-order send never
+// moves LastSeen backwards); severity, message and value follow the send that is not older than LastSeen.
+const UPSERT = `
+INSERT INTO site_alarms AS a (site_id, equipment_type_id, equipment_id, alarm_type, severity, message, value, first_seen, last_seen, occurrences)
+SELECT $1::int, t.type_id, t.equipment_id, t.alarm_type, t.severity, t.message, t.value, t.first_seen, t.last_seen, t.occurrences
+  FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::timestamptz[], $9::timestamptz[], $10::int[])
+       WITH ORDINALITY AS t(type_id, equipment_id, alarm_type, severity, message, value, first_seen, last_seen, occurrences, ord)
+ ORDER BY t.ord
+ON CONFLICT (site_id, (COALESCE(equipment_type_id, 0)), (COALESCE(equipment_id, 0)), alarm_type) WHERE resolved_at IS NULL
+DO UPDATE SET
+  occurrences = a.occurrences + EXCLUDED.occurrences,
+  first_seen = LEAST(a.first_seen, EXCLUDED.first_seen),
+  last_seen = GREATEST(a.last_seen, EXCLUDED.last_seen),
+  severity = CASE WHEN EXCLUDED.last_seen >= a.last_seen THEN EXCLUDED.severity ELSE a.severity END,
+  message = CASE WHEN EXCLUDED.last_seen >= a.last_seen THEN EXCLUDED.message ELSE a.message END,
+  value = CASE WHEN EXCLUDED.last_seen >= a.last_seen THEN EXCLUDED.value ELSE a.value END
+RETURNING (xmax = 0) AS created, ${RECORD_COLUMNS}`;
+
+/**
+ * Stores the groups of one site in one statement. Groups should come sorted by key, so that
+ * concurrent requests lock shared keys in the same order. Returns, by key, whether the row was
+ * created (else an open alarm was bumped) and the record as it now stands.
+ */
+export async function upsertAlarms(db: Queryable, siteId: number, groups: AlarmGroup[]): Promise<Map<string, { created: boolean; record: AlarmRecord }>> {
+  const col = <T>(f: (g: AlarmGroup) => T) => groups.map(f);
+  const rows = await db.query<RecordRow & { created: boolean }>(UPSERT, [
+    siteId,
+    col((g) => g.typeId),
+    col((g) => g.equipmentId),
+    col((g) => g.alarmType),
+    col((g) => g.severity),
+    col((g) => g.message),
+    col((g) => g.value),
+    col((g) => new Date(g.firstSeen).toISOString()),
+    col((g) => new Date(g.lastSeen).toISOString()),
+    col((g) => g.occurrences),
+  ]);
+  return new Map(rows.map((r) => [keyOf(r.EquipmentTypeID, r.EquipmentID, r.AlarmType), { created: r.created, record: toRecord(r) }]));
+}
+
+/** Which of the ids are alarms of this site (resolved or not). */
+export async function findSiteAlarmIds(db: Queryable, siteId: number, ids: string[]): Promise<Set<string>> {
+  const rows = await db.query<{ id: string }>(
+    `SELECT alarm_id::text AS id FROM site_alarms WHERE site_id = $1 AND alarm_id = ANY($2::int8[])`,
+    [siteId, ids],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * Resolves those of the alarms (distinct ids) that are still unresolved, recording the time, the
+ * client and the note; returns their records. Of two concurrent resolves of one alarm, the second
+ * waits for the first's row lock, then finds it resolved and leaves it alone.
+ */
+export async function markResolved(
+  db: Queryable,
+  siteId: number,
+  items: { id: string; note: string | null }[],
+  clientId: string,
+): Promise<AlarmRecord[]> {
+  const rows = await db.query<RecordRow>(
+    `UPDATE site_alarms AS a SET resolved_at = now(), resolved_by = $2, resolve_note = r.note
+       FROM unnest($3::int8[], $4::text[]) AS r(id, note) -- names that site_alarms lacks, so RETURNING needs no prefix
+      WHERE a.alarm_id = r.id AND a.site_id = $1 AND a.resolved_at IS NULL
+      RETURNING ${RECORD_COLUMNS}`,
+    [siteId, clientId, items.map((i) => i.id), items.map((i) => i.note)],
+  );
+  return rows.map(toRecord);
+}
+
+/** Unresolved alarms of the sites, newest first (LastSeen, then id, both descending), at most `limit`. */
+export async function listActive(db: Queryable, siteIds: number[], limit: number): Promise<AlarmRecord[]> {
+  const rows = await db.query<RecordRow>(
+    `SELECT ${RECORD_COLUMNS} FROM site_alarms
+      WHERE resolved_at IS NULL AND site_id = ANY($1::int[])
+      ORDER BY last_seen DESC, alarm_id DESC
+      LIMIT $2`,
+    [siteIds, limit],
+  );
+  return rows.map(toRecord);
+}
+
+// Deadlock and serialization failure roll the statement back whole, so running it again is safe.
+const RETRYABLE = new Set(['40P01', '40001']);
+
+export async function withDeadlockRetry<T>(work: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await work();
+    } catch (err) {
+      if (n >= attempts || !RETRYABLE.has((err as { code?: string }).code ?? '')) throw err;
+      await new Promise((r) => setTimeout(r, 20 * n));
+    }
+  }
+}

@@ -1,0 +1,87 @@
+import { Readable } from 'node:stream';
+import Negotiator from 'negotiator';
+import { stringify } from 'csv-stringify/sync';
+
+// The download routes answer a list of records as JSON (an array of objects) or, when the request's
+// Accept header prefers it, as CSV (a header line of the field names, one line per record, RFC 4180
+// quoting, null as an empty field). Either way the body is written page by page as the pages come
+// from the database, so a response of millions of records holds one page in memory at a time.
+
+export type Format = 'json' | 'csv';
+
+export const MEDIA_TYPE: Record<Format, string> = {
+  json: 'application/json; charset=utf-8',
+  csv: 'text/csv; charset=utf-8',
+};
+
+/** CSV only when the Accept header prefers text/csv to application/json; JSON otherwise (and without Accept). */
+export function negotiateFormat(accept: string | undefined): Format {
+  if (!accept) return 'json';
+  return new Negotiator({ headers: { accept } }).mediaType(['application/json', 'text/csv']) === 'text/csv' ? 'csv' : 'json';
+}
+
+/** A record as the values of its fields, in the order of the field names; times already ISO strings. */
+export type Values = unknown[];
+
+/**
+ * The response body for pages of records. The first page is read before this returns, so that an
+ * error before the first byte becomes an error response rather than a cut-off body.
+ */
+export async function recordsBody(format: Format, fields: readonly string[], pages: AsyncIterator<Values[]>): Promise<Readable> {
+  const first = await pages.next();
+  const encode = format === 'json' ? jsonEncoder(fields) : csvEncoder(fields);
+  async function* body(): AsyncGenerator<string> {
+    yield encode.head;
+    let page = first;
+    let firstRecord = true;
+    while (!page.done) {
+      if (page.value.length) {
+        yield encode.page(page.value, firstRecord);
+        firstRecord = false;
+      }
+      page = await pages.next();
+    }
+    yield encode.tail;
+  }
+  return Readable.from(body(), { objectMode: false });
+}
+
+interface Encoder {
+  head: string;
+  page(rows: Values[], first: boolean): string;
+  tail: string;
+}
+
+function jsonEncoder(fields: readonly string[]): Encoder {
+  const keys = fields.map((f, i) => `${i ? ',' : '{'}${JSON.stringify(f)}:`);
+  const record = (row: Values) => {
+    let s = '';
+    for (let i = 0; i < keys.length; i++) s += keys[i] + (row[i] === undefined ? 'null' : JSON.stringify(row[i]));
+    return `${s}}`;
+  };
+  return {
+    head: '[',
+    page(rows, first) {
+      let s = first ? '' : ',';
+      for (let i = 0; i < rows.length; i++) s += (i ? ',' : '') + record(rows[i]);
+      return s;
+    },
+    tail: ']',
+  };
+}
+
+const CSV_OPTIONS = {
+  record_delimiter: 'windows' as const, // RFC 4180: CRLF
+  cast: { boolean: (v: boolean) => String(v) },
+};
+
+function csvEncoder(fields: readonly string[]): Encoder {
+  return {
+    head: stringify([fields as string[]], CSV_OPTIONS),
+    page: (rows) => stringify(rows.map((r) => r.map(csvValue)), CSV_OPTIONS),
+    tail: '',
+  };
+}
+
+/** null as an empty field; an id list as one field, its items separated by spaces. */
+const csvValue = (v: unknown) => (v === null || v === undefined ? '' : Array.isArray(v) ? v.join(' ') : v);

@@ -1,0 +1,94 @@
+import type { Access } from '../../auth/access.js';
+import { requireEquipment } from '../../auth/access.js';
+import type { Queryable } from '../../db/index.js';
+import { badRequest } from '../../errors.js';
+import { parseTime } from '../../time.js';
+import type { TelemetryKind } from '../kinds.js';
+import { estimateElements, querySummaries, summaryFieldNames, type Interval } from './summaries.js';
+import { isKnownZone } from './zones.js';
+
+// The download engine behind POST /v1/<kind>/logs/load and /v1/sensors/logs/raw: checks a request
+// (times, span, zone, equipment, access) and yields its records page by page.
+
+const DAY = 86_400_000;
+export const MAX_SUMMARY_DAYS = 366;
+export const MAX_RAW_DAYS = 60;
+/** Most elements one summary request may produce (ids × buckets): a year of 15-minute buckets for 57 equipment. */
+export const MAX_SUMMARY_ELEMENTS = 2_000_000;
+/** Elements per database query: pages of the response. */
+const PAGE_ELEMENTS = 50_000;
+
+const EQUIPMENT: Record<TelemetryKind, 'sensor' | 'meter' | 'pump' | 'tank'> = { sensor: 'sensor', meter: 'meter', pump: 'pump', tank: 'tank' };
+
+/** [start, end) from the request's texts: 400 for unparsable times, end not after start, or a span over maxDays. */
+export function parseRange(body: { start: string; end: string }, maxDays: number): { start: number; end: number } {
+  const start = parseTime(body.start);
+  const end = parseTime(body.end);
+  if (start === undefined) throw badRequest('start is not an ISO 8601 date-time', [{ path: '/start', message: 'not an ISO 8601 date-time' }]);
+  if (end === undefined) throw badRequest('end is not an ISO 8601 date-time', [{ path: '/end', message: 'not an ISO 8601 date-time' }]);
+  if (end <= start) throw badRequest('end must be after start', [{ path: '/end', message: 'must be after start' }]);
+  if (end - start > maxDays * DAY) throw badRequest(`the span from start to end is over ${maxDays} days`, [{ path: '/end', message: `at most ${maxDays} days after start` }]);
+  return { start, end };
+}
+
+export interface SummaryBody {
+  ids: number[];
+  start: string;
+  end: string;
+  interval?: Interval;
+  timeZone?: string;
+}
+
+export interface Download {
+  fields: string[];
+  pages: AsyncIterator<unknown[][]>;
+}
+
+/** Checks a summary request and returns its fields and pages; throws the 400/404/403 it deserves. */
+export async function openSummaries(db: Queryable, access: Access, kind: TelemetryKind, body: SummaryBody, idsPath: string): Promise<Download> {
+  const { start, end } = parseRange(body, MAX_SUMMARY_DAYS);
+  const interval = body.interval ?? '1h';
+  const zoneName = body.timeZone ?? 'UTC';
+  const ids = [...new Set(body.ids)].sort((x, y) => x - y);
+  const elements = estimateElements({ ids, start, end, interval });
+  if (elements > MAX_SUMMARY_ELEMENTS)
+    throw badRequest(`the request would make about ${elements} summaries, over ${MAX_SUMMARY_ELEMENTS}: ask for fewer ids, a shorter range or a longer interval`,
+      [{ path: idsPath, message: 'too many summaries for this range and interval' }]);
+  if (zoneName !== 'site' && !(await isKnownZone(db, zoneName)))
+    throw badRequest(`unknown time zone '${zoneName.slice(0, 64)}': use an IANA name such as Europe/Berlin, or "site"`, [{ path: '/timeZone', message: 'unknown time zone' }]);
+  const sites = await requireEquipment(db, access, EQUIPMENT[kind], ids);
+  const zones = zoneName === 'site' ? await siteZones(db, [...new Set(sites.values())]) : undefined;
+  const zoneOf = (id: number) => (zones ? zones.get(sites.get(id)!)! : zoneName);
+
+  const perId = Math.max(1, Math.floor(PAGE_ELEMENTS / (elements / ids.length)));
+  async function* pages(): AsyncGenerator<unknown[][]> {
+    for (let i = 0; i < ids.length; i += perId) {
+      const chunk = ids.slice(i, i + perId);
+      const byZone = new Map<string, number[]>();
+      for (const id of chunk) byZone.set(zoneOf(id), [...(byZone.get(zoneOf(id)) ?? []), id]);
+      const parts = await Promise.all(
+        [...byZone].map(([zone, group]) => querySummaries(db, kind, { ids: group, start, end, interval, zone })),
+      );
+      // Each part is in id then bucket order; a stable sort by id interleaves them.
+      yield parts.length === 1 ? parts[0] : parts.flat().sort((x, y) => (x[0] as number) - (y[0] as number));
+    }
+  }
+  return { fields: summaryFieldNames(kind), pages: pages() };
+}
+
+/** Each site's zone for timeZone "site": UTC where it has none; 400 for a zone the service does not know. */
+async function siteZones(db: Queryable, siteIds: number[]): Promise<Map<number, string>> {
+  const rows = await db.query<{ site_id: number; time_zone: string | null }>(
+    `SELECT site_id, time_zone FROM sites WHERE site_id = ANY($1::int[])`,
+    [siteIds],
+  );
+  const zones = new Map<number, string>();
+  for (const r of rows) {
+    const zone = r.time_zone || 'UTC';
+    if (!(await isKnownZone(db, zone)))
+      throw badRequest(`site ${r.site_id} has the time zone '${zone.slice(0, 64)}', which the service does not know: ask for an IANA zone instead of "site"`,
+        [{ path: '/timeZone', message: 'a site of the request has an unknown time zone' }]);
+    zones.set(r.site_id, zone);
+  }
+  return zones;
+}

@@ -1,0 +1,178 @@
+import type { Queryable } from '../../db/index.js';
+import type { TelemetryKind } from '../kinds.js';
+import { binOf } from '../rollups/refresh.js';
+import { mergeUnits, rawUnits, rollupUnits, UNITS, type UnitSpec } from '../rollups/units.js';
+import { zoneAlignment } from './zones.js';
+
+// Summary downloads (contract 6). The range [start, end) is covered by units, each inside one output
+// bucket: rollup rows of the coarsest level whose buckets nest in the output buckets (days for UTC,
+// hours for whole-hour zones, quarters otherwise) where they are clean, 15-minute rollups at the
+// edges and inside stale coarse buckets, and log rows for stale quarters and for the cut edges
+// finer than a quarter. The units are merged per equipment and output bucket (units.ts), so the
+// answer equals a plain aggregation of the logs whatever the refresher has done so far.
+
+export type Interval = '15m' | '1h' | '1d' | 'all';
+
+export interface SummaryRequest {
+  ids: number[];
+  /** Epoch ms, [start, end). */
+  start: number;
+  end: number;
+  interval: Interval;
+  zone: string;
+}
+
+type Merged = Record<string, any>;
+/** a / n, null when no sample carried the field (divided here: the database refuses a quotient that underflows to 0). */
+const mean = (sum: number | null, n: number) => (n ? sum! / n : null);
+
+/** Output fields of each kind, in the contract's order, from the merged units. */
+export const SUMMARY_FIELDS: Record<TelemetryKind, [name: string, value: (m: Merged) => unknown][]> = {
+  sensor: [
+    ['min', (m) => m.v_min], ['max', (m) => m.v_max], ['avg', (m) => mean(m.v_sum, m.v_n)], ['first', (m) => m.v_first], ['last', (m) => m.v_last],
+  ],
+  meter: [
+    ['volume', (m) => (m.tv_first === null ? null : m.tv_inner)], ['lastTotalVolume', (m) => m.tv_latest],
+    ['avgFlowRate', (m) => mean(m.fr_sum, m.fr_n)], ['maxFlowRate', (m) => m.fr_max], ['avgPressure', (m) => mean(m.p_sum, m.p_n)],
+  ],
+  pump: [
+    ['runningPercent', (m) => (m.run_n ? (100 * m.run_true) / m.run_n : null)], ['avgFrequency', (m) => mean(m.f_sum, m.f_n)],
+    ['avgPressure', (m) => mean(m.p_sum, m.p_n)], ['maxPressure', (m) => m.p_max],
+    ['lastStatusID', (m) => m.status_id_latest], ['lastStatus', (m) => m.status_latest],
+  ],
+  tank: [
+    ['minEntryTankLevel', (m) => m.e_min], ['maxEntryTankLevel', (m) => m.e_max], ['avgEntryTankLevel', (m) => mean(m.e_sum, m.e_n)],
+    ['minExitTankLevel', (m) => m.x_min], ['maxExitTankLevel', (m) => m.x_max], ['avgExitTankLevel', (m) => mean(m.x_sum, m.x_n)],
+    ['lastTotalVolume', (m) => m.tv_latest],
+  ],
+};
+
+const ID_FIELD: Record<TelemetryKind, string> = { sensor: 'sensorID', meter: 'flowMeterID', pump: 'sitePumpID', tank: 'siteTankGroupID' };
+
+/** Every field name of a kind's summary DTO, in order. */
+export const summaryFieldNames = (kind: TelemetryKind) => [ID_FIELD[kind], 'start', 'end', 'count', ...SUMMARY_FIELDS[kind].map(([n]) => n)];
+
+const QUARTER = 15 * 60_000;
+const floorTo = (t: number, ms: number) => Math.floor(t / ms) * ms;
+const ceilTo = (t: number, ms: number) => Math.ceil(t / ms) * ms;
+
+/** Rollup level (minutes) whose UTC-aligned buckets nest in every output bucket; 0: logs only. */
+export function unitLevel(interval: Interval, zone: string, start: number, end: number): 0 | 15 | 60 | 1440 {
+  if (interval === 'all') return 1440;
+  const align = zoneAlignment(zone, start, end);
+  if (align === 'none') return 0;
+  if (interval === '15m') return 15;
+  if (interval === '1h') return align === 'quarter' ? 15 : 60;
+  return align === 'utc' ? 1440 : align === 'hour' ? 60 : 15;
+}
+
+/**
+ * The UTC instants that split [start, end) between the sources: logs in [start, s15) and [e15, end),
+ * 15-minute rollups in [s15, a) and [b, e15), level rollups in [a, b).
+ */
+export function splitRange(start: number, end: number, level: number) {
+  if (level === 0) return { s15: end, e15: end, a: end, b: end };
+  let s15 = ceilTo(start, QUARTER);
+  let e15 = floorTo(end, QUARTER);
+  if (s15 >= e15) s15 = e15 = end;
+  // With level 15 the quarters are the level: the edge ranges [s15, a) and [b, e15) then cover it all.
+  let a = ceilTo(s15, level * 60_000);
+  let b = floorTo(e15, level * 60_000);
+  if (a >= b || level === 15) a = b = e15;
+  return { s15, e15, a, b };
+}
+
+const BUCKET: Record<Interval, { start: string; end: string }> = {
+  '15m': {
+    start: `t0 - ((t0 AT TIME ZONE $4) - date_bin('15 minutes', t0 AT TIME ZONE $4, TIMESTAMP '2000-01-01'))`,
+    end: `grp + interval '15 minutes'`,
+  },
+  '1h': { start: `t0 - ((t0 AT TIME ZONE $4) - date_trunc('hour', t0 AT TIME ZONE $4))`, end: `grp + interval '1 hour'` },
+  '1d': {
+    start: `date_trunc('day', t0 AT TIME ZONE $4) AT TIME ZONE $4`,
+    end: `(date_trunc('day', grp AT TIME ZONE $4) + interval '1 day') AT TIME ZONE $4`,
+  },
+  all: { start: `$2::timestamptz`, end: `$3::timestamptz` },
+};
+
+/** The SQL of one summary query; parameters: ids, start, end, zone, s15, e15, a, b (times as ISO text). */
+export function summarySql(spec: UnitSpec, interval: Interval, level: number): string {
+  const { rollupTable: t, idColumn: idc, logTable, no } = spec;
+  const clean = (r: string) => `NOT EXISTS (SELECT 1 FROM rollup_dirty d WHERE d.kind = ${no} AND d.equipment_id = ${r}.${idc} AND d.bucket = ${r}.bucket)`;
+  const parts: string[] = [];
+  if (level > 15) {
+    parts.push(
+      // Level rows without a stale quarter inside.
+      `SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.${idc} = ANY($1) AND r.level = ${level} AND r.bucket >= $7 AND r.bucket < $8
+         AND NOT EXISTS (SELECT 1 FROM stale s WHERE s.id = r.${idc} AND s.b = r.bucket)`,
+      // Clean quarters inside stale level buckets.
+      `SELECT r.* FROM stale s CROSS JOIN LATERAL (
+         SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.${idc} = s.id AND r.level = 15 AND r.bucket >= s.b
+            AND r.bucket < s.b + interval '${level} minutes' AND ${clean('r')} OFFSET 0) r`,
+    );
+  }
+  if (level > 0) {
+    parts.push(
+      // Clean quarters at the edges (with level 15: the whole aligned range, since then a = b = e15).
+      `SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.${idc} = ANY($1) AND r.level = 15 AND r.bucket >= $5 AND r.bucket < $7 AND ${clean('r')}`,
+      `SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.${idc} = ANY($1) AND r.level = 15 AND r.bucket >= $8 AND r.bucket < $6 AND ${clean('r')}`,
+      // Logs of stale quarters.
+      `SELECT g.* FROM rollup_dirty d CROSS JOIN LATERAL (
+         SELECT ${rawUnits(spec)} FROM ${logTable} g WHERE g.${idc} = d.equipment_id
+            AND g.ts >= d.bucket AND g.ts < d.bucket + interval '15 minutes' OFFSET 0) g
+       WHERE d.kind = ${no} AND d.equipment_id = ANY($1) AND d.bucket >= $5 AND d.bucket < $6`,
+    );
+  }
+  // Logs of the edges finer than a quarter (with level 0: the whole range, since then s15 = e15 = end).
+  parts.push(
+    `SELECT ${rawUnits(spec)} FROM ${logTable} g WHERE g.${idc} = ANY($1) AND g.ts >= $2 AND g.ts < $5`,
+    `SELECT ${rawUnits(spec)} FROM ${logTable} g WHERE g.${idc} = ANY($1) AND g.ts >= $6 AND g.ts < $3`,
+  );
+  if (spec.chain) {
+    // Each meter's last total before start: the first link of the volume chain (no bucket of its own).
+    const values = spec.columns.map((c) =>
+      c.name === 'tv_first' || c.name === 'tv_last' ? 'p.total_volume' : c.name === 'tv_inner' ? '0::float8'
+        : c.type === 'int4' ? '0' : c.type === 'timestamptz' ? `'-infinity'::timestamptz` : `NULL::${c.type}`,
+    );
+    parts.push(
+      `SELECT i.id, '-infinity'::timestamptz, ${values.join(', ')} FROM unnest($1::int[]) AS i(id)
+         CROSS JOIN LATERAL (SELECT total_volume FROM ${logTable} WHERE ${idc} = i.id AND ts < $2
+           AND total_volume IS NOT NULL ORDER BY ts DESC LIMIT 1) p`,
+    );
+  }
+  const stale =
+    level > 15
+      ? `stale AS MATERIALIZED (SELECT DISTINCT d.equipment_id AS id, ${binOf(level, 'd.bucket')} AS b FROM rollup_dirty d
+           WHERE d.kind = ${no} AND d.equipment_id = ANY($1) AND d.bucket >= $7 AND d.bucket < $8),`
+      : '';
+  const bucket = BUCKET[interval];
+  const group = `CASE WHEN t0 = '-infinity' THEN NULL ELSE ${bucket.start} END`;
+  const fields = spec.columns.filter((c) => c.name !== 'count' && !c.name.endsWith('_ts')).map((c) => c.name);
+  return `WITH ${stale} units AS (${parts.join('\n  UNION ALL\n  ')}),
+    merged AS (${mergeUnits(spec, 'units', group, 'id')})
+  SELECT id, date_part('epoch', greatest(grp, $2::timestamptz)) * 1000 AS s, date_part('epoch', least(${bucket.end}, $3::timestamptz)) * 1000 AS e,
+         count, ${fields.join(', ')}
+    FROM merged
+   -- Not every variant uses every parameter; these casts give each one its type.
+   WHERE $4::text IS NOT NULL AND $7::timestamptz IS NOT NULL AND $8::timestamptz IS NOT NULL
+   ORDER BY id, grp`;
+}
+
+/** Output rows (values in SUMMARY_FIELDS order, times ISO) of one group of ids sharing a zone, in id then bucket order. */
+export async function querySummaries(db: Queryable, kind: TelemetryKind, req: SummaryRequest): Promise<unknown[][]> {
+  const spec = UNITS[kind];
+  const level = unitLevel(req.interval, req.zone, req.start, req.end);
+  const { s15, e15, a, b } = splitRange(req.start, req.end, level);
+  const iso = (t: number) => new Date(t).toISOString();
+  const rows = await db.query<Record<string, unknown>>(summarySql(spec, req.interval, level), [
+    req.ids, iso(req.start), iso(req.end), req.zone, iso(s15), iso(e15), iso(a), iso(b),
+  ]);
+  const fields = SUMMARY_FIELDS[kind].map(([, value]) => value);
+  return rows.map((r) => [r.id, iso(Math.round(r.s as number)), iso(Math.round(r.e as number)), r.count, ...fields.map((value) => value(r))]);
+}
+
+/** Elements a request may produce at most (ids × buckets), bounding the work and the response. */
+export function estimateElements(req: Pick<SummaryRequest, 'ids' | 'start' | 'end' | 'interval'>): number {
+  const width = { '15m': QUARTER, '1h': 3_600_000, '1d': 86_400_000, all: Infinity }[req.interval];
+  return req.ids.length * (Math.ceil((req.end - req.start) / width) + 2);
+}

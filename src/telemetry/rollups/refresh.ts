@@ -1,0 +1,173 @@
+import type { Database, Queryable } from '../../db/index.js';
+import { mergeUnits, rawUnits, rollupUnits, UNIT_LIST, type UnitSpec } from './units.js';
+
+// Keeps the rollups (migrations/003_rollups.sql) in step with the logs. Uploads mark the 15-minute
+// buckets they change in rollup_dirty, in their own statement; the refresher takes a batch of marks
+// (SKIP LOCKED, so several instances share the work), recomputes those buckets from the logs, then
+// the hours and days that hold them from the level below, and deletes the marks, all in one
+// transaction: a reader sees either the marks (and reads those buckets from the logs) or the new
+// rollups, never stale rollups without their mark.
+//
+// Why deleting the marks first is safe: an upload that commits before the recomputation reads the
+// logs is included; one that commits later either inserted its mark before the DELETE (invisible to
+// it, so the mark stays) or waits on the deleted mark's row lock and inserts it again after our
+// commit. Either way a bucket with data the rollup lacks keeps its mark.
+
+export const EPOCH = `TIMESTAMPTZ '1970-01-01 00:00:00+00'`;
+export const LEVELS = [15, 60, 1440] as const;
+export type Level = (typeof LEVELS)[number];
+export const binOf = (minutes: number, expr: string) => `date_bin('${minutes} minutes', ${expr}, ${EPOCH})`;
+const MINUTE = 60_000;
+
+/**
+ * Recomputes every level of the given 15-minute buckets (epoch ms) of the given equipment. Upserts:
+ * a bucket that once held logs always does (logs are replaced, never deleted). Every join is a
+ * LATERAL lookup by key, so the work follows the number of marks, never the size of the tables
+ * (OFFSET 0 keeps the planner from flattening it into a hash join over a whole table).
+ */
+export async function rebuildBuckets(db: Queryable, spec: UnitSpec, ids: number[], buckets: number[]): Promise<void> {
+  if (!ids.length) return;
+  const t = spec.rollupTable;
+  const idc = spec.idColumn;
+  const names = spec.columns.map((c) => c.name);
+  const cols = names.join(', ');
+  const upsert = (level: number, units: string) =>
+    `INSERT INTO ${t} (${idc}, level, bucket, ${cols})
+       SELECT id, ${level}, grp, ${cols} FROM (${mergeUnits(spec, units, binOf(level, 't0'), 'id, grp')}) x
+     ON CONFLICT (${idc}, level, bucket) DO UPDATE SET ${names.map((n) => `${n} = EXCLUDED.${n}`).join(', ')}`;
+  const marks = `(SELECT DISTINCT id, to_timestamp(ms / 1000) AS b FROM unnest($1::int[], $2::float8[]) AS u(id, ms)) m`;
+  await db.query(
+    upsert(15, `(SELECT g.* FROM ${marks} CROSS JOIN LATERAL (
+        SELECT ${rawUnits(spec)} FROM ${spec.logTable} g WHERE g.${idc} = m.id AND g.ts >= m.b AND g.ts < m.b + interval '15 minutes' OFFSET 0) g)`),
+    [ids, buckets],
+  );
+  // Hours from quarters, days from hours.
+  for (const [level, below] of [[60, 15], [1440, 60]] as const) {
+    const parents = `(SELECT DISTINCT id, ${binOf(level, 'to_timestamp(ms / 1000)')} AS p FROM unnest($1::int[], $2::float8[]) AS u(id, ms)) pp`;
+    await db.query(
+      upsert(level, `(SELECT r.* FROM ${parents} CROSS JOIN LATERAL (
+          SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.${idc} = pp.id AND r.level = ${below}
+             AND r.bucket >= pp.p AND r.bucket < pp.p + interval '${level} minutes' OFFSET 0) r)`),
+      [ids, buckets],
+    );
+  }
+}
+
+/** Takes up to `limit` marks of one kind and brings their rollups up to date; returns how many it took. */
+export async function refreshMarked(db: Database, spec: UnitSpec, limit: number): Promise<number> {
+  return db.transaction(async (tx) => {
+    const marks = await tx.query<{ id: number; ms: number }>(
+      `DELETE FROM rollup_dirty d USING (
+         SELECT equipment_id, bucket FROM rollup_dirty WHERE kind = $1 ORDER BY equipment_id, bucket LIMIT $2 FOR UPDATE SKIP LOCKED) s
+       WHERE d.kind = $1 AND d.equipment_id = s.equipment_id AND d.bucket = s.bucket
+       RETURNING d.equipment_id AS id, date_part('epoch', d.bucket) * 1000 AS ms`,
+      [spec.no, limit],
+    );
+    await rebuildBuckets(tx, spec, marks.map((m) => m.id), marks.map((m) => Math.round(m.ms)));
+    return marks.length;
+  });
+}
+
+/** Marks every 15-minute bucket that holds logs in [from, to) (all of them without bounds), for data written around the upload path. */
+export async function markAll(db: Queryable, spec: UnitSpec, range: { from?: number; to?: number } = {}): Promise<void> {
+  await db.query(
+    `INSERT INTO rollup_dirty (kind, equipment_id, bucket)
+       SELECT DISTINCT ${spec.no}::smallint, ${spec.idColumn}, ${binOf(15, 'ts')} FROM ${spec.logTable}
+        WHERE ($1::float8 IS NULL OR ts >= to_timestamp($1 / 1000)) AND ($2::float8 IS NULL OR ts < to_timestamp($2 / 1000))
+       ON CONFLICT DO NOTHING`,
+    [range.from ?? null, range.to ?? null],
+  );
+}
+
+/**
+ * Builds every rollup from the logs in one pass per level, for data loaded around the upload path
+ * (the demo history, bulk loads) while nothing else writes: much faster than marking every bucket.
+ */
+export async function rebuildAll(db: Database): Promise<void> {
+  for (const spec of UNIT_LIST) {
+    const t = spec.rollupTable;
+    const cols = spec.columns.map((c) => c.name).join(', ');
+    const insert = (level: number, units: string) =>
+      `INSERT INTO ${t} (${spec.idColumn}, level, bucket, ${cols})
+         SELECT id, ${level}, grp, ${cols} FROM (${mergeUnits(spec, units, binOf(level, 't0'), 'id, grp')}) x`;
+    await db.transaction(async (tx) => {
+      await tx.query(`DELETE FROM rollup_dirty WHERE kind = $1`, [spec.no]);
+      await tx.query(`DELETE FROM ${t}`);
+      await tx.query(insert(15, `(SELECT ${rawUnits(spec)} FROM ${spec.logTable} g)`));
+      await tx.query(insert(60, `(SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.level = 15)`));
+      await tx.query(insert(1440, `(SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.level = 60)`));
+    });
+  }
+}
+
+/** Refreshes until no mark is left (tests, and catching up after a bulk mark). */
+export async function refreshAll(db: Database, batch = 5000, progress?: (done: number) => void): Promise<number> {
+  let done = 0;
+  for (const spec of UNIT_LIST) {
+    for (let n = batch; n === batch; ) {
+      n = await refreshMarked(db, spec, batch);
+      done += n;
+      progress?.(done);
+    }
+  }
+  return done;
+}
+
+export interface RefresherOptions {
+  intervalMs: number;
+  batch: number;
+  onError: (err: unknown) => void;
+}
+
+/**
+ * Background refresh: every interval, and at once again while a batch came back full. Stale
+ * buckets are read from the logs meanwhile, so the refresher only decides how fast summaries are,
+ * never whether they are right.
+ */
+export class RollupRefresher {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly db: Database,
+    private readonly opts: RefresherOptions,
+  ) {}
+
+  start(): void {
+    this.schedule(this.opts.intervalMs);
+  }
+
+  /** Waits for a refresh under way, but not for a database that does not answer (it only delays rollups). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.running, new Promise((r) => (timer = setTimeout(r, 2000)))]);
+    clearTimeout(timer);
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.cycle().then((full) => this.schedule(full ? 0 : this.opts.intervalMs));
+    }, ms);
+    this.timer.unref();
+  }
+
+  /** true when some kind had a full batch (more is waiting). */
+  private async cycle(): Promise<boolean> {
+    let full = false;
+    try {
+      for (const spec of UNIT_LIST) {
+        if (this.stopped) break;
+        if ((await refreshMarked(this.db, spec, this.opts.batch)) === this.opts.batch) full = true;
+      }
+    } catch (err) {
+      this.opts.onError(err);
+    }
+    return full;
+  }
+}
+
+export const minutes = (level: number) => level * MINUTE;

@@ -1,0 +1,130 @@
+import type { TelemetryKind } from '../kinds.js';
+
+// A "unit" is the mergeable statistics of some samples of one equipment: a single log row, a rollup
+// row (15 minutes, an hour, a day) or the merge of several units. Rollups, their refresh and the
+// summary downloads all speak this one form, so a bucket computed from logs, from rollups or from a
+// mix of both is the same number. This file holds, per kind, each unit column with the SQL that
+// makes it from a log row (alias g) and the aggregate that merges units (columns of the relation
+// being grouped), and builds the merge query.
+
+export interface UnitColumn {
+  name: string;
+  type: string;
+  /** Value for a single log row `g`. */
+  raw: string;
+  /** Aggregate over the grouped units. */
+  merge: string;
+}
+
+export interface UnitSpec {
+  kind: TelemetryKind;
+  /** Kind number in rollup_dirty. */
+  no: number;
+  logTable: string;
+  idColumn: string;
+  rollupTable: string;
+  /** Meters: the volume chain (tv_first, tv_last, tv_inner) is linked across unit edges. */
+  chain: boolean;
+  columns: UnitColumn[];
+}
+
+const col = (name: string, type: string, raw: string, merge: string): UnitColumn => ({ name, type, raw, merge });
+const firstBy = (c: string) => `(array_agg(${c} ORDER BY first_ts))[1]`;
+const latest = (c: string) => `(array_agg(${c} ORDER BY last_ts DESC))[1]`;
+const n = (c: string, field: string) => col(c, 'int4', `(g.${field} IS NOT NULL)::int`, `sum(${c})::int`);
+const stat = (prefix: string, field: string, which: ('min' | 'max' | 'sum')[]) => [
+  ...which.map((w) => col(`${prefix}_${w}`, 'float8', `g.${field}`, `${w}(${prefix}_${w})`)),
+  n(`${prefix}_n`, field),
+];
+
+const COMMON = [
+  col('count', 'int4', '1', 'sum(count)::int'),
+  col('first_ts', 'timestamptz', 'g.ts', 'min(first_ts)'),
+  col('last_ts', 'timestamptz', 'g.ts', 'max(last_ts)'),
+];
+
+export const UNITS: Record<TelemetryKind, UnitSpec> = {
+  sensor: {
+    kind: 'sensor', no: 1, logTable: 'sensor_logs', idColumn: 'sensor_id', rollupTable: 'sensor_rollups', chain: false,
+    columns: [
+      ...COMMON,
+      ...stat('v', 'value', ['min', 'max', 'sum']),
+      col('v_first', 'float8', 'g.value', firstBy('v_first')),
+      col('v_last', 'float8', 'g.value', latest('v_last')),
+    ],
+  },
+  meter: {
+    kind: 'meter', no: 2, logTable: 'meter_logs', idColumn: 'meter_id', rollupTable: 'meter_rollups', chain: true,
+    columns: [
+      ...COMMON,
+      col('fr_sum', 'float8', 'g.flow_rate', 'sum(fr_sum)'),
+      n('fr_n', 'flow_rate'),
+      col('fr_max', 'float8', 'g.flow_rate', 'max(fr_max)'),
+      ...stat('p', 'pressure', ['sum']),
+      // The chain skips readings without a total: first and last total of the unit, and the volume
+      // between its own consecutive totals (merged with the links computed between units).
+      col('tv_first', 'float8', 'g.total_volume', `(array_agg(tv_first ORDER BY first_ts) FILTER (WHERE tv_first IS NOT NULL))[1]`),
+      col('tv_last', 'float8', 'g.total_volume', `(array_agg(tv_last ORDER BY last_ts DESC) FILTER (WHERE tv_last IS NOT NULL))[1]`),
+      col('tv_inner', 'float8', '0::float8', 'sum(tv_inner + link)'),
+      col('tv_latest', 'float8', 'g.total_volume', latest('tv_latest')),
+    ],
+  },
+  pump: {
+    kind: 'pump', no: 3, logTable: 'pump_logs', idColumn: 'pump_id', rollupTable: 'pump_rollups', chain: false,
+    columns: [
+      ...COMMON,
+      col('run_true', 'int4', '(g.running IS TRUE)::int', 'sum(run_true)::int'),
+      n('run_n', 'running'),
+      ...stat('f', 'frequency', ['sum']),
+      ...stat('p', 'pressure', ['sum', 'max']),
+      col('status_id_latest', 'int4', 'g.status_id', latest('status_id_latest')),
+      col('status_latest', 'text', 'g.status', latest('status_latest')),
+    ],
+  },
+  tank: {
+    kind: 'tank', no: 4, logTable: 'tank_logs', idColumn: 'tank_group_id', rollupTable: 'tank_rollups', chain: false,
+    columns: [
+      ...COMMON,
+      ...stat('e', 'entry_tank_level', ['min', 'max', 'sum']),
+      ...stat('x', 'exit_tank_level', ['min', 'max', 'sum']),
+      col('tv_latest', 'float8', 'g.total_volume', latest('tv_latest')),
+    ],
+  },
+};
+
+export const UNIT_LIST = Object.values(UNITS);
+
+/** Column names of a unit relation: id, t0 (start of the unit: its bucket, or the log's time), then the statistics. */
+export const unitNames = (spec: UnitSpec) => ['id', 't0', ...spec.columns.map((c) => c.name)];
+
+/** Log rows of `g` as units. */
+export const rawUnits = (spec: UnitSpec) =>
+  `g.${spec.idColumn} AS id, g.ts AS t0, ${spec.columns.map((c) => `${c.raw} AS ${c.name}`).join(', ')}`;
+
+/** Rollup rows of `r` as units. */
+export const rollupUnits = (spec: UnitSpec) =>
+  `r.${spec.idColumn} AS id, r.bucket AS t0, ${spec.columns.map((c) => `r.${c.name}`).join(', ')}`;
+
+/**
+ * Merges the units of `units` (a query or CTE name giving unitNames columns) grouped by equipment
+ * and `group` (an expression over t0, NULL for units that only feed the volume chain). Meters link
+ * each unit's first total to the previous unit's last total, within `chainBy` (`id` for downloads:
+ * the previous unit may lie in an earlier bucket; `id, grp` for rollups: links inside the new unit
+ * only). A link is the increase, or the new total itself after a drop (a counter reset), or 0 for
+ * the first total of the chain. Yields id, grp and the merged columns.
+ */
+export function mergeUnits(spec: UnitSpec, units: string, group: string, chainBy: 'id' | 'id, grp'): string {
+  const names = unitNames(spec);
+  const merged = spec.columns.map((c) => `${c.merge} AS ${c.name}`).join(', ');
+  const grouped = `grouped AS (SELECT ${names.join(', ')}, ${group} AS grp FROM ${units} u)`;
+  if (!spec.chain) return `WITH ${grouped} SELECT id, grp, ${merged} FROM grouped WHERE grp IS NOT NULL GROUP BY id, grp`;
+  const cols = [...names, 'grp'].join(', ');
+  return `WITH ${grouped},
+  k AS (
+    SELECT ${cols}, 0::float8 AS link FROM grouped WHERE tv_first IS NULL
+    UNION ALL
+    SELECT ${cols}, CASE WHEN prev IS NULL THEN 0 WHEN tv_first >= prev THEN tv_first - prev ELSE tv_first END
+      FROM (SELECT grouped.*, lag(tv_last) OVER (PARTITION BY ${chainBy} ORDER BY t0) AS prev FROM grouped WHERE tv_first IS NOT NULL) x
+  )
+  SELECT id, grp, ${merged} FROM k WHERE grp IS NOT NULL GROUP BY id, grp`;
+}
