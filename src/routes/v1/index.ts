@@ -3,6 +3,8 @@ import { requireAccess } from '../../auth/hooks.js';
 import { siteRoutes } from './sites/index.js';
 import { configRoutes } from './config/index.js';
 import { telemetryRoutes } from './telemetry/index.js';
+import { transactionRoutes } from './transactions/index.js';
+import { imageRoutes } from './images/index.js';
 
 /** The whole /v1 API, one area a line. Every route here needs a valid bearer token. */
 export async function v1Routes(app: FastifyTypebox): Promise<void> {
@@ -14,4 +16,6 @@ export async function v1Routes(app: FastifyTypebox): Promise<void> {
   await app.register(siteRoutes);
   await app.register(configRoutes, { prefix: '/config' });
   await app.register(telemetryRoutes);
+  await app.register(transactionRoutes);
+  await app.register(imageRoutes);
 }
