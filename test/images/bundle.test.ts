@@ -46,6 +46,19 @@ describeEachBackend('image bundles', (backend) => {
       await expectBundle(MOTION, of('motion'));
     });
 
+    it('sends the zip over a real socket with its exact Content-Length', async () => {
+      const wanted = of('ticket', 1);
+      const address = await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+      const res = await fetch(`${address}${TICKETS}`, {
+        method: 'POST', headers: { ...bearer(all), 'content-type': 'application/json' }, body: JSON.stringify({ uuids: wanted.map((m) => m.UUID) }),
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('transfer-encoding')).toBeNull();
+      const zip = Buffer.from(await res.arrayBuffer());
+      expect(zip.length).toBe(Number(res.headers.get('content-length')));
+      expect((await readZip(zip)).map((e) => e.bytes.length)).toEqual(wanted.map((m) => m.bytes.length));
+    });
+
     it('accepts UUIDs in any letter case and names entries in lower case', async () => {
       const wanted = of('ticket', 2);
       await expectBundle(TICKETS, wanted, wanted.map((m) => m.UUID.toUpperCase()));

@@ -173,4 +173,24 @@ describeEachBackend('transaction logs', (backend) => {
   it('401 without a token', async () => {
     expect((await ctx.app.inject({ method: 'POST', url: URL, payload: { siteIds: [1], ...ALL_TIME } })).statusCode).toBe(401);
   });
+
+  it('documents the four routes in the OpenAPI document, with their media types and statuses', async () => {
+    const doc = (await ctx.app.inject({ url: '/openapi.json' })).json();
+    const op = (path: string) => doc.paths[path].post;
+    const logs = op('/v1/transactions/logs/load');
+    expect(logs.operationId).toBe('loadTransactionLogs');
+    expect(Object.keys(logs.responses['200'].content)).toEqual(['application/json', 'text/csv']);
+    expect(logs.responses['200'].content['application/json'].schema.items.title).toBe('TransactionLogDto');
+    expect(logs.requestBody.content['application/json'].schema.title).toBe('TransactionLogsLoadDto');
+    const changes = op('/v1/transactions/change-logs');
+    expect(changes.operationId).toBe('loadTransactionChangeLogs');
+    expect(changes.description).toMatch(/changes nothing/);
+    expect(Object.keys(changes.responses).sort()).toEqual(['200', '400', '401', '403', '413', '429']);
+    for (const [path, id] of [['/v1/images/tickets', 'downloadTicketImages'], ['/v1/images/motion-capture', 'downloadMotionCaptureImages']]) {
+      expect(op(path).operationId).toBe(id);
+      expect(op(path).responses['200'].content['application/zip'].schema).toEqual({ type: 'string', format: 'binary' });
+      expect(Object.keys(op(path).responses).sort()).toEqual(['200', '400', '401', '403', '404', '413', '429', '500']);
+      expect(op(path).requestBody.content['application/json'].schema.title).toBe('ImagesPayloadDto');
+    }
+  });
 });
