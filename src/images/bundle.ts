@@ -56,7 +56,8 @@ interface ImageRow {
   camera_id: number | null;
   content_type: string;
   sha256: string;
-  size: number;
+  /** null: the bytes are missing (the foreign key forbids it; answered 500 all the same). */
+  size: number | null;
   mtime: Date;
 }
 
@@ -66,7 +67,7 @@ export async function prepareBundle(db: Queryable, access: Access, kind: ImageKi
   const rows = await db.query<ImageRow>(
     `SELECT i.uuid::text AS uuid, i.kind, i.site_id, i.camera_id, i.content_type, encode(i.sha256, 'hex') AS sha256, b.size,
             coalesce(i.captured_at, i.updated_at) AS mtime
-       FROM images i JOIN image_blobs b ON b.sha256 = i.sha256
+       FROM images i LEFT JOIN image_blobs b ON b.sha256 = i.sha256
       WHERE i.uuid = ANY($1::uuid[])`,
     [uuids],
   );
@@ -91,7 +92,7 @@ export async function prepareBundle(db: Queryable, access: Access, kind: ImageKi
     throw err;
   }
 
-  const entries = images.map((r) => ({ uuid: r.uuid, contentType: r.content_type, sha256: r.sha256, size: r.size, mtime: dosRange(new Date(r.mtime)) }));
+  const entries = images.map((r) => ({ uuid: r.uuid, contentType: r.content_type, sha256: r.sha256, size: r.size!, mtime: dosRange(new Date(r.mtime)) }));
   return { entries, ...buildZip(db, entries) };
 }
 
