@@ -141,6 +141,9 @@ function report(runs: Run[], importMs: number, before: number, busy: number): st
     ...runs.map((r, i) => `| ${i + 1} | ${(r.bytes / 1e6).toFixed(1)} MB | ${r.firstByteMs} | ${r.lastByteMs} | ${mb(r.rssBeforeMb)} MB | ${mb(r.sampledGrowthMb)} MB | ${mb(r.hwmGrowthMb)} MB |`),
     '',
     `Target (peak memory growth ≤ ${TARGET_MB} MB): ${worst <= TARGET_MB ? 'met' : 'missed'}, largest growth seen ${mb(worst)} MB for a ${(runs[0].bytes / 1e6).toFixed(0)} MB bundle.`,
+    ...(runs.length > 1
+      ? [`RSS before each run: ${runs.map((r) => mb(r.rssBeforeMb)).join(', ')} MB; the later runs grew it by ${runs.slice(1).map((r) => mb(Math.max(r.sampledGrowthMb, r.hwmGrowthMb))).join(', ')} MB (memory the process took at the first large response is kept and reused).`]
+      : []),
     `Before the first byte the server checks every image (404, 403) and has PostgreSQL hash each image's stored bytes against their digest (500 if any differ); then it writes the zip while sending it, reading one image at a time in slices of at most 1 MiB.`,
   ].join('\n');
 }
