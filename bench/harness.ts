@@ -18,8 +18,11 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** A stop function that also tells the server's process id (to read its memory from outside). */
+export type Stop = (() => Promise<void>) & { pid: number };
+
 /** Starts src/server.ts (through tsx) on 127.0.0.1:port; resolves once /health answers. Returns a stop function. */
-export async function startServer(port: number, env: Record<string, string>): Promise<() => Promise<void>> {
+export async function startServer(port: number, env: Record<string, string>): Promise<Stop> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: root,
     env: {
@@ -29,10 +32,13 @@ export async function startServer(port: number, env: Record<string, string>): Pr
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async () => {
-    if (child.exitCode === null) child.kill('SIGTERM');
-    await exited;
-  };
+  const stop = Object.assign(
+    async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+    { pid: child.pid! },
+  );
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
     try {
@@ -44,6 +50,12 @@ export async function startServer(port: number, env: Record<string, string>): Pr
   }
   await stop();
   throw new Error('server did not start in 30 s');
+}
+
+/** Resident memory of a process in bytes, read from /proc (Linux). */
+export function rssOf(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : 0;
 }
 
 /** Replaces (or appends) the `## <title>` section of bench/RESULTS.md. */

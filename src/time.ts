@@ -1,4 +1,5 @@
 // Times in: any ISO 8601 date-time, UTC when it has no offset. Times out: UTC with milliseconds and Z.
+import { badRequest } from './errors.js';
 
 const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
@@ -27,3 +28,20 @@ export function parseTime(text: string): number | undefined {
 
 export const toIso = (t: Date | number | string | null | undefined): string | null =>
   t === null || t === undefined ? null : new Date(t).toISOString();
+
+const DAY_MS = 86_400_000;
+
+/**
+ * A request's `[start, end)` range in ms, checked as every range input is: both ISO 8601, end after
+ * start, at most maxDays long. Throws HttpError 400 naming the field.
+ */
+export function parseRange(start: string, end: string, maxDays: number): { start: number; end: number } {
+  const bad = (path: string, message: string) => badRequest(`${path.slice(1)} ${message}`, [{ path, message }]);
+  const from = parseTime(start);
+  if (from === undefined) throw bad('/start', 'must be an ISO 8601 date-time');
+  const to = parseTime(end);
+  if (to === undefined) throw bad('/end', 'must be an ISO 8601 date-time');
+  if (to <= from) throw bad('/end', 'must be after start');
+  if (to - from > maxDays * DAY_MS) throw bad('/end', `must be at most ${maxDays} days after start`);
+  return { start: from, end: to };
+}

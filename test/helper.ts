@@ -23,11 +23,11 @@ export const backends: Backend[] = (() => {
 export const describeEachBackend = (name: string, fn: (backend: Backend) => void) =>
   describe.each(backends)(`${name} [%s]`, (backend) => fn(backend as Backend));
 
-/** A fresh, migrated database: in-memory PGlite, or a schema of its own on the test PostgreSQL. */
-export async function openTestDb(backend: Backend): Promise<Database> {
+/** A fresh, migrated database (unless migrate: false): in-memory PGlite, or a schema of its own on the test PostgreSQL. */
+export async function openTestDb(backend: Backend, opts: { migrate?: boolean } = {}): Promise<Database> {
   if (backend === 'pglite') {
     const db = await openPglite();
-    await migrate(db);
+    if (opts.migrate !== false) await migrate(db);
     return db;
   }
   const url = process.env.TEST_DATABASE_URL!;
@@ -36,7 +36,7 @@ export async function openTestDb(backend: Backend): Promise<Database> {
   await admin.query(`CREATE SCHEMA ${schema}`);
   await admin.close();
   const db = await openPostgres(url, { schema });
-  await migrate(db);
+  if (opts.migrate !== false) await migrate(db);
   const close = db.close;
   return {
     ...db,

@@ -11,7 +11,7 @@ export interface Client {
   admin: boolean;
   disabled: boolean;
   /** Tokens issued before this second (epoch seconds) are refused: set when the secret is rotated. */
-  tokensNotBefore: number | null;
+  tokensNotBefore?: number | null;
 }
 
 /** A client as an administrator sees it (never its secret or hash). */

@@ -36,7 +36,7 @@ export function registerTokenResolution(app: FastifyInstance, cacheMs: number): 
     if (!token) return;
     const client = await lookup(token.clientId);
     // A token older than the client's last secret rotation went with the old secret.
-    if (client && !(client.tokensNotBefore !== null && token.issuedAt < client.tokensNotBefore)) request.access = new Access(client);
+    if (client && !(client.tokensNotBefore != null && token.issuedAt < client.tokensNotBefore)) request.access = new Access(client);
   });
 }
 

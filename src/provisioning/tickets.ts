@@ -2,6 +2,7 @@ import type { Queryable } from '../db/index.js';
 import { ImportError } from './checks.js';
 import type { ProvisioningDocument } from './document.js';
 import { upsertRows } from './upsert.js';
+import { dropUnusedBlobs, storeBlobs } from '../images/store.js';
 
 type Doc = ProvisioningDocument;
 
@@ -38,14 +39,28 @@ export async function upsertChanges(db: Queryable, transactions: NonNullable<Doc
   return upsertRows(db, { table: 'transaction_changes', key: ['transaction_id', 'change_date', 'log_type', 'editor'], columns, stamp: false }, rows, new Date());
 }
 
+/**
+ * Image records point at their bytes by digest; the bytes are stored once however many images or
+ * imports carry them (src/images/store.ts). Bytes an image no longer points at are dropped when no
+ * other image does.
+ */
 export async function upsertImages(db: Queryable, images: NonNullable<Doc['images']>, stamp: Date): Promise<number> {
-  const rows = images.map((m) => ({
-    uuid: m.UUID.toLowerCase(), kind: m.Kind, site_id: m.SiteID, transaction_id: m.TransactionID ?? null, camera_id: m.CameraID ?? null,
-    captured_at: m.CapturedAt ?? null, content_type: m.ContentType, data: m.DataBase64.replace(/\s+/g, ''),
+  if (!images.length) return 0;
+  const digests = await storeBlobs(db, images.map((m) => m.DataBase64.replace(/\s+/g, '')));
+  const uuids = images.map((m) => m.UUID.toLowerCase());
+  const before = await db.query<{ sha256: string }>(
+    `SELECT encode(sha256, 'hex') AS sha256 FROM images WHERE uuid = ANY($1::uuid[])`, [uuids],
+  );
+  const rows = images.map((m, i) => ({
+    uuid: uuids[i], kind: m.Kind, site_id: m.SiteID, transaction_id: m.TransactionID ?? null, camera_id: m.CameraID ?? null,
+    captured_at: m.CapturedAt ?? null, content_type: m.ContentType, sha256: Buffer.from(digests[i], 'hex').toString('base64'),
   }));
   const columns = [
     ['uuid', 'uuid'], ['kind', 'text'], ['site_id', 'int'], ['transaction_id', 'int'], ['camera_id', 'int'], ['captured_at', 'time'],
-    ['content_type', 'text'], ['data', 'base64'],
+    ['content_type', 'text'], ['sha256', 'base64'],
   ].map(([column, kind]) => ({ column, kind: kind as any }));
-  return upsertRows(db, { table: 'images', key: ['uuid'], columns, stamp: true }, rows, stamp);
+  const changed = await upsertRows(db, { table: 'images', key: ['uuid'], columns, stamp: true }, rows, stamp);
+  const kept = new Set(digests);
+  await dropUnusedBlobs(db, before.map((r) => r.sha256).filter((d) => !kept.has(d)));
+  return changed;
 }

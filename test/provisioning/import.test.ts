@@ -31,7 +31,7 @@ describeEachBackend('provisioning import', (backend) => {
     for (const t of ['sensors', 'flow_meters', 'pumps', 'tank_groups', 'actuators', 'cameras', 'images', 'actuator_sensor_scalings'])
       expect(n[t], t).toBeGreaterThan(0);
     expect(summary.registers.changed).toBe(n.registers);
-    const [img] = await db.query(`SELECT data FROM images WHERE content_type = 'image/png' LIMIT 1`);
+    const [img] = await db.query(`SELECT b.data FROM images i JOIN image_blobs b USING (sha256) WHERE i.content_type = 'image/png' LIMIT 1`);
     expect(Buffer.from(img.data).subarray(1, 4).toString()).toBe('PNG');
   });
 

@@ -5,6 +5,8 @@ import { configRoutes } from './config/index.js';
 import { telemetryRoutes } from './telemetry/index.js';
 import { downloadRoutes } from './telemetry/download.js';
 import { alarmRoutes } from './alarms/index.js';
+import { transactionRoutes } from './transactions/index.js';
+import { imageRoutes } from './images/index.js';
 import { adminRoutes } from './admin/index.js';
 
 /** The whole /v1 API, one area a line. Every route here needs a valid bearer token. */
@@ -19,5 +21,7 @@ export async function v1Routes(app: FastifyTypebox): Promise<void> {
   await app.register(telemetryRoutes);
   await app.register(downloadRoutes);
   await app.register(alarmRoutes);
+  await app.register(transactionRoutes);
+  await app.register(imageRoutes);
   await app.register(adminRoutes, { prefix: '/admin' });
 }

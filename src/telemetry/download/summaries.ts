@@ -75,10 +75,9 @@ export function splitRange(start: number, end: number, level: number) {
   let s15 = ceilTo(start, QUARTER);
   let e15 = floorTo(end, QUARTER);
   if (s15 >= e15) s15 = e15 = end;
-  // With level 15 the quarters are the level: the edge ranges [s15, a) and [b, e15) then cover it all.
   let a = ceilTo(s15, level * 60_000);
   let b = floorTo(e15, level * 60_000);
-  if (a >= b || level === 15) a = b = e15;
+  if (a >= b) a = b = e15;
   return { s15, e15, a, b };
 }
 
@@ -95,17 +94,56 @@ const BUCKET: Record<Interval, { start: string; end: string }> = {
   all: { start: `$2::timestamptz`, end: `$3::timestamptz` },
 };
 
-/** The SQL of one summary query; parameters: ids, start, end, zone, s15, e15, a, b (times as ISO text). */
-export function summarySql(spec: UnitSpec, interval: Interval, level: number): string {
+const WIDTH: Record<Interval, number> = { '15m': 15, '1h': 60, '1d': 1440, all: 0 };
+
+/**
+ * When the interval is the level itself (15m from quarters, 1h from hours in a whole-hour zone, 1d
+ * from days in UTC), each clean level row in [a, b) is one output bucket by itself: those rows go
+ * out as they are, without merging, and only the rest (edges, stale buckets) is merged. Meters merge
+ * everything: each bucket's volume links to the unit before it.
+ */
+export const directLevel = (spec: UnitSpec, interval: Interval, level: number) => !spec.chain && level > 0 && WIDTH[interval] === level;
+
+/** Clean rows of the level in [a, b) ($7, $8). */
+function levelRows(spec: UnitSpec, level: number): string {
+  const { rollupTable: t, idColumn: idc, no } = spec;
+  const notStale =
+    level === 15
+      ? `NOT EXISTS (SELECT 1 FROM rollup_dirty d WHERE d.kind = ${no} AND d.equipment_id = r.${idc} AND d.bucket = r.bucket)`
+      : `NOT EXISTS (SELECT 1 FROM stale s WHERE s.id = r.${idc} AND s.b = r.bucket)`;
+  return `SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.${idc} = ANY($1) AND r.level = ${level} AND r.bucket >= $7 AND r.bucket < $8 AND ${notStale}`;
+}
+
+/** Level buckets in [a, b) holding a stale quarter (levels above 15). */
+const staleCte = (spec: UnitSpec, level: number) =>
+  level > 15
+    ? `stale AS MATERIALIZED (SELECT DISTINCT d.equipment_id AS id, ${binOf(level, 'd.bucket')} AS b FROM rollup_dirty d
+         WHERE d.kind = ${spec.no} AND d.equipment_id = ANY($1) AND d.bucket >= $7 AND d.bucket < $8),`
+    : '';
+
+// Parameters of both queries: ids, start, end, zone, s15, e15, a, b (times as ISO text). Not every
+// variant uses every one; the casts in the final WHERE give each its type.
+const TYPED = `$2::timestamptz IS NOT NULL AND $3::timestamptz IS NOT NULL AND $4::text IS NOT NULL AND $5::timestamptz IS NOT NULL
+   AND $6::timestamptz IS NOT NULL AND $7::timestamptz IS NOT NULL AND $8::timestamptz IS NOT NULL`;
+
+const statColumns = (spec: UnitSpec) => spec.columns.filter((c) => c.name !== 'count' && !c.name.endsWith('_ts')).map((c) => c.name);
+
+/** Level rows that are output buckets by themselves (see directLevel), in id then time order. */
+export function directSql(spec: UnitSpec, level: number): string {
+  return `WITH ${staleCte(spec, level)} l AS (${levelRows(spec, level)})
+  SELECT id, date_part('epoch', t0) * 1000 AS s, date_part('epoch', t0 + interval '${level} minutes') * 1000 AS e, count, ${statColumns(spec).join(', ')}
+    FROM l WHERE ${TYPED} ORDER BY id, t0`;
+}
+
+/** Everything else, merged per equipment and output bucket, in id then bucket order (all of it unless `direct`). */
+export function summarySql(spec: UnitSpec, interval: Interval, level: number, direct = directLevel(spec, interval, level)): string {
   const { rollupTable: t, idColumn: idc, logTable, no } = spec;
   const clean = (r: string) => `NOT EXISTS (SELECT 1 FROM rollup_dirty d WHERE d.kind = ${no} AND d.equipment_id = ${r}.${idc} AND d.bucket = ${r}.bucket)`;
   const parts: string[] = [];
+  if (level > 0 && !direct) parts.push(levelRows(spec, level));
   if (level > 15) {
+    // Clean quarters inside stale level buckets.
     parts.push(
-      // Level rows without a stale quarter inside.
-      `SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.${idc} = ANY($1) AND r.level = ${level} AND r.bucket >= $7 AND r.bucket < $8
-         AND NOT EXISTS (SELECT 1 FROM stale s WHERE s.id = r.${idc} AND s.b = r.bucket)`,
-      // Clean quarters inside stale level buckets.
       `SELECT r.* FROM stale s CROSS JOIN LATERAL (
          SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.${idc} = s.id AND r.level = 15 AND r.bucket >= s.b
             AND r.bucket < s.b + interval '${level} minutes' AND ${clean('r')} OFFSET 0) r`,
@@ -113,7 +151,7 @@ export function summarySql(spec: UnitSpec, interval: Interval, level: number): s
   }
   if (level > 0) {
     parts.push(
-      // Clean quarters at the edges (with level 15: the whole aligned range, since then a = b = e15).
+      // Clean quarters at the edges, [s15, a) and [b, e15).
       `SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.${idc} = ANY($1) AND r.level = 15 AND r.bucket >= $5 AND r.bucket < $7 AND ${clean('r')}`,
       `SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.${idc} = ANY($1) AND r.level = 15 AND r.bucket >= $8 AND r.bucket < $6 AND ${clean('r')}`,
       // Logs of stale quarters.
@@ -140,22 +178,13 @@ export function summarySql(spec: UnitSpec, interval: Interval, level: number): s
            AND total_volume IS NOT NULL ORDER BY ts DESC LIMIT 1) p`,
     );
   }
-  const stale =
-    level > 15
-      ? `stale AS MATERIALIZED (SELECT DISTINCT d.equipment_id AS id, ${binOf(level, 'd.bucket')} AS b FROM rollup_dirty d
-           WHERE d.kind = ${no} AND d.equipment_id = ANY($1) AND d.bucket >= $7 AND d.bucket < $8),`
-      : '';
   const bucket = BUCKET[interval];
   const group = `CASE WHEN t0 = '-infinity' THEN NULL ELSE ${bucket.start} END`;
-  const fields = spec.columns.filter((c) => c.name !== 'count' && !c.name.endsWith('_ts')).map((c) => c.name);
-  return `WITH ${stale} units AS (${parts.join('\n  UNION ALL\n  ')}),
+  return `WITH ${staleCte(spec, level)} units AS (${parts.join('\n  UNION ALL\n  ')}),
     merged AS (${mergeUnits(spec, 'units', group, 'id')})
   SELECT id, date_part('epoch', greatest(grp, $2::timestamptz)) * 1000 AS s, date_part('epoch', least(${bucket.end}, $3::timestamptz)) * 1000 AS e,
-         count, ${fields.join(', ')}
-    FROM merged
-   -- Not every variant uses every parameter; these casts give each one its type.
-   WHERE $4::text IS NOT NULL AND $7::timestamptz IS NOT NULL AND $8::timestamptz IS NOT NULL
-   ORDER BY id, grp`;
+         count, ${statColumns(spec).join(', ')}
+    FROM merged WHERE ${TYPED} ORDER BY id, grp`;
 }
 
 /** Output rows (values in SUMMARY_FIELDS order, times ISO) of one group of ids sharing a zone, in id then bucket order. */
@@ -164,11 +193,26 @@ export async function querySummaries(db: Queryable, kind: TelemetryKind, req: Su
   const level = unitLevel(req.interval, req.zone, req.start, req.end);
   const { s15, e15, a, b } = splitRange(req.start, req.end, level);
   const iso = (t: number) => new Date(t).toISOString();
-  const rows = await db.query<Record<string, unknown>>(summarySql(spec, req.interval, level), [
-    req.ids, iso(req.start), iso(req.end), req.zone, iso(s15), iso(e15), iso(a), iso(b),
+  const params = [req.ids, iso(req.start), iso(req.end), req.zone, iso(s15), iso(e15), iso(a), iso(b)];
+  const direct = directLevel(spec, req.interval, level);
+  const [merged, plain] = await Promise.all([
+    db.query<Record<string, any>>(summarySql(spec, req.interval, level, direct), params),
+    direct ? db.query<Record<string, any>>(directSql(spec, level), params) : Promise.resolve([]),
   ]);
   const fields = SUMMARY_FIELDS[kind].map(([, value]) => value);
-  return rows.map((r) => [r.id, iso(Math.round(r.s as number)), iso(Math.round(r.e as number)), r.count, ...fields.map((value) => value(r))]);
+  const out = (r: Record<string, any>) => [r.id, iso(Math.round(r.s)), iso(Math.round(r.e)), r.count, ...fields.map((value) => value(r))];
+  if (!plain.length) return merged.map(out);
+  // Both lists are in (id, start) order and share no bucket: merge them.
+  const rows: unknown[][] = new Array(merged.length + plain.length);
+  let i = 0;
+  let j = 0;
+  for (let k = 0; k < rows.length; k++) {
+    const m = merged[i];
+    const p = plain[j];
+    const takeMerged = p === undefined || (m !== undefined && (m.id < p.id || (m.id === p.id && m.s < p.s)));
+    rows[k] = out(takeMerged ? merged[i++] : plain[j++]);
+  }
+  return rows;
 }
 
 /** Elements a request may produce at most (ids × buckets), bounding the work and the response. */

@@ -1,0 +1,51 @@
+import type { FastifyTypebox } from '../../../http.js';
+import { securedErrors } from '../../../schemas/common.js';
+import { prepareBundle, type ImageKind } from '../../../images/bundle.js';
+import { ImageBundle, ImagesPayloadDto, MAX_IMAGES } from './schema.js';
+
+// Interface 4.5, contract 7: ticket photos and gate-camera motion captures as one zip.
+
+const ROUTES: { path: string; kind: ImageKind; operationId: string; summary: string; file: string; reach: string }[] = [
+  {
+    path: '/images/tickets', kind: 'ticket', operationId: 'downloadTicketImages', summary: 'Download ticket images as a zip',
+    file: 'ticket-images', reach: "the image's site",
+  },
+  {
+    path: '/images/motion-capture', kind: 'motion', operationId: 'downloadMotionCaptureImages',
+    summary: 'Download motion-capture images as a zip', file: 'motion-capture-images', reach: "the image's site and camera",
+  },
+];
+
+const description = (reach: string) =>
+  `One zip entry per UUID, named \`<uuid>.<ext>\` after the image's content type, holding the bytes exactly as imported. ` +
+  `Everything is checked before the first byte is sent: 400 for a malformed UUID, an empty list, a UUID listed twice ` +
+  `or more than ${MAX_IMAGES}; 404 when a UUID is unknown or names an image of the other kind (checked first, the same ` +
+  `for every client); 403 when the client cannot reach ${reach} for any image (nothing is sent); 500 when stored bytes ` +
+  `no longer match the digest they were stored under (nothing is sent). The zip is written while it is sent, an image ` +
+  `at a time, with an exact Content-Length.`;
+
+export async function imageRoutes(app: FastifyTypebox): Promise<void> {
+  for (const r of ROUTES)
+    app.post(
+      r.path,
+      {
+        schema: {
+          operationId: r.operationId,
+          tags: ['transactions'],
+          summary: r.summary,
+          description: description(r.reach),
+          body: ImagesPayloadDto,
+          response: { 200: ImageBundle, ...securedErrors(403, 404, 413, 500) },
+        },
+      },
+      async (request, reply) => {
+        const bundle = await prepareBundle(app.db, request.access!, r.kind, request.body.uuids);
+        const stamp = new Date().toISOString().replace(/[-:]/g, '').slice(0, 15);
+        return reply
+          .type('application/zip')
+          .header('content-length', bundle.size)
+          .header('content-disposition', `attachment; filename="${r.file}-${stamp}Z.zip"`)
+          .send(bundle.stream);
+      },
+    );
+}

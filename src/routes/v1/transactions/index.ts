@@ -1,0 +1,75 @@
+import type { FastifyTypebox } from '../../../http.js';
+import { securedErrors } from '../../../schemas/common.js';
+import { MEDIA_TYPE, negotiateFormat, recordsBody } from '../../../export/records.js';
+import { parseRange } from '../../../time.js';
+import { requireSiteCameras, requireSites } from '../../../transactions/sites.js';
+import { transactionLogFields, transactionPages } from '../../../transactions/logs.js';
+import { CHANGE_LOG_FIELDS, changeLogPages } from '../../../transactions/change-logs.js';
+import { ChangeLogsRequestDto, jsonOnly, jsonOrCsv, TransactionChangeLogDto, TransactionLogDto, TransactionLogsLoadDto } from './schema.js';
+
+// Interface 4.5, contract 7: ticket logs and their change logs, streamed a page at a time.
+
+const LOGS_DESCRIPTION =
+  'Tickets of the requested sites with TransactionDate in [start, end) (end exclusive, at most 366 days after start), ' +
+  'ordered by TransactionDate, then TransactionID, each with the UUIDs of its ticket photos. With motionCap: true also ' +
+  "MotionCaptureImageIDs, the gate camera's captures of the truck; the client must then reach every camera of every " +
+  'requested site. 403 when any site is out of reach or does not exist, or (motionCap) any camera is out of reach. ' +
+  'Answers text/csv when Accept prefers it to application/json: a header line of the field names, one line per ' +
+  'ticket, null as an empty field, an id list as one field with its UUIDs separated by spaces.';
+
+const CHANGE_LOGS_DESCRIPTION =
+  'Every later edit of a ticket (change-log records of interface 2.9) with ChangeDate in [start, end) (end exclusive, ' +
+  'at most 60 days after start), ordered by ChangeDate. filters.siteIds: only those sites, 403 when one is out of reach ' +
+  'or does not exist; without it, every site the client reaches. filters.ticketNums: only those tickets. An empty ' +
+  'filter list is the same as none. The interface notes that this endpoint "can affect production data": here it is ' +
+  'a read and changes nothing.';
+
+export async function transactionRoutes(app: FastifyTypebox): Promise<void> {
+  const max = app.config.MAX_BATCH;
+
+  app.post(
+    '/transactions/logs/load',
+    {
+      schema: {
+        operationId: 'loadTransactionLogs',
+        tags: ['transactions'],
+        summary: 'Load the ticket (transaction) logs of sites over a time range',
+        description: LOGS_DESCRIPTION,
+        body: TransactionLogsLoadDto(max),
+        response: { 200: jsonOrCsv(TransactionLogDto, 'TransactionLogDto records'), ...securedErrors(403, 413) },
+      },
+    },
+    async (request, reply) => {
+      const { siteIds, start, end, motionCap = false } = request.body;
+      const range = parseRange(start, end, 366);
+      const sites = await requireSites(app.db, request.access!, siteIds);
+      if (motionCap) await requireSiteCameras(app.db, request.access!, sites);
+      const format = negotiateFormat(request.headers.accept);
+      const pages = transactionPages(app.db, { siteIds: sites, ...range, motionCap });
+      return reply.type(MEDIA_TYPE[format]).send(await recordsBody(format, transactionLogFields(motionCap), pages));
+    },
+  );
+
+  app.post(
+    '/transactions/change-logs',
+    {
+      schema: {
+        operationId: 'loadTransactionChangeLogs',
+        tags: ['transactions'],
+        summary: 'Load the change logs of tickets over a time range (read only)',
+        description: CHANGE_LOGS_DESCRIPTION,
+        body: ChangeLogsRequestDto(max),
+        response: { 200: jsonOnly(TransactionChangeLogDto, 'change-log records'), ...securedErrors(403, 413) },
+      },
+    },
+    async (request, reply) => {
+      const { start, end, filters } = request.body;
+      const range = parseRange(start, end, 60);
+      const access = request.access!;
+      const siteIds = filters?.siteIds?.length ? await requireSites(app.db, access, filters.siteIds) : access.siteIds;
+      const ticketNumbers = filters?.ticketNums?.length ? filters.ticketNums : null;
+      const pages = changeLogPages(app.db, { ...range, siteIds, ticketNumbers });
+      return reply.type(MEDIA_TYPE.json).send(await recordsBody('json', CHANGE_LOG_FIELDS, pages));
+    },
+  );
+}
