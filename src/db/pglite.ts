@@ -10,10 +10,15 @@ const parsers = {
   1016: (v: string) => (v === '{}' ? [] : v.slice(1, -1).split(',')), // int8[]
 };
 
+// An embedded database has no replicas: wal_level minimal lets bulk loads into tables made or
+// emptied in the same transaction (the demo history) skip the write-ahead log, and two 16 MB log
+// files are kept for reuse instead of 80 MB, so a small DATA_DIR stays small.
+const startParams = [...PGlite.defaultStartParams, '-c', 'wal_level=minimal', '-c', 'max_wal_senders=0', '-c', 'min_wal_size=32MB'];
+
 /** Embedded PostgreSQL; dataDir undefined means in memory. A new dataDir is unpacked from the template when there is one. */
 export async function openPglite(dataDir?: string, template = TEMPLATE): Promise<Database> {
   const loadDataDir = dataDir ? templateFor(dataDir, template) : undefined;
-  const pg = await PGlite.create(dataDir, { parsers, loadDataDir });
+  const pg = await PGlite.create(dataDir, { parsers, loadDataDir, startParams });
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Transaction => ({
     async query(sql, params) {
       return (await q.query(sql, params as any[])).rows as any[];

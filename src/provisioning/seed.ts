@@ -26,5 +26,8 @@ export async function seedDemo(db: Database): Promise<{ clientId: string; client
   const clientSecret = randomBytes(18).toString('base64url');
   await upsertClient(db, { clientId: DEMO_CLIENT_ID, clientSecret, siteIds: '*', cameraIds: '*', admin: true });
   await db.query(`INSERT INTO service_settings (key, value) VALUES ('demo_seeded', now()::text) ON CONFLICT (key) DO NOTHING`);
+  // The history went through the write-ahead log once; a checkpoint lets the embedded database drop
+  // those files now rather than keep them until its next one.
+  if (db.kind === 'pglite') await db.exec('CHECKPOINT');
   return { clientId: DEMO_CLIENT_ID, clientSecret };
 }

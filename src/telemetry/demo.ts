@@ -66,6 +66,10 @@ export async function seedDemoTelemetry(db: Database, now = new Date()): Promise
         [table],
       );
       const [any] = await tx.query(`SELECT 1 FROM ${table} LIMIT 1`);
+      // Emptying an empty table gives it new files in this transaction: with wal_level minimal (the
+      // embedded database) its rows then bypass the write-ahead log, which would otherwise keep a
+      // copy of the whole history on disk.
+      if (!any) await tx.query(`TRUNCATE ${table}`);
       if (!any) await tx.query(`ALTER TABLE ${table} DROP CONSTRAINT ${pk.name}`);
       await tx.query(statements[i], params);
       if (!any) await tx.query(`ALTER TABLE ${table} ADD CONSTRAINT ${pk.name} ${pk.def}`);

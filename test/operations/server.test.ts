@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +6,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, runTs, runToEnd, waitFor, type Running } from './process.js';
 
 // The real server, over HTTP: first start on a fresh embedded database, restart, shutdown on SIGTERM.
+
+/** Bytes of every file under a directory. */
+const sizeOf = (dir: string): number =>
+  readdirSync(dir, { withFileTypes: true }).reduce((n, e) => n + (e.isDirectory() ? sizeOf(join(dir, e.name)) : statSync(join(dir, e.name)).size), 0);
 
 const json = async (url: string, init?: RequestInit) => {
   const res = await fetch(url, init);
@@ -44,6 +48,8 @@ describe('the server process (embedded database)', () => {
     expect(sites.body.total).toBeGreaterThanOrEqual(3);
     // Logs are JSON lines and never carry the secret.
     expect(server!.stderr()).not.toContain(secret);
+    // The demo data directory stays small (the week of history, rollups and log files included).
+    expect(sizeOf(dataDir)).toBeLessThan(100 * 1024 * 1024);
 
     // The CLI refuses to open the embedded database while the server has it...
     const cli = await runToEnd('cli.ts', ['client', 'list'], { DATA_DIR: dataDir });

@@ -92,7 +92,10 @@ export async function rebuildAll(db: Database): Promise<void> {
          SELECT id, ${level}, grp, ${cols} FROM (${mergeUnits(spec, units, binOf(level, 't0'), 'id, grp')}) x`;
     await db.transaction(async (tx) => {
       await tx.query(`DELETE FROM rollup_dirty WHERE kind = $1`, [spec.no]);
-      await tx.query(`DELETE FROM ${t}`);
+      // PGlite runs one transaction at a time, so emptying the table by TRUNCATE blocks no reader there,
+      // and (wal_level minimal) lets the rebuilt rows skip the write-ahead log; on PostgreSQL a DELETE
+      // lets summaries keep reading the old rows meanwhile.
+      await tx.query(db.kind === 'pglite' ? `TRUNCATE ${t}` : `DELETE FROM ${t}`);
       await tx.query(insert(15, `(SELECT ${rawUnits(spec)} FROM ${spec.logTable} g)`));
       await tx.query(insert(60, `(SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.level = 15)`));
       await tx.query(insert(1440, `(SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.level = 60)`));
