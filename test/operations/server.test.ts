@@ -90,7 +90,7 @@ describe('the server process (embedded database)', () => {
     expect(still.status).toBe(200);
     server!.child.kill('SIGTERM');
     expect(await server!.exited).toBe(0);
-  });
+  }, 180_000);
 });
 
 describe.skipIf(!process.env.TEST_DATABASE_URL)('the server process (PostgreSQL)', () => {
