@@ -3,6 +3,7 @@ import { requireEquipment } from '../../auth/access.js';
 import type { Queryable } from '../../db/index.js';
 import { badRequest } from '../../errors.js';
 import { parseTime } from '../../time.js';
+import type { Page } from '../../export/records.js';
 import type { TelemetryKind } from '../kinds.js';
 import { estimateElements, querySummaries, summaryFieldNames, type Interval } from './summaries.js';
 import { isKnownZone } from './zones.js';
@@ -41,7 +42,7 @@ export interface SummaryBody {
 
 export interface Download {
   fields: string[];
-  pages: AsyncIterator<unknown[][]>;
+  pages: AsyncIterator<Page>;
 }
 
 /** Checks a summary request and returns its fields and pages; throws the 400/404/403 it deserves. */

@@ -23,8 +23,7 @@ const SUMMARY_TEXT =
   'summary read after an upload was answered 201 includes it (late, replayed and replacing logs too). Span at most ' +
   '366 days. Unknown ids: 404 (checked first); any id of a site out of reach: 403.';
 
-async function send(request: FastifyRequest, reply: FastifyReply, download: Download) {
-  const format = negotiateFormat(request.headers.accept);
+async function send(request: FastifyRequest, reply: FastifyReply, download: Download, format = negotiateFormat(request.headers.accept)) {
   const body = await recordsBody(format, download.fields, download.pages);
   return reply.type(MEDIA_TYPE[format]).header('vary', 'accept').send(body);
 }
@@ -65,6 +64,9 @@ export async function downloadRoutes(app: FastifyTypebox): Promise<void> {
         response: { 200: listOrCsv(SensorRawLogDto, 'the logs'), ...securedErrors(403, 404, 413) },
       },
     },
-    async (request, reply) => send(request, reply, await openRawSensorLogs(app.db, request.access!, request.body)),
+    async (request, reply) => {
+      const format = negotiateFormat(request.headers.accept);
+      return send(request, reply, await openRawSensorLogs(app.db, request.access!, request.body, format), format);
+    },
   );
 }
