@@ -1,7 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { acceptsGzip, CachedBody, ConfigCache } from '../../src/routes/v1/config/cache.js';
-import type { ConfigData } from '../../src/routes/v1/config/repository.js';
+import { acceptsGzip, CachedBody, ConfigCache } from '../../src/config/cache.js';
+import type { ConfigData } from '../../src/config/repository.js';
 
 // The configuration cache on its own: fingerprint checks shared only with requests that arrived
 // before the check started, bodies and indexes valid for exactly one fingerprint.

@@ -2,14 +2,13 @@ import type { TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyTypebox } from '../../../http.js';
 import { requireEquipment } from '../../../auth/access.js';
+import { acceptsGzip } from '../../../config/cache.js';
+import { ConfigReader, type SiteView } from '../../../config/reader.js';
+import type { EquipmentKind } from '../../../config/repository.js';
 import { badRequest, forbidden, notFound } from '../../../errors.js';
 import { securedErrors } from '../../../schemas/common.js';
 import { parseTime } from '../../../time.js';
-import { changed, changedRegisters, ConfigIndex, type Since } from './assemble.js';
-import { acceptsGzip, CachedBody, ConfigCache } from './cache.js';
-import { loadEquipment, loadSensorRegisters, loadSite, siteFingerprint, type EquipmentKind } from './repository.js';
 import { CompactSiteConfig, forSerialization, FULL, idParams, LIGHT, SiteQuery, SiteUpdatesQuery, UpdatesQuery } from './schema.js';
-import { actuatorEntries, compactConfig, equipmentConfig, equipmentRegisters, sensorConfig, Shaper, siteConfig } from './shape.js';
 
 // Interface §4.3: 11 paths, each with its /updates twin, and a /light variant of each but the two
 // compact ones: 42 routes, generated from the two tables below.
@@ -36,33 +35,30 @@ interface SitePath {
   what: string;
   light: boolean;
   response: (d: Dtos) => TSchema;
-  build: (index: ConfigIndex, s: Shaper, since: Since) => unknown;
+  view: SiteView;
 }
 
-const equipmentPath = (kind: EquipmentKind, list: string, response: (d: Dtos) => TSchema): SitePath => ({
+const equipmentPath = (kind: EquipmentKind, list: 'meters' | 'pumps' | 'tanks', response: (d: Dtos) => TSchema): SitePath => ({
   path: `/site/${list}`,
   what: `The ${kind === 'tank' ? 'tank group' : kind === 'meter' ? 'flow meter' : kind}s of a site, each with its role and sensor registers`,
   light: true,
   response,
-  build: (index, s, since) => index.equipmentEntries(kind, since).map((e) => equipmentConfig(e, s)),
+  view: list,
 });
 
 const SITE: SitePath[] = [
-  {
-    path: '/site/sensors', what: 'The sensors of a site, each with its registers', light: true, response: (d) => d.SensorConfigs,
-    build: (index, s, since) => index.sensorEntries(since).map((e) => sensorConfig(e, s)),
-  },
+  { path: '/site/sensors', what: 'The sensors of a site, each with its registers', light: true, response: (d) => d.SensorConfigs, view: 'sensors' },
   equipmentPath('meter', 'meters', (d) => d.MeterConfigs),
   equipmentPath('pump', 'pumps', (d) => d.PumpConfigs),
   equipmentPath('tank', 'tanks', (d) => d.TankConfigs),
   {
     path: '/site/actuators', what: 'The actuators of a site with their scalings, triggers and tank-group connections (always all of them)',
-    light: true, response: (d) => d.ActuatorEntries, build: (index, s) => actuatorEntries(index.data.actuators, s),
+    light: true, response: (d) => d.ActuatorEntries, view: 'actuators',
   },
-  { path: '/site', what: "A site's whole configuration", light: true, response: (d) => d.SiteConfig, build: siteConfig },
+  { path: '/site', what: "A site's whole configuration", light: true, response: (d) => d.SiteConfig, view: 'site' },
   {
     path: '/site/compact', what: "A site's whole configuration, registers once each and referred to by id", light: false,
-    response: () => CompactSiteConfig, build: (index, _s, since) => compactConfig(index, since),
+    response: () => CompactSiteConfig, view: 'compact',
   },
 ];
 
@@ -96,7 +92,7 @@ function cutOff(startDate: string): number {
 }
 
 export async function configRoutes(app: FastifyTypebox): Promise<void> {
-  const cache = new ConfigCache();
+  const reader = new ConfigReader(app.db);
   const variants = (light: boolean) => [false, true].flatMap((updates) => (light ? [false, true] : [false]).map((l) => ({ updates, light: l })));
 
   for (const def of BY_ID)
@@ -109,15 +105,11 @@ export async function configRoutes(app: FastifyTypebox): Promise<void> {
         async (request: FastifyRequest) => {
           const id = (request.params as Record<string, number>)[def.param];
           const since = updates ? cutOff((request.query as { startDate: string }).startDate) : null;
-          const s = new Shaper(light);
           const siteId = (await requireEquipment(app.db, request.access!, def.kind, [id])).get(id)!;
-          if (def.kind === 'sensor') {
-            const registers = await loadSensorRegisters(app.db, id);
-            return (since === null ? registers : registers.filter((r) => changed(r, since))).map(s.register);
-          }
-          const entry = new ConfigIndex(await loadEquipment(app.db, def.kind, id, siteId)).onlyEquipment(def.kind);
-          if (!entry) throw notFound(`${def.kind} ${id} does not exist`);
-          return equipmentRegisters(since === null ? entry : changedRegisters(entry, since), s);
+          if (def.kind === 'sensor') return reader.sensorRegisters(id, since, light);
+          const body = await reader.equipmentRegisters(def.kind, id, siteId, since, light);
+          if (!body) throw notFound(`${def.kind} ${id} does not exist`);
+          return body;
         },
       );
     }
@@ -133,24 +125,14 @@ export async function configRoutes(app: FastifyTypebox): Promise<void> {
           const q = request.query as { siteId: number; startDate?: string };
           const since = updates ? cutOff(q.startDate!) : null;
           request.access!.assertSites([q.siteId]);
+          const read = await reader.siteView(q.siteId, def.view, { light, since, serialize: (v) => reply.serialize(v) as string });
           // A site that does not exist answers like one out of reach: the same 403 for every client.
-          const noSite = () => forbidden(`no access to site ${q.siteId}`);
-          const fingerprint = await cache.fingerprint(q.siteId, () => siteFingerprint(app.db, q.siteId));
-          if (fingerprint === undefined) throw noSite();
-          const key = `${url} ${q.siteId}`;
-          let body = since === null ? cache.body(key, fingerprint) : undefined;
-          if (body === undefined) {
-            const index = await cache.index(q.siteId, fingerprint, () => loadSite(app.db, q.siteId));
-            if (!index.data.site) throw noSite();
-            const result = def.build(index, new Shaper(light), since);
-            if (since !== null) return result;
-            body = new CachedBody(Buffer.from(reply.serialize(result) as string));
-            cache.setBody(key, fingerprint, body);
-          }
+          if (!read) throw forbidden(`no access to site ${q.siteId}`);
+          if ('value' in read) return read.value;
           // Whole-site bodies run to megabytes: sent gzipped to a client that asks for it.
           reply.type('application/json; charset=utf-8').header('vary', 'accept-encoding');
-          if (!acceptsGzip(request.headers['accept-encoding'])) return reply.send(body.raw);
-          return reply.header('content-encoding', 'gzip').send(await body.gzip());
+          if (!acceptsGzip(request.headers['accept-encoding'])) return reply.send(read.body.raw);
+          return reply.header('content-encoding', 'gzip').send(await read.body.gzip());
         },
       );
     }

@@ -1,9 +1,9 @@
-import type { Queryable, Row } from '../../../db/index.js';
+import type { Queryable, Row } from '../db/index.js';
 import {
   ACTUATOR, FLOW_METER, MODBUS_DEVICE, PUMP, REGISTER, SENSOR, SENSOR_SCALING, SENSOR_TRIGGER, SITE, TANK_GROUP,
   TANK_GROUP_CONNECTION, selectList, type Field,
-} from '../../../schemas/records.js';
-import { toIso } from '../../../time.js';
+} from '../schemas/records.js';
+import { toIso } from '../time.js';
 
 // SQL of the configuration read API. A site's configuration is a fixed set of queries (one per
 // table, whatever the site's size); the by-id paths read the same columns for one equipment.
