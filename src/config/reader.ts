@@ -1,6 +1,6 @@
 import type { Database, Row } from '../db/index.js';
 import { changed, changedRegisters, ConfigIndex, type Since } from './assemble.js';
-import { CachedBody, ConfigCache } from './cache.js';
+import { CachedBody, ConfigCache, type LoadedSite } from './cache.js';
 import { loadEquipment, loadSensorRegisters, loadSite, siteFingerprint, type EquipmentKind } from './repository.js';
 import { actuatorEntries, compactConfig, equipmentConfig, equipmentRegisters, Shaper, sensorConfig, siteConfig } from './shape.js';
 
@@ -38,13 +38,13 @@ export class ConfigReader {
 
   /** The registers a sensor reads (only those changed since `since`, when given). */
   async sensorRegisters(sensorId: number, since: Since, light: boolean): Promise<Row[]> {
-    const registers = await loadSensorRegisters(this.db, sensorId);
+    const registers = await this.db.snapshot((tx) => loadSensorRegisters(tx, sensorId));
     return (since === null ? registers : registers.filter((r) => changed(r, since))).map(new Shaper(light).register);
   }
 
   /** MeterRegistersDto, PumpRegistersDto or TankRegistersDto; undefined when the equipment is gone. */
   async equipmentRegisters(kind: EquipmentKind, id: number, siteId: number, since: Since, light: boolean): Promise<Row | undefined> {
-    const entry = new ConfigIndex(await loadEquipment(this.db, kind, id, siteId)).onlyEquipment(kind);
+    const entry = new ConfigIndex(await this.db.snapshot((tx) => loadEquipment(tx, kind, id, siteId))).onlyEquipment(kind);
     if (!entry) return undefined;
     return equipmentRegisters(since === null ? entry : changedRegisters(entry, since), new Shaper(light));
   }
@@ -59,13 +59,21 @@ export class ConfigReader {
     const key = `${view}${read.light ? ' light' : ''} ${siteId}`;
     let body = read.since === null ? this.cache.body(key, fingerprint) : undefined;
     if (body === undefined) {
-      const index = await this.cache.index(siteId, fingerprint, () => loadSite(this.db, siteId));
-      if (!index.data.site) return undefined;
-      const value = VIEWS[view](index, new Shaper(read.light), read.since);
+      const loaded = await this.cache.index(siteId, fingerprint, () => this.loadSite(siteId));
+      if (!loaded?.index.data.site) return undefined;
+      const value = VIEWS[view](loaded.index, new Shaper(read.light), read.since);
       if (read.since !== null) return { value };
       body = new CachedBody(Buffer.from(read.serialize(value)));
-      this.cache.setBody(key, fingerprint, body);
+      this.cache.setBody(key, loaded.fingerprint, body);
     }
     return { body };
+  }
+
+  /** The rows and their fingerprint from one snapshot, so a cache entry never pairs one state's key with another's rows. */
+  private loadSite(siteId: number): Promise<LoadedSite | undefined> {
+    return this.db.snapshot(async (tx) => {
+      const fingerprint = await siteFingerprint(tx, siteId);
+      return fingerprint === undefined ? undefined : { fingerprint, index: new ConfigIndex(await loadSite(tx, siteId)) };
+    });
   }
 }

@@ -120,8 +120,8 @@ function groupRoles(rows: Row[]): ConfigData['roles'] {
 }
 
 /**
- * A site's whole configuration in twelve queries run side by side, whatever its size. `site` is
- * undefined when there is no such site.
+ * A site's whole configuration in twelve queries, whatever its size (side by side on a pool, one after
+ * another in a snapshot). `site` is undefined when there is no such site.
  */
 export async function loadSite(db: Queryable, siteId: number): Promise<ConfigData> {
   const p = [siteId];

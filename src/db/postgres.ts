@@ -30,23 +30,25 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
   });
   const base = q(pool);
   await base.query('select 1');
+  const within = async <T>(begin: string, fn: (tx: Transaction) => Promise<T>): Promise<T> => {
+    const client = await pool.connect();
+    try {
+      await client.query(begin);
+      const result = await fn(q(client));
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  };
   return {
     kind: 'postgres',
     query: base.query,
-    async transaction(fn) {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        const result = await fn(q(client));
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw err;
-      } finally {
-        client.release();
-      }
-    },
+    transaction: (fn) => within('BEGIN', fn),
+    snapshot: (fn) => within('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn),
     exec: base.exec,
     close: () => pool.end(),
   };
