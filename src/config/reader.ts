@@ -1,7 +1,7 @@
 import type { Database, Row } from '../db/index.js';
-import { changed, changedRegisters, ConfigIndex, type Since } from './assemble.js';
+import { ConfigIndex, type Since } from './assemble.js';
 import { CachedBody, ConfigCache, type LoadedSite } from './cache.js';
-import { loadEquipment, loadSensorRegisters, loadSite, siteFingerprint, type EquipmentKind } from './repository.js';
+import { loadEquipment, loadSensor, loadSite, siteFingerprint, type EquipmentKind } from './repository.js';
 import { actuatorEntries, compactConfig, equipmentConfig, equipmentRegisters, Shaper, sensorConfig, siteConfig } from './shape.js';
 
 // What the configuration routes answer, without HTTP: the by-id reads and the whole-site views,
@@ -36,17 +36,19 @@ export class ConfigReader {
 
   constructor(private readonly db: Database) {}
 
-  /** The registers a sensor reads (only those changed since `since`, when given). */
-  async sensorRegisters(sensorId: number, since: Since, light: boolean): Promise<Row[]> {
-    const registers = await this.db.snapshot((tx) => loadSensorRegisters(tx, sensorId));
-    return (since === null ? registers : registers.filter((r) => changed(r, since))).map(new Shaper(light).register);
+  /** The registers a sensor reads; with a cut-off, what changed (see ConfigIndex.sensorUpdates). */
+  async sensorRegisters(sensorId: number, siteId: number, since: Since, light: boolean): Promise<Row[]> {
+    const index = new ConfigIndex(await this.db.snapshot((tx) => loadSensor(tx, sensorId, siteId)));
+    const registers = since === null ? index.registersOfSensor(sensorId) : index.sensorUpdates(sensorId, since);
+    return registers.map(new Shaper(light).register);
   }
 
   /** MeterRegistersDto, PumpRegistersDto or TankRegistersDto; undefined when the equipment is gone. */
   async equipmentRegisters(kind: EquipmentKind, id: number, siteId: number, since: Since, light: boolean): Promise<Row | undefined> {
-    const entry = new ConfigIndex(await this.db.snapshot((tx) => loadEquipment(tx, kind, id, siteId))).onlyEquipment(kind);
+    const index = new ConfigIndex(await this.db.snapshot((tx) => loadEquipment(tx, kind, id, siteId)));
+    const entry = index.onlyEquipment(kind);
     if (!entry) return undefined;
-    return equipmentRegisters(since === null ? entry : changedRegisters(entry, since), new Shaper(light));
+    return equipmentRegisters(since === null ? entry : index.equipmentUpdates(entry, since), new Shaper(light));
   }
 
   /**

@@ -2,7 +2,7 @@ import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { ConfigIndex } from '../../src/config/assemble.js';
 import { acceptsGzip, CachedBody, ConfigCache } from '../../src/config/cache.js';
-import type { ConfigData } from '../../src/config/repository.js';
+import { emptyConfig } from '../../src/config/repository.js';
 
 // The configuration cache on its own: fingerprint checks shared only with requests that arrived
 // before the check started, bodies and indexes valid for exactly one fingerprint.
@@ -13,10 +13,6 @@ function deferred<T>() {
   return { promise, resolve };
 }
 const tick = () => new Promise((r) => setImmediate(r));
-const emptyData = (): ConfigData => ({
-  devices: [], registers: [], sensors: [], meters: [], pumps: [], tanks: [], roles: new Map(),
-  actuators: { actuators: [], scalings: [], triggers: [], connections: [] },
-});
 
 describe('ConfigCache', () => {
   it('runs one fingerprint query per site at a time; callers arriving meanwhile share the next one', async () => {
@@ -68,7 +64,7 @@ describe('ConfigCache', () => {
     let state = 'f1';
     const load = async () => {
       loads++;
-      return { fingerprint: state, index: new ConfigIndex(emptyData()) };
+      return { fingerprint: state, index: new ConfigIndex(emptyConfig()) };
     };
     const indexOf = async (fp: string) => (await cache.index(1, fp, load))!.index;
     const [x, y] = await Promise.all([indexOf('f1'), indexOf('f1')]);

@@ -106,7 +106,7 @@ export async function configRoutes(app: FastifyTypebox): Promise<void> {
           const id = (request.params as Record<string, number>)[def.param];
           const since = updates ? cutOff((request.query as { startDate: string }).startDate) : null;
           const siteId = (await requireEquipment(app.db, request.access!, def.kind, [id])).get(id)!;
-          if (def.kind === 'sensor') return reader.sensorRegisters(id, since, light);
+          if (def.kind === 'sensor') return reader.sensorRegisters(id, siteId, since, light);
           const body = await reader.equipmentRegisters(def.kind, id, siteId, since, light);
           if (!body) throw notFound(`${def.kind} ${id} does not exist`);
           return body;
