@@ -96,10 +96,14 @@ async function items(db: Queryable, fields: Field[], table: string, id: string, 
   return rows.map(({ _stamp, ...rec }): Item => ({ rec: isoTimes(rec, times), stamp: (_stamp as Date).getTime() }));
 }
 
-/** Every table a site's configuration is read from (all carry site_id). */
+/**
+ * Every table a site's configuration is read from (all carry site_id), but config_link_changes: the
+ * import writes a row there only for a link whose rows it changed at that site in the same
+ * transaction, so those tables tell the change already, and the fingerprint stays as cheap as it was.
+ */
 const CONFIG_TABLES = [
   'modbus_devices', 'registers', 'sensor_registers', 'sensors', 'flow_meters', 'pumps', 'tank_groups', 'equipment_register_roles',
-  'actuators', 'actuator_sensor_scalings', 'actuator_sensor_triggers', 'actuator_tank_group_connections', 'config_link_changes',
+  'actuators', 'actuator_sensor_scalings', 'actuator_sensor_triggers', 'actuator_tank_group_connections',
 ];
 
 const LINK_CHANGES = 'SELECT equipment_kind, equipment_id, role, register_id, changed_at FROM config_link_changes';

@@ -168,6 +168,16 @@ describeEachBackend('configuration updates of links', (backend) => {
     expect((await fetch('/v1/config/pumps/10402')).sensorRegisters).toEqual([]);
   });
 
+  it('says in the OpenAPI document how a removal shows', async () => {
+    const { paths } = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const description = (path: string) => paths[`/v1/config/updates/${path}`].get.description as string;
+    expect(description('sensors/{sensorId}')).toMatch(/left this sensor shows its ConnectionSensorID now: another sensor, or null/);
+    for (const p of ['meters/{meterId}', 'pumps/{pumpId}/light', 'tanks/{tankGroupId}'])
+      expect(description(p)).toMatch(/dropped or emptied one with null/);
+    for (const p of ['site', 'site/sensors/light', 'site/compact']) expect(description(p)).toMatch(/no longer in it/);
+    expect(description('site/pumps')).toMatch(/one snapshot/);
+  });
+
   it('brings nothing back when the same document is imported again, and keeps no trace of unchanged links', async () => {
     const [{ n }] = await ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM config_link_changes');
     await importAt(6);

@@ -63,10 +63,26 @@ const SITE: SitePath[] = [
 ];
 
 const UPDATES_NOTE =
-  'Updates: only equipment whose own record, registers (or their Modbus devices) or sensors changed at or after startDate; ' +
-  'deleted registers and Delete actuators included; actuators always in full.';
-const BY_ID_UPDATES_NOTE = 'Updates: only the registers that changed (themselves or their Modbus device) at or after startDate, possibly none.';
+  'Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, ' +
+  'each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to ' +
+  'another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete ' +
+  'actuators included, flagged; actuators always in full.';
+const CHANGED_REGISTERS =
+  'Updates: only what changed at or after startDate, possibly nothing: registers that changed (themselves or their Modbus device), ' +
+  'registers whose link to this equipment changed (joined it, moved in its list, now read by another sensor), and registers that ' +
+  'left it, listed after the others by id as they are now.';
+const EQUIPMENT_UPDATES_NOTE =
+  `${CHANGED_REGISTERS} In sensorRegisters, one that left is read by another sensor or none (ConnectionSensorID), or its sensor ` +
+  "was attached elsewhere (that sensor's EquipmentID says where). In the role map, a re-pointed role comes with its new register, " +
+  'a dropped or emptied one with null.';
+const BY_ID_UPDATES_NOTE: Record<ByIdPath['kind'], string> = {
+  sensor: `${CHANGED_REGISTERS} A register that left this sensor shows its ConnectionSensorID now: another sensor, or null.`,
+  meter: EQUIPMENT_UPDATES_NOTE,
+  pump: EQUIPMENT_UPDATES_NOTE,
+  tank: EQUIPMENT_UPDATES_NOTE,
+};
 const LIGHT_NOTE = 'Light: null properties left out of every record, and the heavy actuator fields too.';
+const SNAPSHOT_NOTE = 'Read from one snapshot of the database: never a mix of the states before and after an import.';
 
 function routeSchema(
   def: { what: string; response: (d: Dtos) => TSchema },
@@ -78,7 +94,7 @@ function routeSchema(
   return {
     tags: ['configuration'],
     summary: `${def.what}${updatesNote ? ', changed since startDate' : ''}${light ? ' (light)' : ''}`,
-    description: [updatesNote, light ? LIGHT_NOTE : ''].filter(Boolean).join(' ') || undefined,
+    description: [updatesNote, light ? LIGHT_NOTE : '', SNAPSHOT_NOTE].filter(Boolean).join(' '),
     ...input,
     response: { 200: forSerialization(def.response(light ? LIGHT : FULL)), ...errors },
   };
@@ -101,7 +117,7 @@ export async function configRoutes(app: FastifyTypebox): Promise<void> {
       const input = { params: idParams(def.param), ...(updates ? { querystring: UpdatesQuery } : {}) };
       app.get(
         url,
-        { schema: routeSchema(def, updates ? BY_ID_UPDATES_NOTE : '', light, input, securedErrors(403, 404)) },
+        { schema: routeSchema(def, updates ? BY_ID_UPDATES_NOTE[def.kind] : '', light, input, securedErrors(403, 404)) },
         async (request: FastifyRequest) => {
           const id = (request.params as Record<string, number>)[def.param];
           const since = updates ? cutOff((request.query as { startDate: string }).startDate) : null;
