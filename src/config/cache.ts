@@ -77,7 +77,8 @@ export interface LoadedSite {
 }
 
 const rowsOf = (d: ConfigData) =>
-  d.devices.length + d.registers.length + d.sensors.length + d.meters.length + d.pumps.length + d.tanks.length + d.actuators.actuators.length;
+  d.devices.length + d.registers.length + d.sensors.length + d.meters.length + d.pumps.length + d.tanks.length + d.actuators.actuators.length +
+  d.linkChanges.length;
 
 export class ConfigCache {
   /** Per site, the fingerprint query under way, and the one that will follow it. */
