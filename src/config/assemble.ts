@@ -31,13 +31,14 @@ const LIST: Record<EquipmentKind, 'meters' | 'pumps' | 'tanks'> = { meter: 'mete
 
 export const changed = (item: Item, since: Since) => since !== null && item.stamp >= since;
 
-/** When an equipment's links last changed: per register of its register list, and per role. */
+/** When an equipment's links last changed: per register of its register list, per role, and the latest of all. */
 interface LinkStamps {
   registers: Map<string, number>;
   roles: Map<string, number>;
+  latest: number;
 }
-const NO_LINKS: LinkStamps = { registers: new Map(), roles: new Map() };
-const linksChanged = (l: LinkStamps, since: Since) => since !== null && [...l.registers.values(), ...l.roles.values()].some((t) => t >= since);
+const NO_LINKS: LinkStamps = { registers: new Map(), roles: new Map(), latest: -Infinity };
+const linksChanged = (l: LinkStamps, since: Since) => since !== null && l.latest >= since;
 const byId = (a: RegisterRow, b: RegisterRow) => (BigInt(a.rec.SiteIODeviceRegisterID) < BigInt(b.rec.SiteIODeviceRegisterID) ? -1 : 1);
 /** Everything without a cut-off; with one, only what changed. */
 const keep = <T extends { changed: boolean }>(list: T[], since: Since) => (since === null ? list : list.filter((e) => e.changed));
@@ -48,8 +49,8 @@ export class ConfigIndex {
   private readonly sensors = new Map<number, Item>();
   /** `typeCode:equipmentId` -> ids of the sensors attached to that equipment. */
   private readonly attached = new Map<string, number[]>();
-  /** `kind:id` -> its link stamps. */
-  private readonly links = new Map<string, LinkStamps>();
+  /** Per kind, equipment id -> its link stamps. */
+  private readonly links = { sensor: new Map<number, LinkStamps>(), meter: new Map<number, LinkStamps>(), pump: new Map<number, LinkStamps>(), tank: new Map<number, LinkStamps>() };
 
   constructor(readonly data: ConfigData) {
     for (const r of data.registers) {
@@ -69,16 +70,17 @@ export class ConfigIndex {
       ids.push(s.rec.SiteSensorID);
     }
     for (const c of data.linkChanges) {
-      const key = `${c.kind}:${c.id}`;
-      let l = this.links.get(key);
-      if (!l) this.links.set(key, (l = { registers: new Map(), roles: new Map() }));
+      const ofKind = this.links[c.kind];
+      let l = ofKind.get(c.id);
+      if (!l) ofKind.set(c.id, (l = { registers: new Map(), roles: new Map(), latest: -Infinity }));
       if (c.role !== null) l.roles.set(c.role, c.stamp);
       else if (c.registerId !== null) l.registers.set(c.registerId, c.stamp);
+      l.latest = Math.max(l.latest, c.stamp);
     }
   }
 
   private linksOf(kind: 'sensor' | EquipmentKind, id: number): LinkStamps {
-    return this.links.get(`${kind}:${id}`) ?? NO_LINKS;
+    return this.links[kind].get(id) ?? NO_LINKS;
   }
 
   devices(since: Since): Item[] {
