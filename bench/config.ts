@@ -3,7 +3,10 @@
 //   npx tsx bench/config.ts
 // Env: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_DURATION seconds
 // per run (default 10), BENCH_CONNECTIONS (default "1,4,10"). Uses a schema of its own, dropped after.
+// BENCH_BEFORE: a RESULTS.md written by an earlier run (e.g. of another checkout, just before this
+// one); its Configuration figures are set beside these, with the change in req/s and p99.
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import autocannon from 'autocannon';
 import { openPostgres } from '../src/db/postgres.js';
@@ -97,7 +100,8 @@ async function main() {
     }
     const busy = Math.max(load, loadavg()[0]);
     console.log(`first request (cold: load, index, build, serialize): ${cold} ms`);
-    writeResultsSection('Configuration', report(runs, counts, load, busy, cold));
+    const before = process.env.BENCH_BEFORE ? readBefore(process.env.BENCH_BEFORE) : undefined;
+    writeResultsSection('Configuration', report(runs, counts, load, busy, cold) + (before ? comparison(runs, before) : ''));
     console.log('written to bench/RESULTS.md');
   } finally {
     await stop();
@@ -125,7 +129,46 @@ function report(runs: Run[], counts: Record<string, number>, before: number, bus
     ...rows,
     '',
     `Target (p99 under 50 ms for the compact configuration): ${verdict('compact')}; ${verdict('compact, gzip')}.`,
-    `The first request after start (cold: twelve queries, index, build, serialize the compact body) took ${cold} ms. Whole-site bodies are then served from a cache checked on every request against a one-query fingerprint of the site's configuration rows (at most one such query per site at a time, shared by the requests that arrived while the previous one ran); /updates paths are built from the cached rows every time. Without gzip the 1.5 MB bodies make loopback bandwidth and the load generator, on the same 2 cores, the limit at 10 connections.`,
+    `The first request after start (cold: the fingerprint and thirteen queries in one read-only REPEATABLE READ snapshot, index, build, serialize the compact body) took ${cold} ms. Whole-site bodies are then served from a cache checked on every request against a one-query fingerprint of the site's configuration rows (at most one such query per site at a time, shared by the requests that arrived while the previous one ran); /updates paths are built from the cached rows every time. Without gzip the 1.5 MB bodies make loopback bandwidth and the load generator, on the same 2 cores, the limit at 10 connections.`,
+  ].join('\n');
+}
+
+type Figures = Map<string, { rps: number; p99: number }>;
+const keyOf = (label: string, connections: number) => `${label} c=${connections}`;
+
+/** The rows of the Configuration table of an earlier RESULTS.md. */
+function readBefore(file: string): { figures: Figures; cold?: number } {
+  const text = readFileSync(file, 'utf8');
+  const start = text.indexOf('## Configuration');
+  if (start < 0) throw new Error(`${file}: no Configuration section`);
+  const end = text.indexOf('\n## ', start + 1);
+  const section = text.slice(start, end < 0 ? undefined : end);
+  const figures: Figures = new Map();
+  for (const m of section.matchAll(/^\| (.+?): `[^`]*` \| (\d+) \| (\d+) \| (\d+) \| (\d+) \|/gm))
+    figures.set(keyOf(m[1], Number(m[2])), { rps: Number(m[3]), p99: Number(m[5]) });
+  const cold = /took (\d+) ms/.exec(section)?.[1];
+  return { figures, cold: cold === undefined ? undefined : Number(cold) };
+}
+
+function comparison(runs: Run[], before: { figures: Figures; cold?: number }): string {
+  const pct = (a: number, b: number) => `${b >= a ? '+' : ''}${Math.round(((b - a) / a) * 100)} %`;
+  const rows = runs.flatMap((r) => {
+    const b = before.figures.get(keyOf(r.label, r.connections));
+    return b ? [`| ${r.label} | ${r.connections} | ${b.rps} → ${r.rps} (${pct(b.rps, r.rps)}) | ${b.p99} → ${r.p99} |`] : [];
+  });
+  const within = runs.filter((r) => {
+    const b = before.figures.get(keyOf(r.label, r.connections));
+    return b && r.rps >= b.rps * 0.9;
+  }).length;
+  return [
+    '',
+    `Before and after, measured one after the other (before: the previous code, from \`BENCH_BEFORE\`):`,
+    '',
+    '| what | connections | req/s before → after | p99 ms before → after |',
+    '|---|---|---|---|',
+    ...rows,
+    '',
+    `${within} of ${rows.length} runs within 10 % of the earlier throughput (or faster).${before.cold === undefined ? '' : ` First request: ${before.cold} ms before.`}`,
   ].join('\n');
 }
 

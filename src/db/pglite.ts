@@ -32,6 +32,12 @@ export async function openPglite(dataDir?: string, template = TEMPLATE): Promise
     kind: 'pglite',
     query: base.query,
     transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
+    // PGlite runs one transaction at a time, so this one is consistent anyway; read-only guards it.
+    snapshot: (fn) =>
+      pg.transaction(async (tx) => {
+        await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+        return fn(wrap(tx));
+      }),
     exec: base.exec,
     close: () => pg.close(),
   };

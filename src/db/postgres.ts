@@ -32,23 +32,42 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
   });
   const base = q(pool);
   await base.query('select 1');
+  // A transaction's connection runs one query at a time: queries sent side by side wait their turn
+  // here (pg would queue them too, but that use is deprecated), and COMMIT or ROLLBACK waits for
+  // them all, so nothing runs on the connection once it is back in the pool.
+  const within = async <T>(begin: string, fn: (tx: Transaction) => Promise<T>): Promise<T> => {
+    const client = await pool.connect();
+    const c = q(client);
+    let last: Promise<unknown> = Promise.resolve();
+    let ended = false;
+    const inTurn = <R>(run: () => Promise<R>): Promise<R> => {
+      if (ended) return Promise.reject(new Error('the transaction has ended'));
+      const next = last.then(run, run);
+      last = next.catch(() => {});
+      return next;
+    };
+    const end = (sql: string) => {
+      const done = inTurn(() => c.exec(sql));
+      ended = true;
+      return done;
+    };
+    try {
+      await client.query(begin);
+      const result = await fn({ query: (sql, params) => inTurn(() => c.query(sql, params)), exec: (sql) => inTurn(() => c.exec(sql)) });
+      await end('COMMIT');
+      return result;
+    } catch (err) {
+      await end('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  };
   return {
     kind: 'postgres',
     query: base.query,
-    async transaction(fn) {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        const result = await fn(q(client));
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw err;
-      } finally {
-        client.release();
-      }
-    },
+    transaction: (fn) => within('BEGIN', fn),
+    snapshot: (fn) => within('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn),
     exec: base.exec,
     close: () => pool.end(),
   };

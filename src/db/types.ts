@@ -14,6 +14,11 @@ export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   /** Runs fn inside BEGIN/COMMIT; a throw rolls everything back. */
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn in a read-only REPEATABLE READ transaction: every query in it sees the same committed
+   * state, however many commits happen meanwhile. Its queries run one after another on one connection.
+   */
+  snapshot<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Runs a script of several statements without parameters (migrations only). */
   exec(sql: string): Promise<void>;
   close(): Promise<void>;

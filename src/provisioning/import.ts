@@ -6,6 +6,7 @@ import {
 } from '../schemas/records.js';
 import { checkShape, checkUnique, ImportError, normaliseTimes, References } from './checks.js';
 import type { ProvisioningDocument } from './document.js';
+import { linkedSites, readLinks, recordLinkChanges } from './link-changes.js';
 import { replaceActuatorChildren, replaceRoles, replaceSensorLinks } from './links.js';
 import { columnsOf, toRows, upsertRows } from './upsert.js';
 import { checkImages, upsertChanges, upsertImages } from './tickets.js';
@@ -49,6 +50,8 @@ export async function importDocument(db: Database, input: unknown, opts: ImportO
   return db.transaction(async (tx) => {
     await opts.authorize?.(tx, doc);
     const refs = await collectReferences(tx, doc);
+    const linkSites = await linkedSites(tx, doc);
+    const linksBefore = await readLinks(tx, linkSites);
     const summary: ImportSummary = {};
     const count = (list: string, received: number, changed: number) => {
       summary[list] = { received, changed };
@@ -67,10 +70,11 @@ export async function importDocument(db: Database, input: unknown, opts: ImportO
     count('pumps', doc.pumps?.length ?? 0, await up('pumps', 'pump_id', PUMP, doc.pumps));
     count('tankGroups', doc.tankGroups?.length ?? 0, await up('tank_groups', 'tank_group_id', TANK_GROUP, doc.tankGroups));
     count('actuators', doc.actuators?.length ?? 0, await up('actuators', 'actuator_id', ACTUATOR, doc.actuators));
-    await replaceSensorLinks(tx, doc.sensors ?? [], stamp);
-    await replaceRoles(tx, 'meter', 'flow_meters', 'meter_id', doc.flowMeters ?? [], 'SiteFlowMeterID', stamp);
-    await replaceRoles(tx, 'pump', 'pumps', 'pump_id', doc.pumps ?? [], 'SitePumpID', stamp);
-    await replaceRoles(tx, 'tank', 'tank_groups', 'tank_group_id', doc.tankGroups ?? [], 'SiteTankGroupID', stamp);
+    await replaceSensorLinks(tx, doc.sensors ?? []);
+    await replaceRoles(tx, 'meter', doc.flowMeters ?? [], 'SiteFlowMeterID');
+    await replaceRoles(tx, 'pump', doc.pumps ?? [], 'SitePumpID');
+    await replaceRoles(tx, 'tank', doc.tankGroups ?? [], 'SiteTankGroupID');
+    await recordLinkChanges(tx, linksBefore, await readLinks(tx, linkSites), stamp);
     await replaceActuatorChildren(tx, doc.actuators ?? []);
     count('cameras', doc.cameras?.length ?? 0, await up('cameras', 'camera_id', CAMERA, doc.cameras));
     count('transactions', doc.transactions?.length ?? 0, await up('transactions', 'transaction_id', TRANSACTION, doc.transactions));

@@ -3,12 +3,11 @@ import { SENSOR_SCALING, SENSOR_TRIGGER, TANK_GROUP_CONNECTION } from '../schema
 import { columnsOf, toRows, upsertRows } from './upsert.js';
 
 // Links between equipment and registers. A record that lists its links replaces them; one that
-// leaves the list out keeps what it had. Equipment whose links changed gets the import's stamp,
-// so the /updates paths see it.
+// leaves the list out keeps what it had. What changed is traced by link-changes.ts, not here.
 
 const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((v, i) => v === b[i]);
 
-export async function replaceSensorLinks(db: Queryable, sensors: { SiteSensorID: number; SiteID: number; RegisterIDs?: unknown[] }[], stamp: Date) {
+export async function replaceSensorLinks(db: Queryable, sensors: { SiteSensorID: number; SiteID: number; RegisterIDs?: unknown[] }[]) {
   const listed = sensors.filter((s) => s.RegisterIDs);
   if (!listed.length) return;
   const wanted = new Map(listed.map((s) => [s.SiteSensorID, s.RegisterIDs!.map(String)]));
@@ -19,27 +18,16 @@ export async function replaceSensorLinks(db: Queryable, sensors: { SiteSensorID:
   );
   const before = new Map<number, string[]>();
   for (const r of old) before.set(r.sensor_id, [...(before.get(r.sensor_id) ?? []), r.register_id]);
-  const changed = new Set<number>();
-  for (const [id, regs] of wanted) if (!sameList(regs, before.get(id) ?? [])) changed.add(id);
-  // A register that moves to another sensor changes its old sensor too.
-  for (const r of old) if (!wanted.has(r.sensor_id)) changed.add(r.sensor_id);
-  if (!changed.size) return;
+  // Unchanged lists are not rewritten, so the rows (and the configuration cache) stay as they are.
+  const differs = [...wanted].some(([id, regs]) => !sameList(regs, before.get(id) ?? [])) || old.some((r) => !wanted.has(r.sensor_id));
+  if (!differs) return;
 
   await db.query(`DELETE FROM sensor_registers WHERE sensor_id = ANY($1::int[]) OR register_id = ANY($2::bigint[])`, [[...wanted.keys()], newRegisters]);
   const rows = listed.flatMap((s) => s.RegisterIDs!.map((r, position) => ({ register_id: String(r), sensor_id: s.SiteSensorID, site_id: s.SiteID, position })));
-  await upsertRows(db, { table: 'sensor_registers', key: ['register_id'], columns: cols(['register_id', 'bigint'], ['sensor_id', 'int'], ['site_id', 'int'], ['position', 'int']), stamp: false }, rows, stamp);
-  await db.query(`UPDATE sensors SET updated_at = $2 WHERE sensor_id = ANY($1::int[])`, [[...changed], stamp]);
+  await upsertRows(db, { table: 'sensor_registers', key: ['register_id'], columns: cols(['register_id', 'bigint'], ['sensor_id', 'int'], ['site_id', 'int'], ['position', 'int']), stamp: false }, rows, new Date());
 }
 
-export async function replaceRoles(
-  db: Queryable,
-  kind: 'meter' | 'pump' | 'tank',
-  table: string,
-  idColumn: string,
-  equipment: Record<string, any>[],
-  idField: string,
-  stamp: Date,
-) {
+export async function replaceRoles(db: Queryable, kind: 'meter' | 'pump' | 'tank', equipment: Record<string, any>[], idField: string) {
   const listed = equipment.filter((e) => e.Registers);
   if (!listed.length) return;
   const ids = listed.map((e) => e[idField] as number);
@@ -65,8 +53,7 @@ export async function replaceRoles(
     table: 'equipment_register_roles', key: ['equipment_kind', 'equipment_id', 'role'],
     columns: cols(['equipment_kind', 'text'], ['equipment_id', 'int'], ['role', 'text'], ['register_id', 'bigint'], ['site_id', 'int'], ['position', 'int']),
     stamp: false,
-  }, rows, stamp);
-  await db.query(`UPDATE ${table} SET updated_at = $2 WHERE ${idColumn} = ANY($1::int[])`, [changed, stamp]);
+  }, rows, new Date());
 }
 
 /** Scalings, triggers and tank-group connections of each listed actuator are replaced as given. */

@@ -1,7 +1,8 @@
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { acceptsGzip, CachedBody, ConfigCache } from '../../src/routes/v1/config/cache.js';
-import type { ConfigData } from '../../src/routes/v1/config/repository.js';
+import { ConfigIndex } from '../../src/config/assemble.js';
+import { acceptsGzip, CachedBody, ConfigCache } from '../../src/config/cache.js';
+import { emptyConfig } from '../../src/config/repository.js';
 
 // The configuration cache on its own: fingerprint checks shared only with requests that arrived
 // before the check started, bodies and indexes valid for exactly one fingerprint.
@@ -12,10 +13,6 @@ function deferred<T>() {
   return { promise, resolve };
 }
 const tick = () => new Promise((r) => setImmediate(r));
-const emptyData = (): ConfigData => ({
-  devices: [], registers: [], sensors: [], meters: [], pumps: [], tanks: [], roles: new Map(),
-  actuators: { actuators: [], scalings: [], triggers: [], connections: [] },
-});
 
 describe('ConfigCache', () => {
   it('runs one fingerprint query per site at a time; callers arriving meanwhile share the next one', async () => {
@@ -64,16 +61,26 @@ describe('ConfigCache', () => {
     expect(cache.body('k', 'f1')?.raw.toString()).toBe('{"a":1}');
     expect(cache.body('k', 'f2')).toBeUndefined();
     let loads = 0;
+    let state = 'f1';
     const load = async () => {
       loads++;
-      return emptyData();
+      return { fingerprint: state, index: new ConfigIndex(emptyConfig()) };
     };
-    const [x, y] = await Promise.all([cache.index(1, 'f1', load), cache.index(1, 'f1', load)]);
+    const indexOf = async (fp: string) => (await cache.index(1, fp, load))!.index;
+    const [x, y] = await Promise.all([indexOf('f1'), indexOf('f1')]);
     expect(x).toBe(y);
-    expect(await cache.index(1, 'f1', load)).toBe(x);
+    expect(await indexOf('f1')).toBe(x);
     expect(loads).toBe(1);
-    expect(await cache.index(1, 'f2', load)).not.toBe(x);
+    expect(await indexOf('f2')).not.toBe(x);
     expect(loads).toBe(2);
+    // A load that finds a newer state than asked for is kept under the state it read.
+    state = 'f4';
+    const newer = await cache.index(1, 'f3', load);
+    expect(newer!.fingerprint).toBe('f4');
+    expect(await indexOf('f4')).toBe(newer!.index);
+    expect(loads).toBe(3);
+    // A site that is gone is not cached.
+    expect(await cache.index(1, 'f5', async () => (loads++, undefined))).toBeUndefined();
   });
 
   it('gzips a body once, and reads Accept-Encoding', async () => {

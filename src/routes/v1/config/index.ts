@@ -2,14 +2,13 @@ import type { TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyTypebox } from '../../../http.js';
 import { requireEquipment } from '../../../auth/access.js';
+import { acceptsGzip } from '../../../config/cache.js';
+import { ConfigReader, type SiteView } from '../../../config/reader.js';
+import type { EquipmentKind } from '../../../config/repository.js';
 import { badRequest, forbidden, notFound } from '../../../errors.js';
 import { securedErrors } from '../../../schemas/common.js';
 import { parseTime } from '../../../time.js';
-import { changed, changedRegisters, ConfigIndex, type Since } from './assemble.js';
-import { acceptsGzip, CachedBody, ConfigCache } from './cache.js';
-import { loadEquipment, loadSensorRegisters, loadSite, siteFingerprint, type EquipmentKind } from './repository.js';
 import { CompactSiteConfig, forSerialization, FULL, idParams, LIGHT, SiteQuery, SiteUpdatesQuery, UpdatesQuery } from './schema.js';
-import { actuatorEntries, compactConfig, equipmentConfig, equipmentRegisters, sensorConfig, Shaper, siteConfig } from './shape.js';
 
 // Interface §4.3: 11 paths, each with its /updates twin, and a /light variant of each but the two
 // compact ones: 42 routes, generated from the two tables below.
@@ -36,41 +35,54 @@ interface SitePath {
   what: string;
   light: boolean;
   response: (d: Dtos) => TSchema;
-  build: (index: ConfigIndex, s: Shaper, since: Since) => unknown;
+  view: SiteView;
 }
 
-const equipmentPath = (kind: EquipmentKind, list: string, response: (d: Dtos) => TSchema): SitePath => ({
+const equipmentPath = (kind: EquipmentKind, list: 'meters' | 'pumps' | 'tanks', response: (d: Dtos) => TSchema): SitePath => ({
   path: `/site/${list}`,
   what: `The ${kind === 'tank' ? 'tank group' : kind === 'meter' ? 'flow meter' : kind}s of a site, each with its role and sensor registers`,
   light: true,
   response,
-  build: (index, s, since) => index.equipmentEntries(kind, since).map((e) => equipmentConfig(e, s)),
+  view: list,
 });
 
 const SITE: SitePath[] = [
-  {
-    path: '/site/sensors', what: 'The sensors of a site, each with its registers', light: true, response: (d) => d.SensorConfigs,
-    build: (index, s, since) => index.sensorEntries(since).map((e) => sensorConfig(e, s)),
-  },
+  { path: '/site/sensors', what: 'The sensors of a site, each with its registers', light: true, response: (d) => d.SensorConfigs, view: 'sensors' },
   equipmentPath('meter', 'meters', (d) => d.MeterConfigs),
   equipmentPath('pump', 'pumps', (d) => d.PumpConfigs),
   equipmentPath('tank', 'tanks', (d) => d.TankConfigs),
   {
     path: '/site/actuators', what: 'The actuators of a site with their scalings, triggers and tank-group connections (always all of them)',
-    light: true, response: (d) => d.ActuatorEntries, build: (index, s) => actuatorEntries(index.data.actuators, s),
+    light: true, response: (d) => d.ActuatorEntries, view: 'actuators',
   },
-  { path: '/site', what: "A site's whole configuration", light: true, response: (d) => d.SiteConfig, build: siteConfig },
+  { path: '/site', what: "A site's whole configuration", light: true, response: (d) => d.SiteConfig, view: 'site' },
   {
     path: '/site/compact', what: "A site's whole configuration, registers once each and referred to by id", light: false,
-    response: () => CompactSiteConfig, build: (index, _s, since) => compactConfig(index, since),
+    response: () => CompactSiteConfig, view: 'compact',
   },
 ];
 
 const UPDATES_NOTE =
-  'Updates: only equipment whose own record, registers (or their Modbus devices) or sensors changed at or after startDate; ' +
-  'deleted registers and Delete actuators included; actuators always in full.';
-const BY_ID_UPDATES_NOTE = 'Updates: only the registers that changed (themselves or their Modbus device) at or after startDate, possibly none.';
+  'Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, ' +
+  'each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to ' +
+  'another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete ' +
+  'actuators included, flagged; actuators always in full.';
+const CHANGED_REGISTERS =
+  'Updates: only what changed at or after startDate, possibly nothing: registers that changed (themselves or their Modbus device), ' +
+  'registers whose link to this equipment changed (joined it, moved in its list, now read by another sensor), and registers that ' +
+  'left it, listed after the others by id as they are now.';
+const EQUIPMENT_UPDATES_NOTE =
+  `${CHANGED_REGISTERS} In sensorRegisters, one that left is read by another sensor or none (ConnectionSensorID), or its sensor ` +
+  "was attached elsewhere (that sensor's EquipmentID says where). In the role map, a re-pointed role comes with its new register, " +
+  'a dropped or emptied one with null.';
+const BY_ID_UPDATES_NOTE: Record<ByIdPath['kind'], string> = {
+  sensor: `${CHANGED_REGISTERS} A register that left this sensor shows its ConnectionSensorID now: another sensor, or null.`,
+  meter: EQUIPMENT_UPDATES_NOTE,
+  pump: EQUIPMENT_UPDATES_NOTE,
+  tank: EQUIPMENT_UPDATES_NOTE,
+};
 const LIGHT_NOTE = 'Light: null properties left out of every record, and the heavy actuator fields too.';
+const SNAPSHOT_NOTE = 'Read from one snapshot of the database: never a mix of the states before and after an import.';
 
 function routeSchema(
   def: { what: string; response: (d: Dtos) => TSchema },
@@ -82,7 +94,7 @@ function routeSchema(
   return {
     tags: ['configuration'],
     summary: `${def.what}${updatesNote ? ', changed since startDate' : ''}${light ? ' (light)' : ''}`,
-    description: [updatesNote, light ? LIGHT_NOTE : ''].filter(Boolean).join(' ') || undefined,
+    description: [updatesNote, light ? LIGHT_NOTE : '', SNAPSHOT_NOTE].filter(Boolean).join(' '),
     ...input,
     response: { 200: forSerialization(def.response(light ? LIGHT : FULL)), ...errors },
   };
@@ -96,7 +108,7 @@ function cutOff(startDate: string): number {
 }
 
 export async function configRoutes(app: FastifyTypebox): Promise<void> {
-  const cache = new ConfigCache();
+  const reader = new ConfigReader(app.db);
   const variants = (light: boolean) => [false, true].flatMap((updates) => (light ? [false, true] : [false]).map((l) => ({ updates, light: l })));
 
   for (const def of BY_ID)
@@ -105,19 +117,15 @@ export async function configRoutes(app: FastifyTypebox): Promise<void> {
       const input = { params: idParams(def.param), ...(updates ? { querystring: UpdatesQuery } : {}) };
       app.get(
         url,
-        { schema: routeSchema(def, updates ? BY_ID_UPDATES_NOTE : '', light, input, securedErrors(403, 404)) },
+        { schema: routeSchema(def, updates ? BY_ID_UPDATES_NOTE[def.kind] : '', light, input, securedErrors(403, 404)) },
         async (request: FastifyRequest) => {
           const id = (request.params as Record<string, number>)[def.param];
           const since = updates ? cutOff((request.query as { startDate: string }).startDate) : null;
-          const s = new Shaper(light);
           const siteId = (await requireEquipment(app.db, request.access!, def.kind, [id])).get(id)!;
-          if (def.kind === 'sensor') {
-            const registers = await loadSensorRegisters(app.db, id);
-            return (since === null ? registers : registers.filter((r) => changed(r, since))).map(s.register);
-          }
-          const entry = new ConfigIndex(await loadEquipment(app.db, def.kind, id, siteId)).onlyEquipment(def.kind);
-          if (!entry) throw notFound(`${def.kind} ${id} does not exist`);
-          return equipmentRegisters(since === null ? entry : changedRegisters(entry, since), s);
+          if (def.kind === 'sensor') return reader.sensorRegisters(id, siteId, since, light);
+          const body = await reader.equipmentRegisters(def.kind, id, siteId, since, light);
+          if (!body) throw notFound(`${def.kind} ${id} does not exist`);
+          return body;
         },
       );
     }
@@ -133,24 +141,14 @@ export async function configRoutes(app: FastifyTypebox): Promise<void> {
           const q = request.query as { siteId: number; startDate?: string };
           const since = updates ? cutOff(q.startDate!) : null;
           request.access!.assertSites([q.siteId]);
+          const read = await reader.siteView(q.siteId, def.view, { light, since, serialize: (v) => reply.serialize(v) as string });
           // A site that does not exist answers like one out of reach: the same 403 for every client.
-          const noSite = () => forbidden(`no access to site ${q.siteId}`);
-          const fingerprint = await cache.fingerprint(q.siteId, () => siteFingerprint(app.db, q.siteId));
-          if (fingerprint === undefined) throw noSite();
-          const key = `${url} ${q.siteId}`;
-          let body = since === null ? cache.body(key, fingerprint) : undefined;
-          if (body === undefined) {
-            const index = await cache.index(q.siteId, fingerprint, () => loadSite(app.db, q.siteId));
-            if (!index.data.site) throw noSite();
-            const result = def.build(index, new Shaper(light), since);
-            if (since !== null) return result;
-            body = new CachedBody(Buffer.from(reply.serialize(result) as string));
-            cache.setBody(key, fingerprint, body);
-          }
+          if (!read) throw forbidden(`no access to site ${q.siteId}`);
+          if ('value' in read) return read.value;
           // Whole-site bodies run to megabytes: sent gzipped to a client that asks for it.
           reply.type('application/json; charset=utf-8').header('vary', 'accept-encoding');
-          if (!acceptsGzip(request.headers['accept-encoding'])) return reply.send(body.raw);
-          return reply.header('content-encoding', 'gzip').send(await body.gzip());
+          if (!acceptsGzip(request.headers['accept-encoding'])) return reply.send(read.body.raw);
+          return reply.header('content-encoding', 'gzip').send(await read.body.gzip());
         },
       );
     }

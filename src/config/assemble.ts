@@ -2,8 +2,10 @@ import { EQUIPMENT_TABLES, type ConfigData, type EquipmentKind, type Item, type 
 
 // Links loaded rows into configuration entries with Maps (no query per equipment), and decides
 // what an /updates path returns (contract §5): entries whose own record, registers (or their
-// Modbus devices) or sensors changed at or after the cut-off. An index is built once per load and
-// shared by requests (the cache), so nothing here writes to it after construction.
+// Modbus devices), sensors or links changed at or after the cut-off. A link change (a register
+// that joined, left or moved within a list, a role set, re-pointed or dropped) has its own stamp,
+// since it leaves the register rows as they were. An index is built once per load and shared by
+// requests (the cache), so nothing here writes to it after construction.
 
 /** The /updates cut-off in ms since the epoch; null on the other paths (everything is returned). */
 export type Since = number | null;
@@ -28,6 +30,16 @@ const ID_FIELD: Record<EquipmentKind, string> = { meter: 'SiteFlowMeterID', pump
 const LIST: Record<EquipmentKind, 'meters' | 'pumps' | 'tanks'> = { meter: 'meters', pump: 'pumps', tank: 'tanks' };
 
 export const changed = (item: Item, since: Since) => since !== null && item.stamp >= since;
+
+/** When an equipment's links last changed: per register of its register list, per role, and the latest of all. */
+interface LinkStamps {
+  registers: Map<string, number>;
+  roles: Map<string, number>;
+  latest: number;
+}
+const NO_LINKS: LinkStamps = { registers: new Map(), roles: new Map(), latest: -Infinity };
+const linksChanged = (l: LinkStamps, since: Since) => since !== null && l.latest >= since;
+const byId = (a: RegisterRow, b: RegisterRow) => (BigInt(a.rec.SiteIODeviceRegisterID) < BigInt(b.rec.SiteIODeviceRegisterID) ? -1 : 1);
 /** Everything without a cut-off; with one, only what changed. */
 const keep = <T extends { changed: boolean }>(list: T[], since: Since) => (since === null ? list : list.filter((e) => e.changed));
 
@@ -37,6 +49,8 @@ export class ConfigIndex {
   private readonly sensors = new Map<number, Item>();
   /** `typeCode:equipmentId` -> ids of the sensors attached to that equipment. */
   private readonly attached = new Map<string, number[]>();
+  /** Per kind, equipment id -> its link stamps. */
+  private readonly links = { sensor: new Map<number, LinkStamps>(), meter: new Map<number, LinkStamps>(), pump: new Map<number, LinkStamps>(), tank: new Map<number, LinkStamps>() };
 
   constructor(readonly data: ConfigData) {
     for (const r of data.registers) {
@@ -55,6 +69,18 @@ export class ConfigIndex {
       if (!ids) this.attached.set(key, (ids = []));
       ids.push(s.rec.SiteSensorID);
     }
+    for (const c of data.linkChanges) {
+      const ofKind = this.links[c.kind];
+      let l = ofKind.get(c.id);
+      if (!l) ofKind.set(c.id, (l = { registers: new Map(), roles: new Map(), latest: -Infinity }));
+      if (c.role !== null) l.roles.set(c.role, c.stamp);
+      else if (c.registerId !== null) l.registers.set(c.registerId, c.stamp);
+      l.latest = Math.max(l.latest, c.stamp);
+    }
+  }
+
+  private linksOf(kind: 'sensor' | EquipmentKind, id: number): LinkStamps {
+    return this.links[kind].get(id) ?? NO_LINKS;
   }
 
   devices(since: Since): Item[] {
@@ -68,7 +94,8 @@ export class ConfigIndex {
   sensorEntries(since: Since): SensorEntry[] {
     const all = this.data.sensors.map((sensor) => {
       const registers = this.registersOfSensor(sensor.rec.SiteSensorID);
-      return { sensor, registers, changed: changed(sensor, since) || registers.some((r) => changed(r, since)) };
+      const isChanged = changed(sensor, since) || registers.some((r) => changed(r, since)) || linksChanged(this.linksOf('sensor', sensor.rec.SiteSensorID), since);
+      return { sensor, registers, changed: isChanged };
     });
     return keep(all, since);
   }
@@ -80,6 +107,33 @@ export class ConfigIndex {
   /** The one entry of a by-id load (loadEquipment), whole; undefined if it vanished meanwhile. */
   onlyEquipment(kind: EquipmentKind): EquipmentEntry | undefined {
     return this.equipmentEntries(kind, null)[0];
+  }
+
+  /**
+   * By-id /updates of a sensor: its registers that changed (themselves or through their device) or
+   * whose link to it did, then those that left it since, by id, as they are now (ConnectionSensorID
+   * another sensor, or null).
+   */
+  sensorUpdates(sensorId: number, since: number): RegisterRow[] {
+    return this.registerUpdates(this.registersOfSensor(sensorId), this.linksOf('sensor', sensorId).registers, since);
+  }
+
+  /** By-id /updates of a meter, pump or tank group: as sensorUpdates, and the roles changed, a dropped role as null. */
+  equipmentUpdates(entry: EquipmentEntry, since: number): EquipmentEntry {
+    const id = entry.equipment.rec[ID_FIELD[entry.kind]] as number;
+    const links = this.linksOf(entry.kind, id);
+    const roles = entry.roles.filter((r) => (r.register && changed(r.register, since)) || (links.roles.get(r.role) ?? -Infinity) >= since);
+    const present = new Set(entry.roles.map((r) => r.role));
+    for (const [role, t] of links.roles) if (t >= since && !present.has(role)) roles.push({ role, register: null });
+    return { ...entry, roles, sensorRegisters: this.registerUpdates(entry.sensorRegisters, links.registers, since) };
+  }
+
+  private registerUpdates(current: RegisterRow[], links: Map<string, number>, since: number): RegisterRow[] {
+    const linkedSince = (id: string) => (links.get(id) ?? -Infinity) >= since;
+    const kept = current.filter((r) => changed(r, since) || linkedSince(r.rec.SiteIODeviceRegisterID));
+    const present = new Set(current.map((r) => r.rec.SiteIODeviceRegisterID));
+    const left = [...links.keys()].filter((id) => !present.has(id) && linkedSince(id)).flatMap((id) => this.registers.get(id) ?? []);
+    return [...kept, ...left.sort(byId)];
   }
 
   private equipmentEntry(kind: EquipmentKind, equipment: Item, since: Since): EquipmentEntry {
@@ -98,16 +152,9 @@ export class ConfigIndex {
       (changed(equipment, since) ||
         roles.some((r) => r.register && changed(r.register, since)) ||
         sensorRegisters.some((r) => changed(r, since)) ||
-        ordered.some((s) => changed(this.sensors.get(s)!, since)));
+        ordered.some((s) => changed(this.sensors.get(s)!, since)) ||
+        linksChanged(this.linksOf(kind, id), since));
     return { kind, equipment, roles, sensorRegisters, changed: isChanged };
   }
 }
 
-/** By-id /updates paths: only the entry's registers that changed themselves (or through their device). */
-export function changedRegisters(entry: EquipmentEntry, since: Since): EquipmentEntry {
-  return {
-    ...entry,
-    roles: entry.roles.filter((r) => r.register && changed(r.register, since)),
-    sensorRegisters: entry.sensorRegisters.filter((r) => changed(r, since)),
-  };
-}

@@ -1,5 +1,5 @@
-import type { Row } from '../../../db/index.js';
-import { ACTUATOR, ACTUATOR_HEAVY_FIELDS } from '../../../schemas/records.js';
+import type { Row } from '../db/index.js';
+import { ACTUATOR, ACTUATOR_HEAVY_FIELDS } from '../schemas/records.js';
 import type { ConfigIndex, EquipmentEntry, SensorEntry, Since } from './assemble.js';
 import type { ActuatorRows, EquipmentKind, RegisterRow } from './repository.js';
 

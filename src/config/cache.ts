@@ -7,6 +7,7 @@ import type { ConfigData } from './repository.js';
 // indexed rows (which every path of the site, /updates ones included, is built from) and the
 // serialized bodies of the whole-site paths. Validity is decided by the database on every request
 // (siteFingerprint), never by time, so nothing served is stale and instances need no coordination.
+// Every entry is built from one snapshot of the database, so no answer mixes two imports.
 
 const MAX_ROWS = 50_000;
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -69,8 +70,15 @@ export function acceptsGzip(header: string | undefined): boolean {
   });
 }
 
+/** An index and the fingerprint of the snapshot it was read in. */
+export interface LoadedSite {
+  fingerprint: string;
+  index: ConfigIndex;
+}
+
 const rowsOf = (d: ConfigData) =>
-  d.devices.length + d.registers.length + d.sensors.length + d.meters.length + d.pumps.length + d.tanks.length + d.actuators.actuators.length;
+  d.devices.length + d.registers.length + d.sensors.length + d.meters.length + d.pumps.length + d.tanks.length + d.actuators.actuators.length +
+  d.linkChanges.length;
 
 export class ConfigCache {
   /** Per site, the fingerprint query under way, and the one that will follow it. */
@@ -80,7 +88,7 @@ export class ConfigCache {
   // The gzip form, when made, is about a tenth of the raw one: counted in with the raw size.
   private readonly bodies = new Lru<CachedBody>(MAX_BODY_BYTES, (b) => Math.ceil(b.raw.length * 1.1));
   /** Loads under way, so that concurrent misses of one site share one load. */
-  private readonly loading = new Map<string, Promise<ConfigIndex>>();
+  private readonly loading = new Map<string, Promise<LoadedSite | undefined>>();
 
   /**
    * The site's fingerprint, with at most one query per site under way: requests that arrive while
@@ -115,18 +123,21 @@ export class ConfigCache {
     this.bodies.set(key, fingerprint, body);
   }
 
-  /** The site's indexed configuration as of this fingerprint, loaded when not cached. */
-  index(siteId: number, fingerprint: string, load: () => Promise<ConfigData>): Promise<ConfigIndex> {
+  /**
+   * The site's indexed configuration as of this fingerprint, loaded when not cached. A load reads
+   * the fingerprint again with the rows, in one snapshot, and the index is kept under that one: it
+   * may be newer than the one asked for (an import committed meanwhile), never a mix of two states.
+   */
+  index(siteId: number, fingerprint: string, load: () => Promise<LoadedSite | undefined>): Promise<LoadedSite | undefined> {
     const hit = this.indexes.get(String(siteId), fingerprint);
-    if (hit) return Promise.resolve(hit);
+    if (hit) return Promise.resolve({ fingerprint, index: hit });
     const key = `${siteId} ${fingerprint}`;
     let pending = this.loading.get(key);
     if (!pending) {
       pending = load()
-        .then((data) => {
-          const index = new ConfigIndex(data);
-          this.indexes.set(String(siteId), fingerprint, index);
-          return index;
+        .then((loaded) => {
+          if (loaded) this.indexes.set(String(siteId), loaded.fingerprint, loaded.index);
+          return loaded;
         })
         .finally(() => this.loading.delete(key));
       this.loading.set(key, pending);

@@ -1,9 +1,9 @@
-import type { Queryable, Row } from '../../../db/index.js';
+import type { Queryable, Row } from '../db/index.js';
 import {
   ACTUATOR, FLOW_METER, MODBUS_DEVICE, PUMP, REGISTER, SENSOR, SENSOR_SCALING, SENSOR_TRIGGER, SITE, TANK_GROUP,
   TANK_GROUP_CONNECTION, selectList, type Field,
-} from '../../../schemas/records.js';
-import { toIso } from '../../../time.js';
+} from '../schemas/records.js';
+import { toIso } from '../time.js';
 
 // SQL of the configuration read API. A site's configuration is a fixed set of queries (one per
 // table, whatever the site's size); the by-id paths read the same columns for one equipment.
@@ -45,6 +45,16 @@ export interface ConfigData {
   /** `kind:id` -> roles in their order; registerId null for an unconfigured role. */
   roles: Map<string, { role: string; registerId: string | null }[]>;
   actuators: ActuatorRows;
+  /** When links last changed (table config_link_changes): a register of a list (role null) or a role. */
+  linkChanges: LinkChange[];
+}
+
+export interface LinkChange {
+  kind: 'sensor' | EquipmentKind;
+  id: number;
+  role: string | null;
+  registerId: string | null;
+  stamp: number;
 }
 
 export const EQUIPMENT_TABLES: Record<EquipmentKind, { table: string; id: string; fields: Field[]; typeId: number }> = {
@@ -86,11 +96,25 @@ async function items(db: Queryable, fields: Field[], table: string, id: string, 
   return rows.map(({ _stamp, ...rec }): Item => ({ rec: isoTimes(rec, times), stamp: (_stamp as Date).getTime() }));
 }
 
-/** Every table a site's configuration is read from (all carry site_id). */
+/**
+ * Every table a site's configuration is read from (all carry site_id), but config_link_changes: the
+ * import writes a row there only for a link whose rows it changed at that site in the same
+ * transaction, so those tables tell the change already, and the fingerprint stays as cheap as it was.
+ */
 const CONFIG_TABLES = [
   'modbus_devices', 'registers', 'sensor_registers', 'sensors', 'flow_meters', 'pumps', 'tank_groups', 'equipment_register_roles',
   'actuators', 'actuator_sensor_scalings', 'actuator_sensor_triggers', 'actuator_tank_group_connections',
 ];
+
+const LINK_CHANGES = 'SELECT equipment_kind, equipment_id, role, register_id, changed_at FROM config_link_changes';
+const toLinkChange = (r: Row): LinkChange => ({ kind: r.equipment_kind, id: r.equipment_id, role: r.role, registerId: r.register_id, stamp: r.changed_at.getTime() });
+/** Registers whose link to the equipment changed, some of which left it: read as they are now, so /updates can show where they went. */
+const traced = (kind: string, id: string) => `r.register_id IN (SELECT register_id FROM config_link_changes WHERE equipment_kind = ${kind} AND equipment_id = ${id})`;
+/** Nothing: what the by-id loads start from. */
+export const emptyConfig = (): ConfigData => ({
+  devices: [], registers: [], sensors: [], meters: [], pumps: [], tanks: [], roles: new Map(),
+  actuators: { actuators: [], scalings: [], triggers: [], connections: [] }, linkChanges: [],
+});
 
 /**
  * A value that changes whenever anything a site's configuration is built from changes, in one
@@ -120,13 +144,13 @@ function groupRoles(rows: Row[]): ConfigData['roles'] {
 }
 
 /**
- * A site's whole configuration in twelve queries run side by side, whatever its size. `site` is
- * undefined when there is no such site.
+ * A site's whole configuration in thirteen queries, whatever its size (side by side on a pool, one
+ * after another in a snapshot). `site` is undefined when there is no such site.
  */
 export async function loadSite(db: Queryable, siteId: number): Promise<ConfigData> {
   const p = [siteId];
   const equipment = (k: EquipmentKind) => items(db, EQUIPMENT_TABLES[k].fields, EQUIPMENT_TABLES[k].table, EQUIPMENT_TABLES[k].id, 't.site_id = $1', p);
-  const [[site], devices, registers, sensors, meters, pumps, tanks, roles, actuators] = await Promise.all([
+  const [[site], devices, registers, sensors, meters, pumps, tanks, roles, actuators, links] = await Promise.all([
     db.query(`SELECT ${selectList(SITE, 's')}, c.name AS "CompanyName" FROM sites s JOIN companies c ON c.company_id = s.company_id WHERE s.site_id = $1`, p),
     items(db, MODBUS_DEVICE, 'modbus_devices', 'device_id', 't.site_id = $1', p, DEVICE_TIMES),
     db.query(`${REGISTER_SELECT} WHERE r.site_id = $1 ORDER BY r.register_id`, p),
@@ -136,8 +160,11 @@ export async function loadSite(db: Queryable, siteId: number): Promise<ConfigDat
     equipment('tank'),
     db.query(`SELECT equipment_kind, equipment_id, role, register_id FROM equipment_register_roles WHERE site_id = $1 ORDER BY equipment_kind, equipment_id, position`, p),
     loadActuators(db, siteId),
+    db.query(`${LINK_CHANGES} WHERE site_id = $1`, p),
   ]);
-  return { site, devices, registers: registers.map(toRegister), sensors, meters, pumps, tanks, roles: groupRoles(roles), actuators };
+  return {
+    site, devices, registers: registers.map(toRegister), sensors, meters, pumps, tanks, roles: groupRoles(roles), actuators, linkChanges: links.map(toLinkChange),
+  };
 }
 
 /**
@@ -178,15 +205,19 @@ async function loadActuators(db: Queryable, siteId: number): Promise<ActuatorRow
   };
 }
 
-/** The registers a sensor reads, in their order. */
-export async function loadSensorRegisters(db: Queryable, sensorId: number): Promise<RegisterRow[]> {
-  const rows = await db.query(`${REGISTER_SELECT} WHERE sr.sensor_id = $1 ORDER BY sr.position`, [sensorId]);
-  return rows.map(toRegister);
+/** A sensor's registers, and those that left it, with the sensor's link changes. */
+export async function loadSensor(db: Queryable, sensorId: number, siteId: number): Promise<ConfigData> {
+  const [registers, links] = await Promise.all([
+    db.query(`${REGISTER_SELECT} WHERE r.site_id = $2 AND (sr.sensor_id = $1 OR ${traced(`'sensor'`, '$1')}) ORDER BY r.register_id`, [sensorId, siteId]),
+    db.query(`${LINK_CHANGES} WHERE equipment_kind = 'sensor' AND equipment_id = $1`, [sensorId]),
+  ]);
+  return { ...emptyConfig(), registers: registers.map(toRegister), linkChanges: links.map(toLinkChange) };
 }
 
 /**
  * One meter, pump or tank group with what its entry is built from: its roles, its sensors (those
- * attached to it by EquipmentTypeID/EquipmentID, and a meter's SiteSensorID) and their registers.
+ * attached to it by EquipmentTypeID/EquipmentID, and a meter's SiteSensorID) and their registers,
+ * the registers that left it and its link changes.
  */
 export async function loadEquipment(db: Queryable, kind: EquipmentKind, id: number, siteId: number): Promise<ConfigData> {
   const t = EQUIPMENT_TABLES[kind];
@@ -194,21 +225,14 @@ export async function loadEquipment(db: Queryable, kind: EquipmentKind, id: numb
   const ownSensor = kind === 'meter' ? ' OR s.sensor_id = (SELECT site_sensor_id FROM flow_meters WHERE meter_id = $2::int)' : '';
   const sensorIds = `SELECT s.sensor_id FROM sensors s WHERE s.site_id = $1::int AND ((s.equipment_type_id = $3::int AND s.equipment_id = $2::int)${ownSensor})`;
   const roleIds = `SELECT register_id FROM equipment_register_roles WHERE equipment_kind = $4::text AND equipment_id = $2::int`;
-  const p = [siteId, id, t.typeId];
-  const [equipment, sensors, registers, roles] = await Promise.all([
+  const p = [siteId, id, t.typeId, kind];
+  const [equipment, sensors, registers, roles, links] = await Promise.all([
     items(db, t.fields, t.table, t.id, `t.${t.id} = $1`, [id]),
-    items(db, SENSOR, 'sensors', 'sensor_id', `t.sensor_id IN (${sensorIds})`, p),
-    db.query(`${REGISTER_SELECT} WHERE r.site_id = $1 AND (r.register_id IN (${roleIds}) OR sr.sensor_id IN (${sensorIds})) ORDER BY r.register_id`, [...p, kind]),
+    items(db, SENSOR, 'sensors', 'sensor_id', `t.sensor_id IN (${sensorIds})`, p.slice(0, 3)),
+    db.query(`${REGISTER_SELECT} WHERE r.site_id = $1 AND (r.register_id IN (${roleIds}) OR sr.sensor_id IN (${sensorIds}) OR ${traced('$4::text', '$2::int')}) ORDER BY r.register_id`, p),
     db.query(`SELECT equipment_kind, equipment_id, role, register_id FROM equipment_register_roles WHERE equipment_kind = $1 AND equipment_id = $2 ORDER BY position`, [kind, id]),
+    db.query(`${LINK_CHANGES} WHERE equipment_kind = $1 AND equipment_id = $2`, [kind, id]),
   ]);
-  return {
-    devices: [],
-    registers: registers.map(toRegister),
-    sensors,
-    meters: kind === 'meter' ? equipment : [],
-    pumps: kind === 'pump' ? equipment : [],
-    tanks: kind === 'tank' ? equipment : [],
-    roles: groupRoles(roles),
-    actuators: { actuators: [], scalings: [], triggers: [], connections: [] },
-  };
+  const list = ({ meter: 'meters', pump: 'pumps', tank: 'tanks' } as const)[kind];
+  return { ...emptyConfig(), registers: registers.map(toRegister), sensors, [list]: equipment, roles: groupRoles(roles), linkChanges: links.map(toLinkChange) };
 }

@@ -1,0 +1,81 @@
+import type { Database, Row } from '../db/index.js';
+import { ConfigIndex, type Since } from './assemble.js';
+import { CachedBody, ConfigCache, type LoadedSite } from './cache.js';
+import { loadEquipment, loadSensor, loadSite, siteFingerprint, type EquipmentKind } from './repository.js';
+import { actuatorEntries, compactConfig, equipmentConfig, equipmentRegisters, Shaper, sensorConfig, siteConfig } from './shape.js';
+
+// What the configuration routes answer, without HTTP: the by-id reads and the whole-site views,
+// the latter through the cache (see cache.ts).
+
+/** The whole-site views of interface §4.3, by the last part of their path. */
+export type SiteView = 'sensors' | 'meters' | 'pumps' | 'tanks' | 'actuators' | 'site' | 'compact';
+
+const equipmentView = (kind: EquipmentKind) => (index: ConfigIndex, s: Shaper, since: Since) =>
+  index.equipmentEntries(kind, since).map((e) => equipmentConfig(e, s));
+
+const VIEWS: Record<SiteView, (index: ConfigIndex, s: Shaper, since: Since) => unknown> = {
+  sensors: (index, s, since) => index.sensorEntries(since).map((e) => sensorConfig(e, s)),
+  meters: equipmentView('meter'),
+  pumps: equipmentView('pump'),
+  tanks: equipmentView('tank'),
+  actuators: (index, s) => actuatorEntries(index.data.actuators, s),
+  site: siteConfig,
+  compact: (index, _s, since) => compactConfig(index, since),
+};
+
+export interface SiteRead {
+  light: boolean;
+  /** The /updates cut-off, or null for the whole view. */
+  since: Since;
+  /** The route's serializer: whole views are cached serialized. */
+  serialize: (value: unknown) => string;
+}
+
+export class ConfigReader {
+  private readonly cache = new ConfigCache();
+
+  constructor(private readonly db: Database) {}
+
+  /** The registers a sensor reads; with a cut-off, what changed (see ConfigIndex.sensorUpdates). */
+  async sensorRegisters(sensorId: number, siteId: number, since: Since, light: boolean): Promise<Row[]> {
+    const index = new ConfigIndex(await this.db.snapshot((tx) => loadSensor(tx, sensorId, siteId)));
+    const registers = since === null ? index.registersOfSensor(sensorId) : index.sensorUpdates(sensorId, since);
+    return registers.map(new Shaper(light).register);
+  }
+
+  /** MeterRegistersDto, PumpRegistersDto or TankRegistersDto; undefined when the equipment is gone. */
+  async equipmentRegisters(kind: EquipmentKind, id: number, siteId: number, since: Since, light: boolean): Promise<Row | undefined> {
+    const index = new ConfigIndex(await this.db.snapshot((tx) => loadEquipment(tx, kind, id, siteId)));
+    const entry = index.onlyEquipment(kind);
+    if (!entry) return undefined;
+    return equipmentRegisters(since === null ? entry : index.equipmentUpdates(entry, since), new Shaper(light));
+  }
+
+  /**
+   * A whole-site view: the serialized body (cached while the site is unchanged) without a cut-off,
+   * the value itself with one (built from the cached rows every time). Undefined: no such site.
+   */
+  async siteView(siteId: number, view: SiteView, read: SiteRead): Promise<{ body: CachedBody } | { value: unknown } | undefined> {
+    const fingerprint = await this.cache.fingerprint(siteId, () => siteFingerprint(this.db, siteId));
+    if (fingerprint === undefined) return undefined;
+    const key = `${view}${read.light ? ' light' : ''} ${siteId}`;
+    let body = read.since === null ? this.cache.body(key, fingerprint) : undefined;
+    if (body === undefined) {
+      const loaded = await this.cache.index(siteId, fingerprint, () => this.loadSite(siteId));
+      if (!loaded?.index.data.site) return undefined;
+      const value = VIEWS[view](loaded.index, new Shaper(read.light), read.since);
+      if (read.since !== null) return { value };
+      body = new CachedBody(Buffer.from(read.serialize(value)));
+      this.cache.setBody(key, loaded.fingerprint, body);
+    }
+    return { body };
+  }
+
+  /** The rows and their fingerprint from one snapshot, so a cache entry never pairs one state's key with another's rows. */
+  private loadSite(siteId: number): Promise<LoadedSite | undefined> {
+    return this.db.snapshot(async (tx) => {
+      const fingerprint = await siteFingerprint(tx, siteId);
+      return fingerprint === undefined ? undefined : { fingerprint, index: new ConfigIndex(await loadSite(tx, siteId)) };
+    });
+  }
+}
