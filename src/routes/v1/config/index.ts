@@ -162,7 +162,7 @@ export async function configRoutes(app: FastifyTypebox): Promise<void> {
           request.access!.assertSites([q.siteId]);
           const read = await reader.siteView(q.siteId, def.view, { light, since, serialize: (v) => reply.serialize(v) as string });
           // A site that does not exist answers like one out of reach: the same 403 for every client.
-          if (!read) throw forbidden(`no access to site ${q.siteId}`);
+          if (!read) throw forbidden('no access to one or more of the requested sites');
           if ('value' in read) return read.value;
           // Whole-site bodies run to megabytes: sent gzipped to a client that asks for it.
           reply.type('application/json; charset=utf-8').header('vary', 'accept-encoding');
