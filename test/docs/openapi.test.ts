@@ -18,9 +18,9 @@ describe('OpenAPI document', () => {
   let dir: string;
 
   beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'openapi-'));
     ctx = await startApp('pglite', { demo: false });
     doc = await loadDocument(ctx.app);
-    dir = mkdtempSync(join(tmpdir(), 'openapi-'));
   });
   afterAll(async () => {
     rmSync(dir, { recursive: true, force: true });

@@ -42,7 +42,11 @@ type Schema = { $ref?: string; type?: string; items?: Schema };
 /** The document as a client sees it: GET /openapi.json, without a token. */
 export async function loadDocument(app: FastifyTypebox): Promise<OpenApiDocument> {
   const res = await app.inject({ method: 'GET', url: '/openapi.json' });
-  if (res.statusCode !== 200) throw new Error(`/openapi.json: ${res.statusCode} ${res.body}`);
+  if (res.statusCode !== 200) {
+    // The answer hides the cause (a 500 body says nothing); building it directly throws it, e.g. a name two schemas share.
+    app.swagger();
+    throw new Error(`/openapi.json: ${res.statusCode} ${res.body}`);
+  }
   return res.json();
 }
 
