@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { liftTitledSchemas } from './openapi-components.js';
 
 /** The top of /docs: what a newcomer needs before the first call. Markdown, rendered by the page. */
 const DESCRIPTION = `Configuration and telemetry of remotely monitored sites.
@@ -13,16 +14,45 @@ give it a new one with \`npm run -s site-monitor -- client rotate-secret demo\` 
 client, \`POST /v1/admin/clients/demo/secret\`.
 
 **Errors** share one body: \`{ statusCode, error, message, details? }\`, \`details\` pointing at the offending values.
-Every \`/v1\` route may answer 429 when the per-client rate limit is exceeded (see the \`x-ratelimit-*\` headers).`;
+Every \`/v1\` route may answer 429 when the per-client rate limit is exceeded (see the \`x-ratelimit-*\` headers).
+
+**Generated clients.** Every operation has a stable \`operationId\` and every request and response body the interface
+names is a component of that name (\`SensorLogDto\`, \`UploadResponseDto\`, \`SiteConfigDto\`; a light variant adds \`Light\`,
+as in \`SiteConfigDtoLight\`). The interface calls both alarm batch bodies \`MultiSiteAlarmsDto\`; here the send form keeps
+that name and the resolve form is \`MultiSiteAlarmsResolveDto\`, so each operation's type is exact.`;
+
+/** Every tag an operation uses, described once (the page groups operations by them). */
+const TAGS = [
+  { name: 'auth', description: 'Client credentials for a bearer token' },
+  { name: 'operations', description: 'Health of the service' },
+  { name: 'sites', description: 'The sites a client may see' },
+  { name: 'configuration', description: 'Equipment and site configuration, whole, light or changed since a time' },
+  { name: 'telemetry upload', description: 'Historical logs and live readings from the edge; each request atomic' },
+  { name: 'telemetry download', description: 'Log summaries and raw sensor logs, as JSON or CSV' },
+  { name: 'alarms', description: 'Send, resolve and list alarms' },
+  { name: 'transactions', description: 'Transaction and change logs, ticket and motion-capture images' },
+  { name: 'administration', description: 'API clients and provisioning (admin clients only)' },
+];
 
 export async function registerDocs(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
-      info: { title: 'site-monitor', version: '1', description: DESCRIPTION },
+      info: {
+        title: 'site-monitor',
+        version: '1',
+        description: DESCRIPTION,
+        // Proprietary: no rights are granted beyond the agreement under which a client was issued its credentials.
+        license: { name: 'UNLICENSED' },
+      },
+      // Relative: the instance that serves this document is the one it describes, whatever its host and port.
+      servers: [{ url: '/', description: 'this instance' }],
+      tags: TAGS,
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
     },
     refResolver: { buildLocalReference: (json, _base, _frag, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    // Built once, on the first request for the document; the route schemas themselves are left as they are.
+    transformObject: (document) => liftTitledSchemas('openapiObject' in document ? document.openapiObject : document.swaggerObject),
   });
   await app.register(swaggerUi, {
     routePrefix: '/docs',

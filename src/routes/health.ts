@@ -9,9 +9,18 @@ export async function healthRoutes(app: FastifyTypebox): Promise<void> {
     {
       config: { rateLimit: false },
       schema: {
+        operationId: 'getHealth',
         tags: ['operations'],
+        security: [],
         summary: 'Liveness and database check (no token)',
-        response: { 200: Type.Object({ status: Type.Literal('ok'), database: Type.String() }), ...errorResponses(503) },
+        description: 'For load balancers and monitors: never rate-limited, no token. 503 while the database does not answer.',
+        response: {
+          200: Type.Object(
+            { status: Type.Literal('ok'), database: Type.String({ description: 'pglite (embedded) or postgres' }) },
+            { title: 'HealthDto' },
+          ),
+          ...errorResponses(503),
+        },
       },
     },
     async () => {

@@ -113,9 +113,10 @@ describeEachBackend('telemetry download as CSV', (backend) => {
       const ok = op.responses['200'];
       expect(Object.keys(ok.content).sort(), url).toEqual(['application/json', 'text/csv']);
       expect(ok.content['application/json'].schema.type, url).toBe('array');
-      expect(ok.content['application/json'].schema.items.title, url).toBe(DTO[url][1]);
-      expect(Object.keys(ok.content['application/json'].schema.items.properties), url).toEqual(url === RAW_URL ? FIELDS.raw : FIELDS[KINDS.find((k) => LOAD_URL[k] === url)!]);
-      expect(op.requestBody.content['application/json'].schema.title, url).toBe(DTO[url][0]);
+      // DTOs are named components of the document (src/plugins/openapi-components.ts).
+      expect(ok.content['application/json'].schema.items.$ref, url).toBe(`#/components/schemas/${DTO[url][1]}`);
+      expect(Object.keys(doc.components.schemas[DTO[url][1]].properties), url).toEqual(url === RAW_URL ? FIELDS.raw : FIELDS[KINDS.find((k) => LOAD_URL[k] === url)!]);
+      expect(op.requestBody.content['application/json'].schema.$ref, url).toBe(`#/components/schemas/${DTO[url][0]}`);
       for (const status of ['400', '401', '403', '404', '429']) expect(op.responses[status], `${url} ${status}`).toBeDefined();
     }
     expect(ids.size).toBe(DOWNLOAD_URLS.length);

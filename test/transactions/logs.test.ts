@@ -180,8 +180,8 @@ describeEachBackend('transaction logs', (backend) => {
     const logs = op('/v1/transactions/logs/load');
     expect(logs.operationId).toBe('loadTransactionLogs');
     expect(Object.keys(logs.responses['200'].content)).toEqual(['application/json', 'text/csv']);
-    expect(logs.responses['200'].content['application/json'].schema.items.title).toBe('TransactionLogDto');
-    expect(logs.requestBody.content['application/json'].schema.title).toBe('TransactionLogsLoadDto');
+    expect(logs.responses['200'].content['application/json'].schema.items.$ref).toBe('#/components/schemas/TransactionLogDto');
+    expect(logs.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/TransactionLogsLoadDto');
     const changes = op('/v1/transactions/change-logs');
     expect(changes.operationId).toBe('loadTransactionChangeLogs');
     expect(changes.description).toMatch(/changes nothing/);
@@ -190,7 +190,7 @@ describeEachBackend('transaction logs', (backend) => {
       expect(op(path).operationId).toBe(id);
       expect(op(path).responses['200'].content['application/zip'].schema).toEqual({ type: 'string', format: 'binary' });
       expect(Object.keys(op(path).responses).sort()).toEqual(['200', '400', '401', '403', '404', '413', '429', '500']);
-      expect(op(path).requestBody.content['application/json'].schema.title).toBe('ImagesPayloadDto');
+      expect(op(path).requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/ImagesPayloadDto');
     }
   });
 });

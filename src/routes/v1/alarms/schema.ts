@@ -55,7 +55,11 @@ export const sendBatch = (maxBatch: number) =>
 export const resolveBatch = (maxBatch: number) =>
   Type.Object(
     { siteId: IntId, alarms: Type.Array(ResolveEntry, { maxItems: maxBatch, description: `at most ${maxBatch} alarms of this site` }) },
-    { title: 'MultiSiteAlarmsDto', description: 'Alarms of one site to resolve (the resolve form of MultiSiteAlarmsDto)' },
+    // The interface names this body MultiSiteAlarmsDto too; a name of its own keeps each operation's client type exact.
+    {
+      title: 'MultiSiteAlarmsResolveDto',
+      description: 'Alarms of one site to resolve: the resolve form of MultiSiteAlarmsDto (the interface gives both bodies that name)',
+    },
   );
 
 export const activeFilter = (maxBatch: number, defaultLimit: number) =>

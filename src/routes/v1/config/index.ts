@@ -15,8 +15,12 @@ import { CompactSiteConfig, forSerialization, FULL, idParams, LIGHT, SiteQuery, 
 
 type Dtos = typeof FULL;
 
+/** operationIds of a path and of its /updates twin; the /light variants add "Light". */
+type OperationIds = [whole: string, updates: string];
+
 interface ByIdPath {
   path: string;
+  op: OperationIds;
   param: string;
   kind: 'sensor' | EquipmentKind;
   what: string;
@@ -24,14 +28,27 @@ interface ByIdPath {
 }
 
 const BY_ID: ByIdPath[] = [
-  { path: '/sensors', param: 'sensorId', kind: 'sensor', what: 'The registers a sensor reads', response: (d) => d.Registers },
-  { path: '/meters', param: 'meterId', kind: 'meter', what: "A flow meter's role registers and sensor registers", response: (d) => d.MeterRegisters },
-  { path: '/pumps', param: 'pumpId', kind: 'pump', what: "A pump's role registers and sensor registers", response: (d) => d.PumpRegisters },
-  { path: '/tanks', param: 'tankGroupId', kind: 'tank', what: "A tank group's role registers and sensor registers", response: (d) => d.TankRegisters },
+  {
+    path: '/sensors', op: ['getSensorRegisters', 'getSensorRegisterUpdates'], param: 'sensorId', kind: 'sensor',
+    what: 'The registers a sensor reads', response: (d) => d.Registers,
+  },
+  {
+    path: '/meters', op: ['getMeterRegisters', 'getMeterRegisterUpdates'], param: 'meterId', kind: 'meter',
+    what: "A flow meter's role registers and sensor registers", response: (d) => d.MeterRegisters,
+  },
+  {
+    path: '/pumps', op: ['getPumpRegisters', 'getPumpRegisterUpdates'], param: 'pumpId', kind: 'pump',
+    what: "A pump's role registers and sensor registers", response: (d) => d.PumpRegisters,
+  },
+  {
+    path: '/tanks', op: ['getTankRegisters', 'getTankRegisterUpdates'], param: 'tankGroupId', kind: 'tank',
+    what: "A tank group's role registers and sensor registers", response: (d) => d.TankRegisters,
+  },
 ];
 
 interface SitePath {
   path: string;
+  op: OperationIds;
   what: string;
   light: boolean;
   response: (d: Dtos) => TSchema;
@@ -40,6 +57,7 @@ interface SitePath {
 
 const equipmentPath = (kind: EquipmentKind, list: 'meters' | 'pumps' | 'tanks', response: (d: Dtos) => TSchema): SitePath => ({
   path: `/site/${list}`,
+  op: [`getSite${list[0].toUpperCase()}${list.slice(1)}`, `getSite${list[0].toUpperCase()}${list.slice(1, -1)}Updates`],
   what: `The ${kind === 'tank' ? 'tank group' : kind === 'meter' ? 'flow meter' : kind}s of a site, each with its role and sensor registers`,
   light: true,
   response,
@@ -47,17 +65,17 @@ const equipmentPath = (kind: EquipmentKind, list: 'meters' | 'pumps' | 'tanks', 
 });
 
 const SITE: SitePath[] = [
-  { path: '/site/sensors', what: 'The sensors of a site, each with its registers', light: true, response: (d) => d.SensorConfigs, view: 'sensors' },
+  { path: '/site/sensors', op: ['getSiteSensors', 'getSiteSensorUpdates'], what: 'The sensors of a site, each with its registers', light: true, response: (d) => d.SensorConfigs, view: 'sensors' },
   equipmentPath('meter', 'meters', (d) => d.MeterConfigs),
   equipmentPath('pump', 'pumps', (d) => d.PumpConfigs),
   equipmentPath('tank', 'tanks', (d) => d.TankConfigs),
   {
-    path: '/site/actuators', what: 'The actuators of a site with their scalings, triggers and tank-group connections (always all of them)',
+    path: '/site/actuators', op: ['getSiteActuators', 'getSiteActuatorUpdates'], what: 'The actuators of a site with their scalings, triggers and tank-group connections (always all of them)',
     light: true, response: (d) => d.ActuatorEntries, view: 'actuators',
   },
-  { path: '/site', what: "A site's whole configuration", light: true, response: (d) => d.SiteConfig, view: 'site' },
+  { path: '/site', op: ['getSiteConfig', 'getSiteConfigUpdates'], what: "A site's whole configuration", light: true, response: (d) => d.SiteConfig, view: 'site' },
   {
-    path: '/site/compact', what: "A site's whole configuration, registers once each and referred to by id", light: false,
+    path: '/site/compact', op: ['getSiteCompactConfig', 'getSiteCompactConfigUpdates'], what: "A site's whole configuration, registers once each and referred to by id", light: false,
     response: () => CompactSiteConfig, view: 'compact',
   },
 ];
@@ -85,13 +103,14 @@ const LIGHT_NOTE = 'Light: null properties left out of every record, and the hea
 const SNAPSHOT_NOTE = 'Read from one snapshot of the database: never a mix of the states before and after an import.';
 
 function routeSchema(
-  def: { what: string; response: (d: Dtos) => TSchema },
+  def: { op: OperationIds; what: string; response: (d: Dtos) => TSchema },
   updatesNote: string,
   light: boolean,
   input: object,
   errors: Record<number, TSchema>,
 ) {
   return {
+    operationId: `${def.op[updatesNote ? 1 : 0]}${light ? 'Light' : ''}`,
     tags: ['configuration'],
     summary: `${def.what}${updatesNote ? ', changed since startDate' : ''}${light ? ' (light)' : ''}`,
     description: [updatesNote, light ? LIGHT_NOTE : '', SNAPSHOT_NOTE].filter(Boolean).join(' '),

@@ -62,7 +62,11 @@ const RegisterFull = Type.Object(
 );
 const RegisterLight = lightOf(RegisterFull, 'Register (light)');
 
-const SiteRecord = Type.Object({ ...recordSchema(SITE, 'out').properties, CompanyName: Type.String() }, { title: 'Site' });
+const SiteRecord = Type.Object(
+  { ...recordSchema(SITE, 'out').properties, CompanyName: Type.String() },
+  // Not "Site": that is the site list's item (GET /v1/sites), a different shape.
+  { title: 'SiteRecord', description: "the site's own record" },
+);
 
 function dtos(light: boolean) {
   const suffix = light ? ' (light)' : '';
@@ -115,7 +119,7 @@ function dtos(light: boolean) {
     ActuatorEntry,
     ActuatorEntries: Type.Array(ActuatorEntry),
     SiteConfig: dto('SiteConfigDto', {
-      site: light ? lightOf(SiteRecord, 'Site (light)') : SiteRecord,
+      site: light ? lightOf(SiteRecord, 'SiteRecord (light)') : SiteRecord,
       devices: Type.Array(rec(MODBUS_DEVICE, 'Modbus device')),
       sensors: Type.Array(SensorConfig),
       meters: Type.Array(MeterConfig),

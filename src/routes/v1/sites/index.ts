@@ -8,6 +8,7 @@ export async function siteRoutes(app: FastifyTypebox): Promise<void> {
     '/sites',
     {
       schema: {
+        operationId: 'listSites',
         tags: ['sites'],
         summary: 'List the sites this client may see, a page at a time',
         querystring: SitesQuery,

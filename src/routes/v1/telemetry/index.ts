@@ -53,6 +53,7 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
 
   const route = <B>(
     path: string,
+    operationId: string,
     role: Role,
     body: TSchema,
     summary: string,
@@ -63,6 +64,7 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
       `/edge/${path}`,
       {
         schema: {
+          operationId,
           tags: ['telemetry upload'],
           summary,
           description: DESCRIPTION[role],
@@ -84,15 +86,16 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
   const one = { single: true, prefix: '' };
   for (const { kind } of KIND_LIST) {
     const label = LABEL[kind];
-    route(`logs/${kind}`, 'log', LOG_DTO[kind], `Upload one ${label} log`, (b: any) => [parseEntry(kind, 'log', b)], one);
-    route(`logs/${kind}/batch`, 'log', logBatch(kind, max), `Upload a batch of ${label} logs (a bare array)`,
+    const op = `upload${kind[0].toUpperCase()}${kind.slice(1)}`;
+    route(`logs/${kind}`, `${op}Log`, 'log', LOG_DTO[kind], `Upload one ${label} log`, (b: any) => [parseEntry(kind, 'log', b)], one);
+    route(`logs/${kind}/batch`, `${op}LogBatch`, 'log', logBatch(kind, max), `Upload a batch of ${label} logs (a bare array)`,
       (b: any[]) => parseEntries(kind, 'log', b), { single: false, prefix: '' });
-    route(`readings/${kind}`, 'reading', READING_DTO[kind], `Upload one live ${label} reading`, (b: any) => [parseEntry(kind, 'reading', b)], one);
-    route(`readings/${kind}/batch`, 'reading', readingBatch(kind, max), `Upload a batch of live ${label} readings`,
+    route(`readings/${kind}`, `${op}Reading`, 'reading', READING_DTO[kind], `Upload one live ${label} reading`, (b: any) => [parseEntry(kind, 'reading', b)], one);
+    route(`readings/${kind}/batch`, `${op}ReadingBatch`, 'reading', readingBatch(kind, max), `Upload a batch of live ${label} readings`,
       (b: { readings: any[] }) => parseEntries(kind, 'reading', b.readings, '/readings'), { single: false, prefix: '/readings' });
   }
-  route('logs/generic', 'log', genericLogs(max), 'Upload mixed sensor, flow meter, pump and tank group logs, each routed by its id field',
+  route('logs/generic', 'uploadGenericLogs', 'log', genericLogs(max), 'Upload mixed sensor, flow meter, pump and tank group logs, each routed by its id field',
     (b: any[]) => parseGeneric('log', b), { single: false, prefix: '' });
-  route('readings/generic', 'reading', genericReadings(max), 'Upload mixed live readings, each routed by its id field',
+  route('readings/generic', 'uploadGenericReadings', 'reading', genericReadings(max), 'Upload mixed live readings, each routed by its id field',
     (b: { readings: any[] }) => parseGeneric('reading', b.readings, '/readings'), { single: false, prefix: '/readings' });
 }

@@ -1,0 +1,141 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type TestContext } from '../helper.js';
+import { ROOT } from '../operations/process.js';
+import { loadDocument, operationsOf, runBin, type OpenApiDocument } from './tools.js';
+
+// The served document is what integrators generate clients from: it must lint clean, name every
+// operation and every DTO, and say which routes need no token. It does not depend on the database,
+// so this suite runs on the embedded one only.
+
+const PUBLIC = ['getHealth', 'issueToken'];
+
+describe('OpenAPI document', () => {
+  let ctx: TestContext;
+  let doc: OpenApiDocument;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'openapi-'));
+    ctx = await startApp('pglite', { demo: false });
+    doc = await loadDocument(ctx.app);
+  });
+  afterAll(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    await ctx?.close();
+  });
+
+  it('passes redocly lint (recommended rules, redocly.yaml) without errors or warnings', async () => {
+    const file = join(dir, 'openapi.json');
+    writeFileSync(file, JSON.stringify(doc));
+    const run = await runBin('redocly', ['lint', file, '--config', join(ROOT, 'redocly.yaml'), '--format=json']);
+    const report = JSON.parse(run.stdout.slice(run.stdout.indexOf('{'))) as {
+      totals: { errors: number; warnings: number };
+      problems: { ruleId: string; message: string; location: { pointer: string }[] }[];
+    };
+    const problems = report.problems.map((p) => `${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`);
+    expect(problems).toEqual([]);
+    expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
+    expect(run.code).toBe(0);
+  });
+
+  it('gives every operation a unique, readable operationId', () => {
+    const ops = operationsOf(doc);
+    expect(ops.length).toBeGreaterThanOrEqual(80);
+    const missing = ops.filter(({ op }) => !op.operationId).map(({ method, path }) => `${method.toUpperCase()} ${path}`);
+    expect(missing, 'operations without an operationId').toEqual([]);
+    const ids = ops.map(({ op }) => op.operationId!);
+    expect(ids.filter((id, i) => ids.indexOf(id) !== i), 'operationIds used twice').toEqual([]);
+    for (const id of ids) expect(id).toMatch(/^[a-z][A-Za-z0-9]*$/);
+    const byRoute = Object.fromEntries(ops.map(({ method, path, op }) => [`${method.toUpperCase()} ${path}`, op.operationId]));
+    expect(byRoute).toMatchObject({
+      'GET /health': 'getHealth',
+      'POST /token': 'issueToken',
+      'GET /v1/sites': 'listSites',
+      'GET /v1/config/sensors/{sensorId}': 'getSensorRegisters',
+      'GET /v1/config/updates/sensors/{sensorId}/light': 'getSensorRegisterUpdatesLight',
+      'GET /v1/config/site/light': 'getSiteConfigLight',
+      'GET /v1/config/site/compact': 'getSiteCompactConfig',
+      'GET /v1/config/updates/site/compact': 'getSiteCompactConfigUpdates',
+      'GET /v1/config/updates/site/tanks': 'getSiteTankUpdates',
+      'POST /v1/edge/logs/sensor': 'uploadSensorLog',
+      'POST /v1/edge/logs/sensor/batch': 'uploadSensorLogBatch',
+      'POST /v1/edge/readings/meter/batch': 'uploadMeterReadingBatch',
+      'POST /v1/edge/logs/generic': 'uploadGenericLogs',
+      'POST /v1/edge/readings/generic': 'uploadGenericReadings',
+      'POST /v1/sensors/logs/load': 'loadSensorSummaries',
+      'POST /v1/edge/alarms/resolve': 'resolveAlarms',
+    });
+  });
+
+  it('names its server, license and every tag it uses', () => {
+    expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })]);
+    expect(doc.info.license?.name).toBeTruthy();
+    const declared = new Set(doc.tags!.filter((t) => t.description).map((t) => t.name));
+    const used = new Set(operationsOf(doc).flatMap(({ op }) => op.tags ?? []));
+    expect([...used].filter((t) => !declared.has(t)), 'tags without a description').toEqual([]);
+  });
+
+  it('marks /health and /token public (security: []), every other operation bearer, each explicitly', () => {
+    for (const { path, op } of operationsOf(doc)) {
+      expect(op.security, path).toEqual(PUBLIC.includes(op.operationId!) ? [] : [{ bearer: [] }]);
+    }
+    expect(operationsOf(doc).filter(({ op }) => op.security?.length === 0).map(({ op }) => op.operationId).sort()).toEqual(PUBLIC);
+  });
+
+  it('leaves the docs routes out of the document; they answer without a token', async () => {
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/docs') || p === '/openapi.json')).toEqual([]);
+    for (const url of ['/openapi.json', '/docs/', '/docs/json']) {
+      expect((await ctx.app.inject({ method: 'GET', url })).statusCode, url).toBe(200);
+    }
+  });
+
+  it('declares a 4xx answer on every operation but getHealth (which has none; redocly.yaml)', () => {
+    const without = operationsOf(doc).filter(({ op }) => !Object.keys(op.responses).some((s) => s.startsWith('4')));
+    expect(without.map(({ op }) => op.operationId)).toEqual(['getHealth']);
+  });
+
+  it('gives every JSON body and answer a named component, with the names the interface uses', () => {
+    const schemas = doc.components.schemas;
+    const named = (s: { $ref?: string; type?: string; items?: { $ref?: string } }) => s.$ref ?? (s.type === 'array' ? s.items?.$ref : undefined);
+    const anonymous: string[] = [];
+    for (const { op } of operationsOf(doc)) {
+      const bodies = [
+        ['request', op.requestBody?.content['application/json']] as const,
+        ...Object.entries(op.responses).map(([status, r]) => [status, r.content?.['application/json']] as const),
+      ];
+      for (const [what, media] of bodies) {
+        if (!media) continue;
+        const ref = named(media.schema);
+        if (!ref) anonymous.push(`${op.operationId} ${what}`);
+        else expect(schemas[ref.replace('#/components/schemas/', '')], ref).toBeDefined();
+      }
+    }
+    expect(anonymous).toEqual([]);
+    for (const name of [
+      'SensorLogDto', 'UploadResponseDto', 'SiteConfigDto', 'SiteConfigDtoLight', 'IssueTokenDto', 'IssueTokenResponseDto', 'Site',
+      'SensorConfigDto', 'BatchSensorReadingsDto', 'SensorLogSummaryDto', 'AlarmDto', 'MultiSiteAlarmsDto', 'MultiSiteAlarmsResolveDto',
+      'TransactionLogDto', 'ImagesPayloadDto', 'ErrorBody',
+    ]) {
+      expect(schemas[name], name).toBeDefined();
+    }
+    const byId = Object.fromEntries(operationsOf(doc).map(({ op }) => [op.operationId, op]));
+    expect(byId.uploadSensorLogBatch.requestBody!.content['application/json'].schema).toEqual({
+      type: 'array', items: { $ref: '#/components/schemas/SensorLogDto' }, maxItems: expect.any(Number), description: expect.any(String),
+    });
+    expect(byId.getSiteConfig.responses['200'].content!['application/json'].schema).toEqual({ $ref: '#/components/schemas/SiteConfigDto' });
+    expect(byId.resolveAlarms.requestBody!.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/MultiSiteAlarmsResolveDto' });
+    // A role left unconfigured is null: the nullable use of a named schema keeps saying so.
+    expect((schemas.MeterRegistersDto.properties as Record<string, { additionalProperties: unknown }>).meterRegisters.additionalProperties).toEqual({
+      type: 'object', nullable: true, allOf: [{ $ref: '#/components/schemas/Register' }],
+    });
+  });
+
+  it('leaves request validation as it was (only the document is rewritten)', async () => {
+    const res = await ctx.app.inject({ method: 'POST', url: '/token', payload: { clientId: 'x' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().details).toEqual([expect.objectContaining({ path: '/clientSecret' })]);
+  });
+});
