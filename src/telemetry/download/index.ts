@@ -3,7 +3,7 @@ import { requireEquipment } from '../../auth/access.js';
 import type { Queryable } from '../../db/index.js';
 import { badRequest } from '../../errors.js';
 import { parseTime } from '../../time.js';
-import type { Page } from '../../export/records.js';
+import { SEPARATOR, type EncodedPage, type Format, type Page } from '../../export/records.js';
 import type { TelemetryKind } from '../kinds.js';
 import { estimateElements, querySummaries, summaryFieldNames, type Interval } from './summaries.js';
 import { isKnownZone } from './zones.js';
@@ -46,7 +46,7 @@ export interface Download {
 }
 
 /** Checks a summary request and returns its fields and pages; throws the 400/404/403 it deserves. */
-export async function openSummaries(db: Queryable, access: Access, kind: TelemetryKind, body: SummaryBody, idsPath: string): Promise<Download> {
+export async function openSummaries(db: Queryable, access: Access, kind: TelemetryKind, body: SummaryBody, idsPath: string, format: Format): Promise<Download> {
   const { start, end } = parseRange(body, MAX_SUMMARY_DAYS);
   const interval = body.interval ?? '1h';
   const zoneName = body.timeZone ?? 'UTC';
@@ -62,16 +62,17 @@ export async function openSummaries(db: Queryable, access: Access, kind: Telemet
   const zoneOf = (id: number) => (zones ? zones.get(sites.get(id)!)! : zoneName);
 
   const perId = Math.max(1, Math.floor(PAGE_ELEMENTS / (elements / ids.length)));
-  async function* pages(): AsyncGenerator<unknown[][]> {
+  async function* pages(): AsyncGenerator<EncodedPage> {
     for (let i = 0; i < ids.length; i += perId) {
       const chunk = ids.slice(i, i + perId);
       const byZone = new Map<string, number[]>();
       for (const id of chunk) byZone.set(zoneOf(id), [...(byZone.get(zoneOf(id)) ?? []), id]);
       const parts = await Promise.all(
-        [...byZone].map(([zone, group]) => querySummaries(db, kind, { ids: group, start, end, interval, zone })),
+        [...byZone].map(([zone, group]) => querySummaries(db, kind, { ids: group, start, end, interval, zone }, format)),
       );
       // Each part is in id then bucket order; a stable sort by id interleaves them.
-      yield parts.length === 1 ? parts[0] : parts.flat().sort((x, y) => (x[0] as number) - (y[0] as number));
+      const lines = parts.length === 1 ? parts[0] : parts.flat().sort((x, y) => x.id - y.id);
+      yield { text: lines.map((l) => l.line).join(SEPARATOR[format]) };
     }
   }
   return { fields: summaryFieldNames(kind), pages: pages() };

@@ -3,6 +3,8 @@ import type { TelemetryKind } from '../kinds.js';
 import { binOf } from '../rollups/refresh.js';
 import { mergeUnits, rawUnits, rollupUnits, UNITS, type UnitSpec } from '../rollups/units.js';
 import { zoneAlignment } from './zones.js';
+import { directLine, encodesDirect } from './encode-sql.js';
+import { encodeRecords, type Format } from '../../export/records.js';
 
 // Summary downloads (contract 6). The range [start, end) is covered by units, each inside one output
 // bucket: rollup rows of the coarsest level whose buckets nest in the output buckets (days for UTC,
@@ -102,7 +104,8 @@ const WIDTH: Record<Interval, number> = { '15m': 15, '1h': 60, '1d': 1440, all: 
  * out as they are, without merging, and only the rest (edges, stale buckets) is merged. Meters merge
  * everything: each bucket's volume links to the unit before it.
  */
-export const directLevel = (spec: UnitSpec, interval: Interval, level: number) => !spec.chain && level > 0 && WIDTH[interval] === level;
+export const directLevel = (spec: UnitSpec, interval: Interval, level: number) =>
+  !spec.chain && encodesDirect(spec.kind) && level > 0 && WIDTH[interval] === level;
 
 /** Clean rows of the level in [a, b) ($7, $8). */
 function levelRows(spec: UnitSpec, level: number): string {
@@ -128,11 +131,10 @@ const TYPED = `$2::timestamptz IS NOT NULL AND $3::timestamptz IS NOT NULL AND $
 
 const statColumns = (spec: UnitSpec) => spec.columns.filter((c) => c.name !== 'count' && !c.name.endsWith('_ts')).map((c) => c.name);
 
-/** Level rows that are output buckets by themselves (see directLevel), in id then time order. */
-export function directSql(spec: UnitSpec, level: number): string {
+/** Level rows that are output buckets by themselves (see directLevel), each encoded by `line`, in id then time order. */
+export function directSql(spec: UnitSpec, level: number, line: string): string {
   return `WITH ${staleCte(spec, level)} l AS (${levelRows(spec, level)})
-  SELECT id, date_part('epoch', t0) * 1000 AS s, date_part('epoch', t0 + interval '${level} minutes') * 1000 AS e, count, ${statColumns(spec).join(', ')}
-    FROM l WHERE ${TYPED} ORDER BY id, t0`;
+  SELECT id, date_part('epoch', t0) * 1000 AS s, ${line} AS line FROM l WHERE ${TYPED} ORDER BY id, t0`;
 }
 
 /** Everything else, merged per equipment and output bucket, in id then bucket order (all of it unless `direct`). */
@@ -187,32 +189,40 @@ export function summarySql(spec: UnitSpec, interval: Interval, level: number, di
     FROM merged WHERE ${TYPED} ORDER BY id, grp`;
 }
 
-/** Output rows (values in SUMMARY_FIELDS order, times ISO) of one group of ids sharing a zone, in id then bucket order. */
-export async function querySummaries(db: Queryable, kind: TelemetryKind, req: SummaryRequest): Promise<unknown[][]> {
+/** An encoded summary (a JSON object or a CSV line) with its equipment and bucket start, for ordering. */
+export interface SummaryLine {
+  id: number;
+  s: number;
+  line: string;
+}
+
+/** The summaries of one group of ids sharing a zone, encoded, in id then bucket order. */
+export async function querySummaries(db: Queryable, kind: TelemetryKind, req: SummaryRequest, format: Format): Promise<SummaryLine[]> {
   const spec = UNITS[kind];
   const level = unitLevel(req.interval, req.zone, req.start, req.end);
   const { s15, e15, a, b } = splitRange(req.start, req.end, level);
   const iso = (t: number) => new Date(t).toISOString();
   const params = [req.ids, iso(req.start), iso(req.end), req.zone, iso(s15), iso(e15), iso(a), iso(b)];
+  const names = summaryFieldNames(kind);
   const direct = directLevel(spec, req.interval, level);
   const [merged, plain] = await Promise.all([
     db.query<Record<string, any>>(summarySql(spec, req.interval, level, direct), params),
-    direct ? db.query<Record<string, any>>(directSql(spec, level), params) : Promise.resolve([]),
+    direct ? db.query<SummaryLine>(directSql(spec, level, directLine(kind, format, names, level)), params) : Promise.resolve([]),
   ]);
   const fields = SUMMARY_FIELDS[kind].map(([, value]) => value);
-  const out = (r: Record<string, any>) => [r.id, iso(Math.round(r.s)), iso(Math.round(r.e)), r.count, ...fields.map((value) => value(r))];
-  if (!plain.length) return merged.map(out);
+  const values = (r: Record<string, any>) => [r.id, iso(Math.round(r.s)), iso(Math.round(r.e)), r.count, ...fields.map((value) => value(r))];
+  const encoded = (r: Record<string, any>): SummaryLine => ({ id: r.id, s: r.s, line: encodeRecords(format, names, [values(r)]) });
+  if (!plain.length) return merged.map(encoded);
   // Both lists are in (id, start) order and share no bucket: merge them.
-  const rows: unknown[][] = new Array(merged.length + plain.length);
+  const out: SummaryLine[] = new Array(merged.length + plain.length);
   let i = 0;
   let j = 0;
-  for (let k = 0; k < rows.length; k++) {
+  for (let k = 0; k < out.length; k++) {
     const m = merged[i];
     const p = plain[j];
-    const takeMerged = p === undefined || (m !== undefined && (m.id < p.id || (m.id === p.id && m.s < p.s)));
-    rows[k] = out(takeMerged ? merged[i++] : plain[j++]);
+    out[k] = p === undefined || (m !== undefined && (m.id < p.id || (m.id === p.id && m.s < p.s))) ? encoded(merged[i++]) : plain[j++];
   }
-  return rows;
+  return out;
 }
 
 /** Elements a request may produce at most (ids × buckets), bounding the work and the response. */

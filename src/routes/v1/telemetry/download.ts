@@ -46,8 +46,9 @@ export async function downloadRoutes(app: FastifyTypebox): Promise<void> {
       },
       async (request, reply) => {
         const body = request.body as Record<string, unknown> & Omit<SummaryBody, 'ids'>;
-        const download = await openSummaries(app.db, request.access!, kind, { ...body, ids: body[field] as number[] }, `/${field}`);
-        return send(request, reply, download);
+        const format = negotiateFormat(request.headers.accept);
+        const download = await openSummaries(app.db, request.access!, kind, { ...body, ids: body[field] as number[] }, `/${field}`, format);
+        return send(request, reply, download, format);
       },
     );
   }
