@@ -11,7 +11,7 @@ import { MAX_RAW_DAYS, parseRange, type Download } from './index.js';
 // service's memory flat. Values are float8 text (the shortest text that reads back as the same
 // number), times UTC with milliseconds.
 
-const PAGE_ROWS = 10_000;
+const PAGE_ROWS = 5_000;
 export const RAW_FIELDS = ['sensorID', 'value', 'timestamp'];
 const ISO = `to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 /** The separators of SEPARATOR (export/records.ts) as SQL literals. */
