@@ -27,3 +27,6 @@ export function parseTime(text: string): number | undefined {
 
 export const toIso = (t: Date | number | string | null | undefined): string | null =>
   t === null || t === undefined ? null : new Date(t).toISOString();
+
+/** SQL of a timestamptz column as the outputs write it (UTC, milliseconds, Z), for JSON built in SQL. */
+export const isoSql = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;

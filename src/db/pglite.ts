@@ -26,6 +26,7 @@ export async function openPglite(dataDir?: string): Promise<Database> {
     query: base.query,
     transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
     exec: base.exec,
+    listen: (channel, onNotify) => pg.listen(channel, onNotify),
     close: () => pg.close(),
   };
 }

@@ -2,10 +2,11 @@ import { KIND_LIST, type ColumnType } from './kinds.js';
 import type { Job } from './jobs.js';
 import { binOf } from './rollups/refresh.js';
 import { UNITS } from './rollups/units.js';
+import { logEvents, READING_EVENTS } from '../stream/publish.js';
 
 // One SQL statement stores a whole round of jobs: per log table one INSERT ... SELECT FROM unnest(...)
 // (set-based, whatever the number of rows; plain, or ON CONFLICT DO UPDATE: see LogMode), the
-// readings upsert and the sites' LastCommunication, as data-modifying CTEs. A single statement is atomic on its own, so a round
+// readings upsert, the sites' LastCommunication and the live stream's events, as data-modifying CTEs. A single statement is atomic on its own, so a round
 // costs one round trip and one commit. The jobs of a round have no key in common (the writer sees
 // to it), so no row is touched twice and the rows each statement returns tell which job stored what.
 
@@ -53,6 +54,7 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: L
     const ids: number[] = [];
     const times: number[] = [];
     const jobOf: number[] = [];
+    const siteOf: number[] = [];
     const columns: unknown[][] = spec.fields.map(() => []);
     jobs.forEach((job, j) => {
       if (job.role !== 'log') return;
@@ -60,17 +62,17 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: L
         if (e.kind !== spec.kind) continue;
         ids.push(e.id);
         times.push(e.ts);
-        if (mode === 'upsert') jobOf.push(j);
+        jobOf.push(j);
+        siteOf.push(e.site!);
         for (let c = 0; c < columns.length; c++) columns[c].push(e.values[c]);
       }
     });
     if (!ids.length) return;
     const cols = spec.fields.map((_, c) => `c${c}`);
-    // In insert mode nothing is counted in SQL, so rows need not say which job they belong to.
-    const job = mode === 'upsert' ? ['job'] : [];
-    const unnest = [p(ids, 'int4[]'), p(times, 'float8[]'), ...columns.map((v, c) => p(v, ARRAY_TYPE[spec.fields[c].type])), ...job.map(() => p(jobOf, 'int4[]'))];
+    // Rows say which job and site they belong to: for the counts and the stream's logs events.
+    const unnest = [p(ids, 'int4[]'), p(times, 'float8[]'), ...columns.map((v, c) => p(v, ARRAY_TYPE[spec.fields[c].type])), p(jobOf, 'int4[]'), p(siteOf, 'int4[]')];
     const names = spec.fields.map((f) => f.column);
-    const inputs = [...cols, ...job].join(', ');
+    const inputs = [...cols, 'job', 'site'].join(', ');
     // Sorted by key: one equipment's minutes go into the index side by side, and concurrent
     // statements take their row locks in the same order (no deadlock between two of them).
     ctes.push(`i${k} AS (SELECT id, ${TS} AS ts, ${inputs} FROM unnest(${unnest.join(', ')}) AS u(id, t, ${inputs}))`);
@@ -82,7 +84,8 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: L
       `d${k} AS (INSERT INTO rollup_dirty (kind, equipment_id, bucket)
         SELECT DISTINCT ${UNITS[spec.kind].no}::smallint, id, ${binOf(15, 'ts')} FROM ${changed} ORDER BY 2, 3 ON CONFLICT DO NOTHING)`;
     if (mode === 'insert') {
-      ctes.push(`w${k} AS (${insert})`, mark(`i${k}`)); // every row is new, or the statement fails
+      // Every row is new, or the statement fails.
+      ctes.push(`w${k} AS (${insert})`, mark(`i${k}`), logEvents(`e${k}`, spec.kind, `i${k}`));
       return;
     }
     ctes.push(
@@ -91,6 +94,7 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: L
         WHERE (${names.map((n) => `t.${n}`).join(', ')}) IS DISTINCT FROM (${names.map((n) => `EXCLUDED.${n}`).join(', ')})
         RETURNING t.${spec.idColumn} AS id, t.ts)`,
       mark(`w${k}`),
+      logEvents(`e${k}`, spec.kind, `w${k} JOIN i${k} USING (id, ts)`),
     );
     counted.push(`SELECT i${k}.job FROM w${k} JOIN i${k} USING (id, ts)`);
   });
@@ -113,6 +117,7 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: L
         ON CONFLICT (equipment_kind, equipment_id) DO UPDATE SET site_id = EXCLUDED.site_id, ts = EXCLUDED.ts, record = EXCLUDED.record
         WHERE t.ts < EXCLUDED.ts OR (t.ts = EXCLUDED.ts AND t.record IS DISTINCT FROM EXCLUDED.record)
         RETURNING t.equipment_kind AS kind, t.equipment_id AS id)`,
+      READING_EVENTS,
     );
     counted.push(`SELECT ir.job FROM wr JOIN ir USING (kind, id)`);
   }

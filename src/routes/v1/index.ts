@@ -5,6 +5,7 @@ import { configRoutes } from './config/index.js';
 import { telemetryRoutes } from './telemetry/index.js';
 import { downloadRoutes } from './telemetry/download.js';
 import { alarmRoutes } from './alarms/index.js';
+import { streamRoutes } from './stream/index.js';
 
 /** The whole /v1 API, one area a line. Every route here needs a valid bearer token. */
 export async function v1Routes(app: FastifyTypebox): Promise<void> {
@@ -18,4 +19,5 @@ export async function v1Routes(app: FastifyTypebox): Promise<void> {
   await app.register(telemetryRoutes);
   await app.register(downloadRoutes);
   await app.register(alarmRoutes);
+  await app.register(streamRoutes);
 }

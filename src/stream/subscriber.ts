@@ -1,0 +1,197 @@
+import { covers, encode, sees, union, type Cursor } from './cursor.js';
+import type { StreamEvent } from './events.js';
+
+// One client's stream: a queue in front of its connection. While the connection keeps up, every
+// event is written at once (several in one write when they arrive together). While it lags (its
+// socket buffer is full), a reading waiting in the queue is replaced by a newer one of the same
+// equipment (never an older after a newer); when unsent bytes still pass the bound, the stream is
+// ended and the client reconnects (resuming from its last id). Memory per client stays bounded.
+
+export interface Frame {
+  id: string;
+  event: string;
+  data: string;
+  retry?: number;
+}
+
+/** The connection, as the queue needs it. */
+export interface Sink {
+  /** Writes a frame; false when the connection's buffer is full (then wait for onDrain). */
+  write(frame: Frame): boolean;
+  /** Bytes written but not yet sent. */
+  buffered(): number;
+  onDrain(fn: () => void): void;
+  /** Sends the response head now (nothing else has been sent before the first frame). */
+  open(): void;
+  /** Whether the response head has been sent (an error can no longer be answered as such). */
+  opened(): boolean;
+  cork(): void;
+  uncork(): void;
+  end(): void;
+}
+
+interface Entry {
+  /** Queued: the frame to write. Held: the event, framed once live. */
+  frame?: Frame;
+  event?: StreamEvent;
+  bytes: number;
+  key?: string;
+  ts?: number;
+  dropped?: boolean;
+}
+
+/** Replay pages wait until this little is left to send. */
+const LOW_WATER = 64 * 1024;
+
+const sizeOf = (f: Frame) => f.data.length + f.id.length + f.event.length + 24;
+
+export class Subscriber {
+  closed = false;
+  /** Readings replaced in the queue by newer ones of the same equipment. */
+  coalesced = 0;
+  private queue: Entry[] = [];
+  private head = 0;
+  private bytes = 0;
+  /** The queued reading of each equipment. */
+  private latest = new Map<string, Entry>();
+  /** Events that arrive while the snapshot or replay is being sent (null once live). */
+  private held: Entry[] | null = [];
+  private heldLatest = new Map<string, Entry>();
+  private heldBytes = 0;
+  /** Until the stream's own position covers it: what the client saw before (snapshot or replay). */
+  private base: Cursor | undefined;
+  private waitingDrain = false;
+  private scheduled = false;
+  private drainWaiters: (() => void)[] = [];
+
+  constructor(
+    /** null: every site. */
+    readonly sites: number[] | null,
+    private readonly sink: Sink,
+    private readonly maxBuffer: number,
+    private readonly onEnd: (reason: string) => void,
+  ) {}
+
+  /** An event as the follower hands it on. */
+  push(e: StreamEvent): void {
+    if (this.closed) return;
+    if (!this.held) return this.pushLive(e);
+    const entry: Entry = { event: e, bytes: sizeOf({ id: e.id, event: e.type, data: e.data }), key: e.key, ts: e.ts };
+    // The client is catching up, so it lags by definition.
+    this.heldBytes += this.coalesce(this.heldLatest, entry);
+    if (entry.dropped) return;
+    this.held.push(entry);
+    this.heldBytes += entry.bytes;
+    if (this.heldBytes > this.maxBuffer) this.close('fell behind while catching up');
+  }
+
+  /** A frame of the snapshot or of the replay: these go before anything held. */
+  send(frame: Frame, key?: string, ts?: number): void {
+    this.enqueue(frame, key, ts);
+  }
+
+  /** The snapshot or replay is sent: the held events follow, except those `base` has seen. */
+  goLive(base?: Cursor): void {
+    if (this.closed || !this.held) return;
+    this.base = base;
+    const held = this.held;
+    this.held = null;
+    this.heldLatest.clear();
+    for (const entry of held) if (!entry.dropped) this.pushLive(entry.event!);
+  }
+
+  /** Resolves when little is left to send (or the stream ended). */
+  drained(): Promise<void> {
+    if (this.closed || this.unsent() < LOW_WATER) return Promise.resolve();
+    return new Promise((resolve) => this.drainWaiters.push(resolve));
+  }
+
+  close(reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.queue = [];
+    this.held = null;
+    this.latest.clear();
+    this.drainWaiters.splice(0).forEach((wake) => wake());
+    this.sink.end();
+    this.onEnd(reason);
+  }
+
+  private pushLive(e: StreamEvent): void {
+    let id = e.id;
+    if (this.base) {
+      if (sees(this.base, e.xid, e.eid)) return;
+      if (covers(e.after, this.base)) this.base = undefined;
+      else id = encode(union(this.base, e.after));
+    }
+    this.enqueue({ id, event: e.type, data: e.data }, e.key, e.ts);
+  }
+
+  private unsent(): number {
+    return this.bytes + this.sink.buffered();
+  }
+
+  /** When the client lags, a queued reading of the same equipment gives way to this newer one; returns bytes freed. */
+  private coalesce(latest: Map<string, Entry>, entry: Entry): number {
+    if (!entry.key) return 0;
+    const old = latest.get(entry.key);
+    latest.set(entry.key, entry);
+    if (!old || old.dropped) return 0;
+    this.coalesced++;
+    if (entry.ts! < old.ts!) {
+      // Never an older reading after a newer one.
+      latest.set(entry.key, old);
+      entry.dropped = true;
+      return 0;
+    }
+    old.dropped = true;
+    return -old.bytes;
+  }
+
+  private enqueue(frame: Frame, key?: string, ts?: number): void {
+    if (this.closed) return;
+    const entry: Entry = { frame, bytes: sizeOf(frame), key, ts };
+    if (this.waitingDrain) this.bytes += this.coalesce(this.latest, entry);
+    else if (key) this.latest.set(key, entry);
+    if (entry.dropped) return;
+    this.queue.push(entry);
+    this.bytes += entry.bytes;
+    if (this.unsent() > this.maxBuffer) return this.close('fell behind');
+    if (!this.scheduled && !this.waitingDrain) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    if (this.closed || this.waitingDrain) return;
+    this.sink.cork();
+    try {
+      while (this.head < this.queue.length) {
+        const entry = this.queue[this.head++];
+        if (entry.dropped) continue;
+        this.bytes -= entry.bytes;
+        if (entry.key && this.latest.get(entry.key) === entry) this.latest.delete(entry.key);
+        if (!this.sink.write(entry.frame!)) {
+          this.waitingDrain = true;
+          this.sink.onDrain(() => {
+            this.waitingDrain = false;
+            this.flush();
+          });
+          break;
+        }
+      }
+    } finally {
+      this.sink.uncork();
+    }
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
+    } else if (this.head > 1024) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+    if (this.unsent() < LOW_WATER) this.drainWaiters.splice(0).forEach((wake) => wake());
+  }
+}
