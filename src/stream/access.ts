@@ -28,8 +28,8 @@ export async function resolveSubscription(db: Queryable, access: Access, named: 
   if (named) {
     await requireSites(db, access, named);
     sites = [...new Set(named)].sort((a, b) => a - b);
-  } else if (!reach) {
-    const [{ n }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM sites');
+  } else {
+    const n = reach ? reach.length : (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM sites'))[0].n;
     if (n > maxSites) throw badRequest(`this client reaches ${n} sites; name at most ${maxSites} with siteIds`, [{ path: '/siteIds', message: 'required for a client of this many sites' }]);
   }
   return { clientId: access.client.clientId, named, sites, reach, expiresAt: tokenExpiry(token) };

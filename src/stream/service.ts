@@ -10,7 +10,7 @@ import { pruneEvents } from './prune.js';
 import { CHANNEL_SQL } from './publish.js';
 import { replay } from './replay.js';
 import { readSnapshot } from './snapshot.js';
-import { Subscriber, type Sink } from './subscriber.js';
+import { cursorOf, Subscriber, type Sink } from './subscriber.js';
 import { checkSubscriptions, type Subscription } from './access.js';
 
 // The live stream of one instance: its subscribers by site, the follower that feeds them, the
@@ -96,7 +96,7 @@ export class StreamService {
     if (this.closing) throw unavailable('the service is shutting down; connect again');
     if (this.size >= this.config.STREAM_MAX_SUBSCRIBERS) throw unavailable('too many streams on this instance; try again shortly');
     const sub = new Subscriber(scope.sites, sink, this.config.STREAM_MAX_BUFFER, (reason) => this.remove(sub, reason));
-    const from = decode(lastEventId);
+    const from = decode(cursorOf(lastEventId, scope.sites));
     if (from) await this.follower.catchUp();
     else await this.follower.activate();
     this.add(sub, scope);

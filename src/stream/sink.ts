@@ -14,6 +14,7 @@ export function sseSink(reply: FastifyReply): Sink {
     onDrain: (fn) => raw.once('drain', fn),
     open: () => reply.sse.sendHeaders(),
     opened: () => raw.headersSent,
+    onClose: (fn) => reply.sse.onClose(fn),
     cork: () => raw.cork(),
     uncork: () => raw.uncork(),
     end: () => reply.sse.close(),

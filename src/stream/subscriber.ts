@@ -25,6 +25,8 @@ export interface Sink {
   open(): void;
   /** Whether the response head has been sent (an error can no longer be answered as such). */
   opened(): boolean;
+  /** Calls fn when the connection closes, whoever closed it. */
+  onClose(fn: () => void): void;
   cork(): void;
   uncork(): void;
   end(): void;
@@ -45,6 +47,23 @@ const LOW_WATER = 64 * 1024;
 
 const sizeOf = (f: Frame) => f.data.length + f.id.length + f.event.length + 24;
 
+/**
+ * An id is a cursor, then "-" and a tag of the streamed sites: a position is only worth resuming for
+ * the same sites (a reconnection for other sites, or after the client's sites changed, gets a snapshot).
+ */
+export function siteTag(sites: number[] | null): string {
+  const text = sites ? [...sites].sort((a, b) => a - b).join(',') : '*';
+  let h = 0x811c9dc5; // FNV-1a
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h.toString(36);
+}
+
+/** The cursor text of an id sent for these sites, or undefined. */
+export function cursorOf(id: string | undefined, sites: number[] | null): string | undefined {
+  const dash = id?.lastIndexOf('-') ?? -1;
+  return dash > 0 && id!.slice(dash + 1) === siteTag(sites) ? id!.slice(0, dash) : undefined;
+}
+
 export class Subscriber {
   closed = false;
   /** Readings replaced in the queue by newer ones of the same equipment. */
@@ -63,6 +82,7 @@ export class Subscriber {
   private waitingDrain = false;
   private scheduled = false;
   private drainWaiters: (() => void)[] = [];
+  private readonly tag: string;
 
   constructor(
     /** null: every site. */
@@ -70,7 +90,10 @@ export class Subscriber {
     private readonly sink: Sink,
     private readonly maxBuffer: number,
     private readonly onEnd: (reason: string) => void,
-  ) {}
+  ) {
+    this.tag = `-${siteTag(sites)}`;
+    sink.onClose(() => this.close('disconnected'));
+  }
 
   /** An event as the follower hands it on. */
   push(e: StreamEvent): void {
@@ -148,8 +171,10 @@ export class Subscriber {
     return -old.bytes;
   }
 
-  private enqueue(frame: Frame, key?: string, ts?: number): void {
+  /** `frame.id` is a cursor; the frame is sent with this stream's tag. */
+  private enqueue(cursorFrame: Frame, key?: string, ts?: number): void {
     if (this.closed) return;
+    const frame = { ...cursorFrame, id: cursorFrame.id + this.tag };
     const entry: Entry = { frame, bytes: sizeOf(frame), key, ts };
     if (this.waitingDrain) this.bytes += this.coalesce(this.latest, entry);
     else if (key) this.latest.set(key, entry);

@@ -56,7 +56,7 @@ describeEachBackend('GET /v1/stream: snapshot and events', (backend) => {
     await post('alarms', { siteId: 1, sitePumpID: PUMP, alarmType: 'PumpTrip', message: 'tripped', timestamp: minutesAgo(4) });
     s = openStream(base, token, { siteIds: '1,2' });
     const snap = await next('snapshot');
-    expect(snap.id).toMatch(/^[0-9a-z.~]+$/);
+    expect(snap.id).toMatch(/^[0-9a-z.~]+-[0-9a-z]+$/);
     const sites = (await ctx.app.inject({ method: 'GET', url: '/v1/sites?page=1&perPage=10&dataType=additional', headers: bearer(token) })).json().data;
     const active = await post('alarms/active', { siteIds: [1, 2] });
     expect(snap.data.sites).toEqual(
