@@ -38,9 +38,6 @@ export function sees(c: Cursor, xid: number, eid: number): boolean {
   return p !== undefined && eid <= p.eid;
 }
 
-/** The first transaction whose events the cursor may lack. */
-export const oldestUnseen = (c: Cursor): number => (c.xip.length ? c.xip[0] : c.xmax);
-
 /** pg_current_snapshot() as text: "xmin:xmax:xip,xip". */
 export function fromSnapshot(text: string): Cursor {
   const [, xmax, xip] = text.split(':');

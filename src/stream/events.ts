@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/index.js';
 import { toRecord, type RecordRow } from '../alarms/record.js';
 import { KINDS, type TelemetryKind } from '../telemetry/kinds.js';
-import { encode, fromSnapshot, type Cursor } from './cursor.js';
+import { decode, encode, fromSnapshot, type Cursor } from './cursor.js';
 
 // Reading stream_events in stream order, and an event as the subscribers take it.
 
@@ -35,8 +35,8 @@ interface Row {
 export interface Page {
   /** The snapshot the page was read in (what was committed then). */
   snapshot: Cursor;
-  /** The newest transaction whose events were pruned. */
-  pruned: number;
+  /** What has been pruned: events this position has seen may be gone (undefined: nothing yet). */
+  pruned: Cursor | undefined;
   rows: { xid: number; eid: number; siteId: number; type: EventType; data: string }[];
 }
 
@@ -56,7 +56,7 @@ export async function readEvents(db: Queryable, from: Cursor, limit: number, sit
   if (upTo) filters.push(seenBy(upTo));
   const rows = await db.query<Row>(
     `SELECT s.snap, s.pruned, e.xid, e.eid, e.site_id, e.type, e.data
-       FROM (SELECT pg_current_snapshot()::text AS snap, (SELECT pruned_xid::text FROM stream_state) AS pruned) s
+       FROM (SELECT pg_current_snapshot()::text AS snap, (SELECT pruned FROM stream_state) AS pruned) s
        LEFT JOIN LATERAL (
          SELECT u.xid::text AS xid, u.id::text AS eid, u.site_id, u.type, u.data
            FROM (SELECT * FROM stream_events WHERE xid = ANY($1::xid8[])
@@ -69,7 +69,7 @@ export async function readEvents(db: Queryable, from: Cursor, limit: number, sit
   );
   return {
     snapshot: fromSnapshot(rows[0].snap),
-    pruned: Number(rows[0].pruned),
+    pruned: decode(rows[0].pruned),
     rows: rows
       .filter((r) => r.xid !== null)
       .map((r) => ({ xid: Number(r.xid), eid: Number(r.eid), siteId: r.site_id, type: r.type, data: r.data })),

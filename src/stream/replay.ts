@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/index.js';
-import { advance, oldestUnseen, type Cursor } from './cursor.js';
+import { advance, covers, type Cursor } from './cursor.js';
 import { readEvents, toEvent } from './events.js';
 import type { Subscriber } from './subscriber.js';
 
@@ -18,7 +18,8 @@ export async function replay(db: Queryable, sub: Subscriber, from: Cursor, upTo:
   let cur = from;
   for (let first = true; !sub.closed; first = false) {
     const page = await readEvents(db, cur, PAGE, sub.sites, upTo);
-    if (page.pruned >= oldestUnseen(cur)) {
+    // Events the position has not seen may have been pruned.
+    if (page.pruned && !covers(cur, page.pruned)) {
       if (first) return false;
       sub.close('the rest of the replay is no longer retained');
       return true;

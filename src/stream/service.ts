@@ -6,7 +6,7 @@ import { HttpError } from '../errors.js';
 import { covers, decode, encode, type Cursor } from './cursor.js';
 import type { StreamEvent } from './events.js';
 import { Follower } from './follower.js';
-import { pruneEvents } from './prune.js';
+import { Pruner } from './prune.js';
 import { CHANNEL_SQL } from './publish.js';
 import { replay } from './replay.js';
 import { readSnapshot } from './snapshot.js';
@@ -57,8 +57,8 @@ export class StreamService {
     this.channel = channel;
     this.unlisten = await this.db.listen(channel, (from) => from !== this.instance && this.follower.kick());
     const retention = this.config.STREAM_RETENTION_MS;
-    const prune = () =>
-      pruneEvents(this.db, new Date(Date.now() - retention)).catch((err) => this.log.warn({ err }, 'stream: pruning events failed'));
+    const pruner = new Pruner(this.db, retention);
+    const prune = () => pruner.run().catch((err) => this.log.warn({ err }, 'stream: pruning events failed'));
     this.timers.push(setInterval(prune, Math.min(60_000, Math.max(1000, retention / 5))).unref());
     this.timers.push(setInterval(() => void this.sweep(), this.config.STREAM_HEARTBEAT_MS).unref());
   }
