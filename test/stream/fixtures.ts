@@ -29,7 +29,8 @@ export async function listen(app: FastifyTypebox): Promise<string> {
   return address;
 }
 
-export function openStream(base: string, token: string, opts: { siteIds?: string; lastEventId?: string } = {}): Stream {
+/** `route`: the origin to connect to at each (re)connection, as a load balancer would choose. */
+export function openStream(base: string, token: string, opts: { siteIds?: string; lastEventId?: string; route?: () => string } = {}): Stream {
   const url = `${base}/v1/stream${opts.siteIds !== undefined ? `?siteIds=${opts.siteIds}` : ''}`;
   const connects: (string | null)[] = [];
   const es = new EventSource(url, {
@@ -37,7 +38,8 @@ export function openStream(base: string, token: string, opts: { siteIds?: string
       const headers: Record<string, string> = { ...(init?.headers as Record<string, string>), authorization: `Bearer ${token}` };
       if (opts.lastEventId && !headers['Last-Event-ID'] && !headers['last-event-id']) headers['last-event-id'] = opts.lastEventId;
       connects.push(headers['Last-Event-ID'] ?? headers['last-event-id'] ?? null);
-      return fetch(input, { ...init, headers });
+      const target = opts.route ? String(input).replace(base, opts.route()) : input;
+      return fetch(target, { ...init, headers });
     },
   });
   const events: Received[] = [];
