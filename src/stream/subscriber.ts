@@ -71,7 +71,7 @@ export class Subscriber {
   private queue: Entry[] = [];
   private head = 0;
   private bytes = 0;
-  /** The queued reading of each equipment. */
+  /** While the client lags: the queued reading of each equipment. */
   private latest = new Map<string, Entry>();
   /** Events that arrive while the snapshot or replay is being sent (null once live). */
   private held: Entry[] | null = [];
@@ -171,13 +171,12 @@ export class Subscriber {
     return -old.bytes;
   }
 
-  /** `frame.id` is a cursor; the frame is sent with this stream's tag. */
-  private enqueue(cursorFrame: Frame, key?: string, ts?: number): void {
+  /** `frame.id` is a cursor; the frame (this subscriber's own) is sent with this stream's tag. */
+  private enqueue(frame: Frame, key?: string, ts?: number): void {
     if (this.closed) return;
-    const frame = { ...cursorFrame, id: cursorFrame.id + this.tag };
+    frame.id += this.tag;
     const entry: Entry = { frame, bytes: sizeOf(frame), key, ts };
     if (this.waitingDrain) this.bytes += this.coalesce(this.latest, entry);
-    else if (key) this.latest.set(key, entry);
     if (entry.dropped) return;
     this.queue.push(entry);
     this.bytes += entry.bytes;
@@ -199,7 +198,12 @@ export class Subscriber {
         this.bytes -= entry.bytes;
         if (entry.key && this.latest.get(entry.key) === entry) this.latest.delete(entry.key);
         if (!this.sink.write(entry.frame!)) {
+          // From now on the client lags: what is still queued may be coalesced.
           this.waitingDrain = true;
+          for (let i = this.head; i < this.queue.length; i++) {
+            const queued = this.queue[i];
+            if (queued.key && !queued.dropped) this.latest.set(queued.key, queued);
+          }
           this.sink.onDrain(() => {
             this.waitingDrain = false;
             this.flush();
