@@ -18,8 +18,8 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Starts src/server.ts (through tsx) on 127.0.0.1:port; resolves once /health answers. Returns a stop function. */
-export async function startServer(port: number, env: Record<string, string>): Promise<() => Promise<void>> {
+/** Starts src/server.ts (through tsx) on 127.0.0.1:port; resolves once /health answers. Returns a stop function (and the server's pid). */
+export async function startServer(port: number, env: Record<string, string>): Promise<(() => Promise<void>) & { pid: number }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: root,
     env: {
@@ -36,7 +36,7 @@ export async function startServer(port: number, env: Record<string, string>): Pr
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
     try {
-      if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return stop;
+      if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return Object.assign(stop, { pid: child.pid! });
     } catch {
       // not listening yet
     }

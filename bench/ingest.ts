@@ -7,8 +7,9 @@
 //   npx tsx bench/ingest.ts
 // Env: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_DURATION seconds a
 // run (default 10), BENCH_BATCH_CONNECTIONS (default 4), BENCH_SINGLE_CONNECTIONS (default 32),
-// BENCH_SKIP_PGLITE=1. The real server runs in a child process on a loopback port; PostgreSQL runs
-// in a schema of its own, dropped after.
+// BENCH_SKIP_PGLITE=1, BENCH_SUBSCRIBERS=n (n live stream subscribers of site 1 during every run;
+// the figures go to the section "Ingest with n stream subscribers"). The real server runs in a child
+// process on a loopback port; PostgreSQL runs in a schema of its own, dropped after.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -28,11 +29,13 @@ import { importDocument } from '../src/provisioning/import.js';
 import { freePort, startServer, writeResultsSection } from './harness.js';
 import { batchBody, copyChunks, readingBody, type Fleet } from './ingest-load.js';
 import { report, type Run } from './ingest-report.js';
+import { openSubscribers } from './stream-clients.js';
 
 const DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const BATCH_CONNECTIONS = Number(process.env.BENCH_BATCH_CONNECTIONS ?? 4);
 const SINGLE_CONNECTIONS = Number(process.env.BENCH_SINGLE_CONNECTIONS ?? 32);
+const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 0);
 const SITES = 50;
 /** Batches prepared per server run: (2 s warm-up + DURATION) at up to ~400 req/s. */
 const BATCH_PREPARED = (DURATION + 2) * 400;
@@ -88,6 +91,7 @@ async function load(url: string, token: string, connections: number, duration: n
 async function measure(label: string, backend: Run['backend'], group: boolean, base: string, fleet: Fleet, counter: { batch: number; single: number }): Promise<Run[]> {
   const token = await tokenFor(base);
   const runs: Run[] = [];
+  const subscribers = SUBSCRIBERS ? await openSubscribers(base, token, '1', SUBSCRIBERS) : undefined;
   // Batch bodies are made before the run (55 kB each), so the load generator spends its share of the
   // two cores sending rather than building JSON; past the prepared ones, bodies are made on the fly.
   const prepared = new Map<number, string>();
@@ -114,8 +118,10 @@ async function measure(label: string, backend: Run['backend'], group: boolean, b
       p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx + r.timeouts, load: Math.max(load0, loadavg()[0]),
     };
     runs.push(run);
+    if (subscribers) console.log(`  ${SUBSCRIBERS} subscribers of site 1 got ${subscribers.readings.reduce((a, b) => a + b, 0)} readings and ${subscribers.others.reduce((a, b) => a + b, 0)} other events so far, ${subscribers.ended} streams ended`);
     console.log(`${run.label} [${backend}, group commit ${group ? 'on' : 'off'}, c=${connections}]: ${run.rps} req/s, ${run.records} records/s, p50 ${run.p50} ms, p99 ${run.p99} ms, ${run.errors} errors`);
   }
+  subscribers?.close();
   return runs;
 }
 
@@ -193,7 +199,10 @@ async function main() {
     }
   }
   const cpu = `${cpus().length} cores (${cpus()[0]?.model.trim()})`;
-  writeResultsSection('Ingest', report(runs, { cpu, before, idle, duration: DURATION }));
+  const streams = SUBSCRIBERS
+    ? `\n\nDuring every run ${SUBSCRIBERS} live stream subscribers of site 1 (one of the 50) were connected (raw HTTP, in the load generator's process), so the server also sent each event of site 1 ${SUBSCRIBERS} times.`
+    : '';
+  writeResultsSection(SUBSCRIBERS ? `Ingest with ${SUBSCRIBERS} stream subscribers` : 'Ingest', report(runs, { cpu, before, idle, duration: DURATION }) + streams);
   console.log('written to bench/RESULTS.md');
 }
 

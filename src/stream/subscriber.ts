@@ -2,10 +2,11 @@ import { covers, encode, sees, union, type Cursor } from './cursor.js';
 import type { StreamEvent } from './events.js';
 
 // One client's stream: a queue in front of its connection. While the connection keeps up, every
-// event is written at once (several in one write when they arrive together). While it lags (its
-// socket buffer is full), a reading waiting in the queue is replaced by a newer one of the same
-// equipment (never an older after a newer); when unsent bytes still pass the bound, the stream is
-// ended and the client reconnects (resuming from its last id). Memory per client stays bounded.
+// event is written at once (several in one write when they arrive together). While it lags (more
+// than LAG_BYTES sent to it are still waiting in its socket's buffer), a reading waiting in the
+// queue is replaced by a newer one of the same equipment (never an older after a newer); when
+// unsent bytes still pass the bound, the stream is ended and the client reconnects (resuming from
+// its last id). Memory per client stays bounded.
 
 export interface Frame {
   id: string;
@@ -44,6 +45,8 @@ interface Entry {
 
 /** Replay pages wait until this little is left to send. */
 const LOW_WATER = 64 * 1024;
+/** A client with more unsent than this (a burst of events is less) lags: its queued readings may be coalesced. */
+const LAG_BYTES = 64 * 1024;
 
 const sizeOf = (f: Frame) => f.data.length + f.id.length + f.event.length + 24;
 
@@ -69,10 +72,10 @@ export class Subscriber {
   /** Readings replaced in the queue by newer ones of the same equipment. */
   coalesced = 0;
   private queue: Entry[] = [];
-  private head = 0;
   private bytes = 0;
   /** While the client lags: the queued reading of each equipment. */
   private latest = new Map<string, Entry>();
+  private lagging = false;
   /** Events that arrive while the snapshot or replay is being sent (null once live). */
   private held: Entry[] | null = [];
   private heldLatest = new Map<string, Entry>();
@@ -176,7 +179,12 @@ export class Subscriber {
     if (this.closed) return;
     frame.id += this.tag;
     const entry: Entry = { frame, bytes: sizeOf(frame), key, ts };
-    if (this.waitingDrain) this.bytes += this.coalesce(this.latest, entry);
+    if (!this.lagging && this.waitingDrain && this.unsent() > LAG_BYTES) {
+      // From now on what is queued may be coalesced.
+      this.lagging = true;
+      for (const queued of this.queue) if (queued.key && !queued.dropped) this.latest.set(queued.key, queued);
+    }
+    if (this.lagging) this.bytes += this.coalesce(this.latest, entry);
     if (entry.dropped) return;
     this.queue.push(entry);
     this.bytes += entry.bytes;
@@ -190,36 +198,25 @@ export class Subscriber {
   private flush(): void {
     this.scheduled = false;
     if (this.closed || this.waitingDrain) return;
+    // All that is queued goes into the socket's buffer (still counted as unsent); then, if that
+    // buffer is over its mark, new events wait in the queue until it drains.
+    let full = false;
     this.sink.cork();
     try {
-      while (this.head < this.queue.length) {
-        const entry = this.queue[this.head++];
-        if (entry.dropped) continue;
-        this.bytes -= entry.bytes;
-        if (entry.key && this.latest.get(entry.key) === entry) this.latest.delete(entry.key);
-        if (!this.sink.write(entry.frame!)) {
-          // From now on the client lags: what is still queued may be coalesced.
-          this.waitingDrain = true;
-          for (let i = this.head; i < this.queue.length; i++) {
-            const queued = this.queue[i];
-            if (queued.key && !queued.dropped) this.latest.set(queued.key, queued);
-          }
-          this.sink.onDrain(() => {
-            this.waitingDrain = false;
-            this.flush();
-          });
-          break;
-        }
-      }
+      for (const entry of this.queue) if (!entry.dropped) full = !this.sink.write(entry.frame!);
     } finally {
       this.sink.uncork();
     }
-    if (this.head === this.queue.length) {
-      this.queue = [];
-      this.head = 0;
-    } else if (this.head > 1024) {
-      this.queue = this.queue.slice(this.head);
-      this.head = 0;
+    this.queue = [];
+    this.bytes = 0;
+    this.latest.clear();
+    this.lagging = false;
+    if (full) {
+      this.waitingDrain = true;
+      this.sink.onDrain(() => {
+        this.waitingDrain = false;
+        this.flush();
+      });
     }
     if (this.unsent() < LOW_WATER) this.drainWaiters.splice(0).forEach((wake) => wake());
   }

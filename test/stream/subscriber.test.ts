@@ -4,14 +4,15 @@ import type { StreamEvent } from '../../src/stream/events.js';
 import { Subscriber, type Frame, type Sink } from '../../src/stream/subscriber.js';
 
 // One client's queue, on a connection whose buffer fills when told to: writes at once while the
-// client keeps up; coalesces readings per equipment while it lags (latest wins, never an older
-// after a newer); ends the stream past the bound.
+// client keeps up; coalesces readings per equipment while it lags (more than 64 KiB unsent; latest
+// wins, never an older after a newer); ends the stream past the bound.
 
 function fakeSink() {
   const state = { full: false, written: [] as Frame[], buffered: 0, ended: false, drain: [] as (() => void)[], closeFns: [] as (() => void)[] };
   const sink: Sink = {
     write(frame) {
       state.written.push(frame);
+      if (state.full) state.buffered += frame.data.length;
       return !state.full;
     },
     buffered: () => state.buffered,
@@ -25,6 +26,7 @@ function fakeSink() {
   };
   const drain = () => {
     state.full = false;
+    state.buffered = 0;
     state.drain.splice(0).forEach((fn) => fn());
   };
   return { sink, state, drain };
@@ -44,6 +46,19 @@ const live = (sub: Subscriber) => sub.goLive();
 const values = (frames: Frame[]) => frames.map((f) => JSON.parse(f.data).value);
 
 describe('a subscriber queue', () => {
+  it('does not coalesce a burst: a client with little unsent still gets every reading', async () => {
+    const { sink, state, drain } = fakeSink();
+    const sub = new Subscriber([1], sink, 1 << 20, () => {});
+    live(sub);
+    state.full = true;
+    sub.push(reading('pump:1', 1, 1));
+    await tick();
+    for (let i = 2; i <= 5; i++) sub.push(reading('pump:1', i, i));
+    drain();
+    expect(values(state.written)).toEqual([1, 2, 3, 4, 5]);
+    expect(sub.coalesced).toBe(0);
+  });
+
   it('writes every event while the client keeps up, readings of one equipment included', async () => {
     const { sink, state } = fakeSink();
     const sub = new Subscriber([1], sink, 1 << 20, () => {});
@@ -60,6 +75,7 @@ describe('a subscriber queue', () => {
     const sub = new Subscriber([1], sink, 1 << 20, () => {});
     live(sub);
     state.full = true;
+    state.buffered = 100_000; // a client that has not read the last 100 kB
     sub.push(reading('pump:1', 1, 1)); // written, and now the buffer is full
     await tick();
     sub.push(reading('pump:1', 2, 2));
