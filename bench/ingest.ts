@@ -10,10 +10,8 @@
 // BENCH_SKIP_PGLITE=1, BENCH_SUBSCRIBERS=n (n live stream subscribers of site 1 during every run;
 // the figures go to the section "Ingest with n stream subscribers"). The real server runs in a child
 // process on a loopback port; PostgreSQL runs in a schema of its own, dropped after.
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import autocannon from 'autocannon';
@@ -22,11 +20,9 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { upsertClient } from '../src/auth/clients.js';
 import type { Database } from '../src/db/index.js';
 import { migrate } from '../src/db/migrate.js';
-import { openPglite } from '../src/db/pglite.js';
-import { openPostgres } from '../src/db/postgres.js';
 import { generateDemo } from '../src/provisioning/demo.js';
 import { importDocument } from '../src/provisioning/import.js';
-import { freePort, startServer, writeResultsSection } from './harness.js';
+import { freePort, onEachDatabase, startServer, writeResultsSection } from './harness.js';
 import { batchBody, copyChunks, readingBody, type Fleet } from './ingest-load.js';
 import { report, type Run } from './ingest-report.js';
 import { openSubscribers } from './stream-clients.js';
@@ -151,53 +147,23 @@ async function main() {
   const runs: Run[] = [];
   const before = loadavg()[0];
   const idle = await cpuIdle(3000);
-  // PostgreSQL: (a) and (c) with and without group commit, then (b) with the rows (a) stored.
-  const schema = `bench_ingest_${randomBytes(4).toString('hex')}`;
-  const admin = await openPostgres(DB_URL, { max: 1 });
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  const url = new URL(DB_URL);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  try {
-    const db = await openPostgres(DB_URL, { schema });
+  // On each database (a) and (c) with and without group commit; on PostgreSQL then (b) with the rows (a) stored.
+  await onEachDatabase(DB_URL, 'ingest', async (backend, db, env) => {
     const fleet = await provision(db);
     await db.close();
     const counter = { batch: 0, single: 0 };
     for (const group of [true, false]) {
       const port = await freePort();
-      const stop = await startServer(port, { DATABASE_URL: url.toString(), RATE_LIMIT_MAX: '1000000000', GROUP_COMMIT: group ? '1' : '0' });
+      const stop = await startServer(port, { ...env, RATE_LIMIT_MAX: '1000000000', GROUP_COMMIT: group ? '1' : '0' });
+      const label = backend === 'postgres' ? '(a)/(c)' : '(d)';
       try {
-        runs.push(...(await measure(group ? '(a)/(c)' : '(a)/(c) without group commit', 'postgres', group, `http://127.0.0.1:${port}`, fleet, counter)));
+        runs.push(...(await measure(group ? label : `${label} without group commit`, backend, group, `http://127.0.0.1:${port}`, fleet, counter)));
       } finally {
         await stop();
       }
     }
-    runs.push(await rawCopy(url.toString(), fleet, counter.batch));
-  } finally {
-    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-    await admin.close();
-  }
-
-  // (d) PGlite, in a temporary DATA_DIR the server then opens.
-  if (process.env.BENCH_SKIP_PGLITE !== '1') {
-    const dir = mkdtempSync(join(tmpdir(), 'bench-ingest-'));
-    try {
-      const db = await openPglite(dir);
-      const fleet = await provision(db);
-      await db.close();
-      const counter = { batch: 0, single: 0 };
-      for (const group of [true, false]) {
-        const port = await freePort();
-        const stop = await startServer(port, { DATA_DIR: dir, RATE_LIMIT_MAX: '1000000000', GROUP_COMMIT: group ? '1' : '0' });
-        try {
-          runs.push(...(await measure(group ? '(d)' : '(d) without group commit', 'pglite', group, `http://127.0.0.1:${port}`, fleet, counter)));
-        } finally {
-          await stop();
-        }
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }
+    if (backend === 'postgres') runs.push(await rawCopy(env.DATABASE_URL!, fleet, counter.batch));
+  });
   const cpu = `${cpus().length} cores (${cpus()[0]?.model.trim()})`;
   const streams = SUBSCRIBERS
     ? `\n\nDuring every run ${SUBSCRIBERS} live stream subscribers of site 1 (one of the 50) were connected (raw HTTP, in the load generator's process), so the server also sent each event of site 1 ${SUBSCRIBERS} times.`

@@ -9,19 +9,15 @@
 // Env: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_STREAM_DURATION
 // seconds (default 120), BENCH_STREAM_SUBSCRIBERS (100), BENCH_STREAM_RATE readings/s (1000),
 // BENCH_SKIP_PGLITE=1. The real server runs in a child process; PostgreSQL in a schema of its own.
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus, loadavg } from 'node:os';
 import { upsertClient } from '../src/auth/clients.js';
 import type { Database } from '../src/db/index.js';
 import { migrate } from '../src/db/migrate.js';
-import { openPglite } from '../src/db/pglite.js';
-import { openPostgres } from '../src/db/postgres.js';
 import { generateDemo } from '../src/provisioning/demo.js';
 import { importDocument } from '../src/provisioning/import.js';
-import { freePort, startServer, writeResultsSection } from './harness.js';
+import { freePort, onEachDatabase, startServer, writeResultsSection } from './harness.js';
 import { openSubscribers } from './stream-clients.js';
 
 const DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -193,33 +189,12 @@ function report(results: Result[], before: number): string {
 async function main() {
   const before = loadavg()[0];
   const results: Result[] = [];
-  const schema = `bench_stream_${randomBytes(4).toString('hex')}`;
-  const admin = await openPostgres(DB_URL, { max: 1 });
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  const url = new URL(DB_URL);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  try {
-    const db = await openPostgres(DB_URL, { schema });
+  await onEachDatabase(DB_URL, 'stream', async (backend, db, env) => {
     const sensors = await provision(db);
     await db.close();
-    results.push(await measure('postgres', { DATABASE_URL: url.toString() }, sensors));
+    results.push(await measure(backend, env as Record<string, string>, sensors));
     console.log(results.at(-1));
-  } finally {
-    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-    await admin.close();
-  }
-  if (process.env.BENCH_SKIP_PGLITE !== '1') {
-    const dir = mkdtempSync(join(tmpdir(), 'bench-stream-'));
-    try {
-      const db = await openPglite(dir);
-      const sensors = await provision(db);
-      await db.close();
-      results.push(await measure('pglite', { DATA_DIR: dir }, sensors));
-      console.log(results.at(-1));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }
+  });
   writeResultsSection('Live stream', report(results, before));
   console.log('written to bench/RESULTS.md');
 }

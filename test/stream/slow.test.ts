@@ -64,6 +64,28 @@ describeEachBackend('GET /v1/stream: a client that stops reading', (backend) => 
     }
   }
 
+  /** A client that gets its snapshot, stops reading while every pump reports `ROUNDS` times, then reads again. */
+  async function stallThroughUploads(app: Awaited<ReturnType<typeof start>>) {
+    const client = stalledClient(app.base, app.token);
+    await client.opened;
+    while (!client.frames.length) await sleep(20);
+    client.pause();
+    await upload(app.ctx, app.token, ROUNDS);
+    const streams = app.ctx.app.stream.size;
+    client.resume();
+    return { client, streams };
+  }
+  /** Each pump's readings as received: never an older after a newer. */
+  function expectInOrder(frames: { event: string; data: any }[]) {
+    const readings = frames.filter((f) => f.event === 'reading').map((f) => f.data.record);
+    const latest = new Map<number, number>();
+    for (const r of readings) {
+      expect(r.frequency).toBeGreaterThan(latest.get(r.sitePumpID) ?? 0);
+      latest.set(r.sitePumpID, r.frequency);
+    }
+    return readings;
+  }
+
   let slow: Awaited<ReturnType<typeof start>>;
   let small: Awaited<ReturnType<typeof start>>;
   beforeAll(async () => {
@@ -72,46 +94,27 @@ describeEachBackend('GET /v1/stream: a client that stops reading', (backend) => 
   });
 
   it('coalesces its readings per pump, the latest winning, and never sends an older one after a newer', async () => {
-    const client = stalledClient(slow.base, slow.token);
-    await client.opened;
-    while (!client.frames.length) await sleep(20);
-    client.pause();
-    await upload(slow.ctx, slow.token, ROUNDS);
-    client.resume();
+    const { client } = await stallThroughUploads(slow);
     const last = () => new Set(client.frames.filter((f) => f.data.record?.frequency === ROUNDS).map((f) => f.data.record.sitePumpID));
     for (let i = 0; last().size < PUMPS; i++) {
       if (i > 400) throw new Error(`got ${client.frames.length} frames, ${last().size} pumps at the last round`);
       await sleep(50);
     }
-    const readings = client.frames.filter((f) => f.event === 'reading').map((f) => f.data.record);
+    const readings = expectInOrder(client.frames);
     // Fewer than were uploaded: the client fell behind and readings were replaced while queued.
     expect(readings.length).toBeLessThan(ROUNDS * PUMPS);
-    const latest = new Map<number, number>();
-    for (const r of readings) {
-      expect(r.frequency).toBeGreaterThan(latest.get(r.sitePumpID) ?? 0);
-      latest.set(r.sitePumpID, r.frequency);
-    }
     expect(client.ended()).toBe(false);
     expect(slow.ctx.app.stream.size).toBe(1);
   });
 
   it('ends the stream of a client that falls further behind than the bound, and keeps nothing of it', async () => {
-    const client = stalledClient(small.base, small.token);
-    await client.opened;
-    while (!client.frames.length) await sleep(20);
-    client.pause();
-    await upload(small.ctx, small.token, ROUNDS);
-    expect(small.ctx.app.stream.size).toBe(0);
-    client.resume();
+    const { client, streams } = await stallThroughUploads(small);
+    expect(streams).toBe(0);
     for (let i = 0; !client.ended(); i++) {
       if (i > 200) throw new Error('the stream did not end');
       await sleep(50);
     }
     // What it got before the end is in order: a prefix of the rounds for each pump.
-    const latest = new Map<number, number>();
-    for (const r of client.frames.filter((f) => f.event === 'reading').map((f) => f.data.record)) {
-      expect(r.frequency).toBeGreaterThan(latest.get(r.sitePumpID) ?? 0);
-      latest.set(r.sitePumpID, r.frequency);
-    }
+    expectInOrder(client.frames);
   });
 });
