@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/index.js';
+import type { Job } from '../telemetry/jobs.js';
 import type { TelemetryKind } from '../telemetry/kinds.js';
 import { isoSql } from '../time.js';
 
@@ -20,13 +21,43 @@ export const READING_EVENTS = `er AS (${INSERT}
     FROM wr JOIN ir USING (kind, id) ORDER BY ir.kind, ir.id)`;
 
 /**
- * CTE of the telemetry statement: a `logs` event per upload (job), site and kind, over the log rows
- * it stored (`stored` yields id, ts, job and site).
+ * CTE of the telemetry statement when it upserts: a `logs` event per upload (job), site and kind,
+ * over the log rows it stored (`stored` yields id, ts, job and site).
  */
 export const logEvents = (name: string, kind: TelemetryKind, stored: string) => `${name} AS (${INSERT}
   SELECT site, 'logs', json_build_object('siteId', site, 'kind', '${kind}', 'ids', array_agg(DISTINCT id ORDER BY id),
          'from', ${isoSql('min(ts)')}, 'to', ${isoSql('max(ts)')}, 'count', count(*))::text
     FROM ${stored} GROUP BY job, site ORDER BY job, site)`;
+
+/**
+ * The `logs` events of a telemetry statement that writes logs with a plain INSERT, where every entry
+ * is stored or none: made here, the same as logEvents makes them, and stored by the CTE it returns.
+ */
+export function insertedLogEvents(jobs: Job[]) {
+  const sites: number[] = [];
+  const data: string[] = [];
+  for (const job of jobs) {
+    if (job.role !== 'log') continue;
+    const groups = new Map<string, { site: number; kind: TelemetryKind; ids: Set<number>; from: number; to: number; count: number }>();
+    for (const e of job.entries) {
+      const key = `${e.kind}:${e.site}`;
+      const g = groups.get(key);
+      if (!g) groups.set(key, { site: e.site!, kind: e.kind, ids: new Set([e.id]), from: e.ts, to: e.ts, count: 1 });
+      else {
+        g.ids.add(e.id);
+        g.from = Math.min(g.from, e.ts);
+        g.to = Math.max(g.to, e.ts);
+        g.count++;
+      }
+    }
+    for (const g of [...groups.values()].sort((a, b) => a.site - b.site)) {
+      sites.push(g.site);
+      const ids = [...g.ids].sort((a, b) => a - b);
+      data.push(JSON.stringify({ siteId: g.site, kind: g.kind, ids, from: new Date(g.from).toISOString(), to: new Date(g.to).toISOString(), count: g.count }));
+    }
+  }
+  return { sites, data, cte: (siteList: string, dataList: string) => `el AS (${INSERT} SELECT site, 'logs', data FROM unnest(${siteList}, ${dataList}) AS u(site, data))` };
+}
 
 /**
  * Wraps an alarm statement that RETURNs alarm records (src/alarms/record.ts RECORD_COLUMNS) so that

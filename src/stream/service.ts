@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import type { Database } from '../db/index.js';
 import { HttpError } from '../errors.js';
-import { covers, decode, encode, type Cursor } from './cursor.js';
+import { covers, decode, encode } from './cursor.js';
 import type { StreamEvent } from './events.js';
 import { Follower } from './follower.js';
 import { Pruner } from './prune.js';
@@ -78,7 +78,8 @@ export class StreamService {
     this.notifying = true;
     this.notifyAgain = false;
     this.db
-      .query('SELECT pg_notify($1, $2)', [this.channel, this.instance])
+      // Its own transaction, committed without waiting for the disk: a lost notice only delays.
+      .query(`SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`, [this.channel, this.instance])
       .catch((err) => this.log.warn({ err }, 'stream: NOTIFY failed; other instances find the events at their next poll'))
       .finally(() =>
         setTimeout(() => {
@@ -96,14 +97,15 @@ export class StreamService {
     if (this.closing) throw unavailable('the service is shutting down; connect again');
     if (this.size >= this.config.STREAM_MAX_SUBSCRIBERS) throw unavailable('too many streams on this instance; try again shortly');
     const sub = new Subscriber(scope.sites, sink, this.config.STREAM_MAX_BUFFER, (reason) => this.remove(sub, reason));
-    const from = decode(cursorOf(lastEventId, scope.sites));
-    if (from) await this.follower.catchUp();
-    else await this.follower.activate();
+    // Registered first: it keeps the follower active, and what it hands on from now on is held.
     this.add(sub, scope);
     try {
-      let base: Cursor | undefined;
-      const upTo = this.follower.cursor;
-      const replayed = from && upTo && covers(upTo, from) && (await replay(this.db, sub, from, upTo));
+      const from = decode(cursorOf(lastEventId, scope.sites));
+      if (from) await this.follower.catchUp();
+      else await this.follower.activate();
+      // Held events up to here are in the replay or the snapshot; `base` says which to skip.
+      let base = this.follower.cursor;
+      const replayed = from && base && covers(base, from) && (await replay(this.db, sub, from, base));
       if (!replayed) {
         const snapshot = await readSnapshot(this.db, scope.sites, this.config.MAX_BATCH);
         sub.send({ id: encode(snapshot.cursor), event: 'snapshot', data: JSON.stringify({ sites: snapshot.sites }), retry: RETRY_MS });

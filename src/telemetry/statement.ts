@@ -2,7 +2,7 @@ import { KIND_LIST, type ColumnType } from './kinds.js';
 import type { Job } from './jobs.js';
 import { binOf } from './rollups/refresh.js';
 import { UNITS } from './rollups/units.js';
-import { logEvents, READING_EVENTS } from '../stream/publish.js';
+import { insertedLogEvents, logEvents, READING_EVENTS } from '../stream/publish.js';
 
 // One SQL statement stores a whole round of jobs: per log table one INSERT ... SELECT FROM unnest(...)
 // (set-based, whatever the number of rows; plain, or ON CONFLICT DO UPDATE: see LogMode), the
@@ -62,17 +62,22 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: L
         if (e.kind !== spec.kind) continue;
         ids.push(e.id);
         times.push(e.ts);
-        jobOf.push(j);
-        siteOf.push(e.site!);
+        if (mode === 'upsert') {
+          jobOf.push(j);
+          siteOf.push(e.site!);
+        }
         for (let c = 0; c < columns.length; c++) columns[c].push(e.values[c]);
       }
     });
     if (!ids.length) return;
     const cols = spec.fields.map((_, c) => `c${c}`);
-    // Rows say which job and site they belong to: for the counts and the stream's logs events.
-    const unnest = [p(ids, 'int4[]'), p(times, 'float8[]'), ...columns.map((v, c) => p(v, ARRAY_TYPE[spec.fields[c].type])), p(jobOf, 'int4[]'), p(siteOf, 'int4[]')];
+    // In insert mode nothing is counted in SQL, so rows need not say which job and site they belong to
+    // (upserts count, and announce what they stored per job and site).
+    const job = mode === 'upsert' ? ['job', 'site'] : [];
+    const jobArrays = mode === 'upsert' ? [p(jobOf, 'int4[]'), p(siteOf, 'int4[]')] : [];
+    const unnest = [p(ids, 'int4[]'), p(times, 'float8[]'), ...columns.map((v, c) => p(v, ARRAY_TYPE[spec.fields[c].type])), ...jobArrays];
     const names = spec.fields.map((f) => f.column);
-    const inputs = [...cols, 'job', 'site'].join(', ');
+    const inputs = [...cols, ...job].join(', ');
     // Sorted by key: one equipment's minutes go into the index side by side, and concurrent
     // statements take their row locks in the same order (no deadlock between two of them).
     ctes.push(`i${k} AS (SELECT id, ${TS} AS ts, ${inputs} FROM unnest(${unnest.join(', ')}) AS u(id, t, ${inputs}))`);
@@ -84,8 +89,7 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: L
       `d${k} AS (INSERT INTO rollup_dirty (kind, equipment_id, bucket)
         SELECT DISTINCT ${UNITS[spec.kind].no}::smallint, id, ${binOf(15, 'ts')} FROM ${changed} ORDER BY 2, 3 ON CONFLICT DO NOTHING)`;
     if (mode === 'insert') {
-      // Every row is new, or the statement fails.
-      ctes.push(`w${k} AS (${insert})`, mark(`i${k}`), logEvents(`e${k}`, spec.kind, `i${k}`));
+      ctes.push(`w${k} AS (${insert})`, mark(`i${k}`)); // every row is new, or the statement fails
       return;
     }
     ctes.push(
@@ -98,6 +102,12 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: L
     );
     counted.push(`SELECT i${k}.job FROM w${k} JOIN i${k} USING (id, ts)`);
   });
+
+  if (mode === 'insert') {
+    // Every entry is stored (or the statement fails), so the logs events are known before it runs.
+    const events = insertedLogEvents(jobs);
+    if (events.sites.length) ctes.push(events.cte(p(events.sites, 'int4[]'), p(events.data, 'text[]')));
+  }
 
   const readings = jobs.flatMap((job, j) => (job.role === 'reading' ? job.entries.map((e) => ({ e, j })) : []));
   if (readings.length) {
