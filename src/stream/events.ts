@@ -2,6 +2,7 @@ import type { Queryable } from '../db/index.js';
 import { toRecord, type RecordRow } from '../alarms/record.js';
 import { KINDS, type TelemetryKind } from '../telemetry/kinds.js';
 import { decode, encode, fromSnapshot, type Cursor } from './cursor.js';
+import { tail } from './frames.js';
 
 // Reading stream_events in stream order, and an event as the subscribers take it.
 
@@ -20,6 +21,8 @@ export interface StreamEvent {
   /** The cursor after this event; `id` is its SSE form. */
   after: Cursor;
   id: string;
+  /** The event's text after its id line, the same for every subscriber. */
+  tail: string;
 }
 
 interface Row {
@@ -54,15 +57,15 @@ export async function readEvents(db: Queryable, from: Cursor, limit: number, sit
   const filters = [`NOT ${partialSees('$3', '$4')}`];
   if (sites) filters.push(`u.site_id = ANY($${params.push(sites)}::int[])`);
   if (upTo) filters.push(seenBy(upTo));
+  // Each range is ordered and limited on its own: the primary key serves both, whatever the planner
+  // believes of the table (it grows fast, and its statistics lag; PGlite never gathers any).
+  const range = (cond: string) => `(SELECT * FROM stream_events u WHERE ${cond} AND ${filters.join(' AND ')} ORDER BY u.xid, u.id LIMIT $5)`;
   const rows = await db.query<Row>(
     `SELECT s.snap, s.pruned, e.xid, e.eid, e.site_id, e.type, e.data
        FROM (SELECT pg_current_snapshot()::text AS snap, (SELECT pruned FROM stream_state) AS pruned) s
        LEFT JOIN LATERAL (
          SELECT u.xid::text AS xid, u.id::text AS eid, u.site_id, u.type, u.data
-           FROM (SELECT * FROM stream_events WHERE xid = ANY($1::xid8[])
-                 UNION ALL
-                 SELECT * FROM stream_events WHERE xid >= $2::xid8) u
-          WHERE ${filters.join(' AND ')}
+           FROM (${range('u.xid = ANY($1::xid8[])')} UNION ALL ${range('u.xid >= $2::xid8')}) u
           ORDER BY u.xid, u.id
           LIMIT $5) e ON true`,
     params,
@@ -81,7 +84,7 @@ const partialSees = (x: string, e: string) => `EXISTS (SELECT 1 FROM unnest(${x}
 
 /** An event as sent, at its place in the stream. */
 export function toEvent(row: Page['rows'][number], after: Cursor): StreamEvent {
-  const e: StreamEvent = { ...row, after, id: encode(after) };
+  const e: StreamEvent = { ...row, after, id: encode(after), tail: '' };
   if (row.type === 'reading') {
     const { kind, record } = JSON.parse(row.data) as { kind: TelemetryKind; record: Record<string, unknown> };
     e.key = `${kind}:${record[KINDS[kind].idField]}`;
@@ -92,5 +95,6 @@ export function toEvent(row: Page['rows'][number], after: Cursor): StreamEvent {
     const record = toRecord({ ...alarm, FirstSeen: new Date(alarm.FirstSeen as string), LastSeen: new Date(alarm.LastSeen as string) } as RecordRow);
     e.data = JSON.stringify({ siteId: row.siteId, status, alarm: record });
   }
+  e.tail = tail(e.type, e.data);
   return e;
 }

@@ -27,7 +27,7 @@ export async function replay(db: Queryable, sub: Subscriber, from: Cursor, upTo:
     const complete = page.rows.length < PAGE;
     cur = advance(cur, upTo, page.rows, complete, (row, after) => {
       const e = toEvent(row, after);
-      sub.send({ id: e.id, event: e.type, data: e.data }, e.key, e.ts);
+      sub.send(e.id, e.type, e.data, { key: e.key, ts: e.ts });
     });
     if (complete) break;
     await sub.drained();

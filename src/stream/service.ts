@@ -10,7 +10,8 @@ import { Pruner } from './prune.js';
 import { CHANNEL_SQL } from './publish.js';
 import { replay } from './replay.js';
 import { readSnapshot } from './snapshot.js';
-import { cursorOf, Subscriber, type Sink } from './subscriber.js';
+import { cursorOf } from './frames.js';
+import { Subscriber, type Sink } from './subscriber.js';
 import { checkSubscriptions, type Subscription } from './access.js';
 
 // The live stream of one instance: its subscribers by site, the follower that feeds them, the
@@ -108,7 +109,7 @@ export class StreamService {
       const replayed = from && base && covers(base, from) && (await replay(this.db, sub, from, base));
       if (!replayed) {
         const snapshot = await readSnapshot(this.db, scope.sites, this.config.MAX_BATCH);
-        sub.send({ id: encode(snapshot.cursor), event: 'snapshot', data: JSON.stringify({ sites: snapshot.sites }), retry: RETRY_MS });
+        sub.send(encode(snapshot.cursor), 'snapshot', JSON.stringify({ sites: snapshot.sites }), { retry: RETRY_MS });
         base = snapshot.cursor;
       }
       sub.goLive(base);

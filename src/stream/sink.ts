@@ -1,22 +1,23 @@
 import type { FastifyReply } from 'fastify';
 import type { Sink } from './subscriber.js';
 
-/** A subscriber's connection through @fastify/sse (which frames each event and sends the headers first). */
+/**
+ * A subscriber's connection. @fastify/sse sends the response head (its SSE headers, and those set
+ * on the reply before), sends the heartbeat comment and tells when the connection closes; the
+ * events themselves are text framed once per event (frames.ts), written here.
+ */
 export function sseSink(reply: FastifyReply): Sink {
   const raw = reply.raw;
   return {
-    write(frame) {
-      // Writes at once (before its first await); its promise only tells when the buffer drained.
-      void reply.sse.send(frame).catch(() => {});
-      return !raw.writableNeedDrain;
+    write(text) {
+      reply.sse.sendHeaders();
+      return raw.write(text);
     },
     buffered: () => raw.writableLength,
     onDrain: (fn) => raw.once('drain', fn),
     open: () => reply.sse.sendHeaders(),
     opened: () => raw.headersSent,
     onClose: (fn) => reply.sse.onClose(fn),
-    cork: () => raw.cork(),
-    uncork: () => raw.uncork(),
     end: () => reply.sse.close(),
   };
 }

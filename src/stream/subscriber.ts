@@ -1,5 +1,6 @@
 import { covers, encode, sees, union, type Cursor } from './cursor.js';
 import type { StreamEvent } from './events.js';
+import { frame, siteTag } from './frames.js';
 
 // One client's stream: a queue in front of its connection. While the connection keeps up, every
 // event is written at once (several in one write when they arrive together). While it lags (more
@@ -8,34 +9,25 @@ import type { StreamEvent } from './events.js';
 // unsent bytes still pass the bound, the stream is ended and the client reconnects (resuming from
 // its last id). Memory per client stays bounded.
 
-export interface Frame {
-  id: string;
-  event: string;
-  data: string;
-  retry?: number;
-}
-
 /** The connection, as the queue needs it. */
 export interface Sink {
-  /** Writes a frame; false when the connection's buffer is full (then wait for onDrain). */
-  write(frame: Frame): boolean;
+  /** Writes text of the stream; false when the connection's buffer is full (then wait for onDrain). */
+  write(text: string): boolean;
   /** Bytes written but not yet sent. */
   buffered(): number;
   onDrain(fn: () => void): void;
-  /** Sends the response head now (nothing else has been sent before the first frame). */
+  /** Sends the response head now (nothing else has been sent before the first event). */
   open(): void;
   /** Whether the response head has been sent (an error can no longer be answered as such). */
   opened(): boolean;
   /** Calls fn when the connection closes, whoever closed it. */
   onClose(fn: () => void): void;
-  cork(): void;
-  uncork(): void;
   end(): void;
 }
 
 interface Entry {
-  /** Queued: the frame to write. Held: the event, framed once live. */
-  frame?: Frame;
+  /** Queued: the event's text. Held: the event, framed once live. */
+  text?: string;
   event?: StreamEvent;
   bytes: number;
   key?: string;
@@ -47,25 +39,6 @@ interface Entry {
 const LOW_WATER = 64 * 1024;
 /** A client with more unsent than this (a burst of events is less) lags: its queued readings may be coalesced. */
 const LAG_BYTES = 64 * 1024;
-
-const sizeOf = (f: Frame) => f.data.length + f.id.length + f.event.length + 24;
-
-/**
- * An id is a cursor, then "-" and a tag of the streamed sites: a position is only worth resuming for
- * the same sites (a reconnection for other sites, or after the client's sites changed, gets a snapshot).
- */
-export function siteTag(sites: number[] | null): string {
-  const text = sites ? [...sites].sort((a, b) => a - b).join(',') : '*';
-  let h = 0x811c9dc5; // FNV-1a
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
-  return h.toString(36);
-}
-
-/** The cursor text of an id sent for these sites, or undefined. */
-export function cursorOf(id: string | undefined, sites: number[] | null): string | undefined {
-  const dash = id?.lastIndexOf('-') ?? -1;
-  return dash > 0 && id!.slice(dash + 1) === siteTag(sites) ? id!.slice(0, dash) : undefined;
-}
 
 export class Subscriber {
   closed = false;
@@ -102,7 +75,7 @@ export class Subscriber {
   push(e: StreamEvent): void {
     if (this.closed) return;
     if (!this.held) return this.pushLive(e);
-    const entry: Entry = { event: e, bytes: sizeOf({ id: e.id, event: e.type, data: e.data }), key: e.key, ts: e.ts };
+    const entry: Entry = { event: e, bytes: e.id.length + e.tail.length + 8, key: e.key, ts: e.ts };
     // The client is catching up, so it lags by definition.
     this.heldBytes += this.coalesce(this.heldLatest, entry);
     if (entry.dropped) return;
@@ -111,9 +84,9 @@ export class Subscriber {
     if (this.heldBytes > this.maxBuffer) this.close('fell behind while catching up');
   }
 
-  /** A frame of the snapshot or of the replay: these go before anything held. */
-  send(frame: Frame, key?: string, ts?: number): void {
-    this.enqueue(frame, key, ts);
+  /** An event of the snapshot or of the replay (`id` a cursor): these go before anything held. */
+  send(id: string, event: string, data: string, opts: { key?: string; ts?: number; retry?: number } = {}): void {
+    this.enqueue(frame(id + this.tag, event, data, opts.retry), opts.key, opts.ts);
   }
 
   /** The snapshot or replay is sent: the held events follow, except those `base` has seen. */
@@ -150,7 +123,7 @@ export class Subscriber {
       if (covers(e.after, this.base)) this.base = undefined;
       else id = encode(union(this.base, e.after));
     }
-    this.enqueue({ id, event: e.type, data: e.data }, e.key, e.ts);
+    this.enqueue(`id: ${id}${this.tag}${e.tail}`, e.key, e.ts);
   }
 
   private unsent(): number {
@@ -174,11 +147,9 @@ export class Subscriber {
     return -old.bytes;
   }
 
-  /** `frame.id` is a cursor; the frame (this subscriber's own) is sent with this stream's tag. */
-  private enqueue(frame: Frame, key?: string, ts?: number): void {
+  private enqueue(text: string, key?: string, ts?: number): void {
     if (this.closed) return;
-    frame.id += this.tag;
-    const entry: Entry = { frame, bytes: sizeOf(frame), key, ts };
+    const entry: Entry = { text, bytes: text.length, key, ts };
     if (!this.lagging && this.waitingDrain && this.unsent() > LAG_BYTES) {
       // From now on what is queued may be coalesced.
       this.lagging = true;
@@ -198,15 +169,11 @@ export class Subscriber {
   private flush(): void {
     this.scheduled = false;
     if (this.closed || this.waitingDrain) return;
-    // All that is queued goes into the socket's buffer (still counted as unsent); then, if that
-    // buffer is over its mark, new events wait in the queue until it drains.
-    let full = false;
-    this.sink.cork();
-    try {
-      for (const entry of this.queue) if (!entry.dropped) full = !this.sink.write(entry.frame!);
-    } finally {
-      this.sink.uncork();
-    }
+    // All that is queued goes into the socket's buffer in one write (still counted as unsent); then,
+    // if that buffer is over its mark, new events wait in the queue until it drains.
+    let text = '';
+    for (const entry of this.queue) if (!entry.dropped) text += entry.text;
+    const full = !this.sink.write(text);
     this.queue = [];
     this.bytes = 0;
     this.latest.clear();

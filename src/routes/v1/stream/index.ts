@@ -6,8 +6,8 @@ import { resolveSubscription } from '../../../stream/access.js';
 import { sseSink } from '../../../stream/sink.js';
 import { StreamEvents, StreamQuery } from './schema.js';
 
-// Contract 10: the live stream. SSE framing, the Accept check (406) and the heartbeat comment
-// come from @fastify/sse; src/stream/ does the rest.
+// Contract 10: the live stream. The Accept check (406), the response head and the heartbeat comment
+// come from @fastify/sse; src/stream/ does the rest (the README's "Live stream" says why).
 
 const DESCRIPTION =
   'Server-Sent Events. The token goes in the Authorization header (read the stream with fetch), never in the URL. ' +
@@ -21,7 +21,7 @@ const DESCRIPTION =
   'out of reach or unknown; 406: Accept refuses text/event-stream; 503: too many streams on this instance.';
 
 export async function streamRoutes(app: FastifyTypebox): Promise<void> {
-  await app.register(fastifySSE, { heartbeatInterval: app.config.STREAM_HEARTBEAT_MS, serializer: (d: unknown) => (typeof d === 'string' ? d : JSON.stringify(d)) });
+  await app.register(fastifySSE, { heartbeatInterval: app.config.STREAM_HEARTBEAT_MS });
   const max = app.config.MAX_BATCH;
 
   app.get(
