@@ -1,9 +1,15 @@
-// Helpers for the benchmark scripts: a free loopback port, the real server in a child process, and
-// writing one section of bench/RESULTS.md without touching the others.
+// Helpers for the benchmark scripts: a free loopback port, a fresh database of each kind, the real
+// server in a child process, and writing one section of bench/RESULTS.md without touching the others.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Database } from '../src/db/index.js';
+import { openPglite } from '../src/db/pglite.js';
+import { openPostgres } from '../src/db/postgres.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -42,7 +48,7 @@ export async function startServer(port: number, env: Record<string, string>): Pr
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
     try {
-      if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return stop;
+      if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return Object.assign(stop, { pid: child.pid! });
     } catch {
       // not listening yet
     }
@@ -73,4 +79,35 @@ export function writeResultsSection(title: string, body: string): void {
   if (end < 0) end = lines.length;
   lines.splice(start, end - start, ...section);
   writeFileSync(file, lines.join('\n'));
+}
+
+/**
+ * Runs fn on a fresh database of each kind in turn: a schema of its own on the PostgreSQL at dbUrl
+ * (dropped after), then, unless BENCH_SKIP_PGLITE=1, an embedded one in a temporary DATA_DIR (removed
+ * after). fn gets the database open (to provision it; it closes it before a server opens the
+ * embedded one) and the server environment that selects it.
+ */
+export async function onEachDatabase(
+  dbUrl: string,
+  name: string,
+  fn: (backend: 'postgres' | 'pglite', db: Database, env: { DATABASE_URL?: string; DATA_DIR?: string }) => Promise<void>,
+): Promise<void> {
+  const schema = `bench_${name}_${randomBytes(4).toString('hex')}`;
+  const admin = await openPostgres(dbUrl, { max: 1 });
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  const url = new URL(dbUrl);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  try {
+    await fn('postgres', await openPostgres(dbUrl, { schema }), { DATABASE_URL: url.toString() });
+  } finally {
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    await admin.close();
+  }
+  if (process.env.BENCH_SKIP_PGLITE === '1') return;
+  const dir = mkdtempSync(join(tmpdir(), `bench-${name}-`));
+  try {
+    await fn('pglite', await openPglite(dir), { DATA_DIR: dir });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

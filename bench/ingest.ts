@@ -7,12 +7,11 @@
 //   npx tsx bench/ingest.ts
 // Env: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_DURATION seconds a
 // run (default 10), BENCH_BATCH_CONNECTIONS (default 4), BENCH_SINGLE_CONNECTIONS (default 32),
-// BENCH_SKIP_PGLITE=1. The real server runs in a child process on a loopback port; PostgreSQL runs
-// in a schema of its own, dropped after.
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+// BENCH_SKIP_PGLITE=1, BENCH_SUBSCRIBERS=n (n live stream subscribers of site 1 during every run;
+// the figures go to the section "Ingest with n stream subscribers"). The real server runs in a child
+// process on a loopback port; PostgreSQL runs in a schema of its own, dropped after.
+import { readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import autocannon from 'autocannon';
@@ -21,18 +20,18 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { upsertClient } from '../src/auth/clients.js';
 import type { Database } from '../src/db/index.js';
 import { migrate } from '../src/db/migrate.js';
-import { openPglite } from '../src/db/pglite.js';
-import { openPostgres } from '../src/db/postgres.js';
 import { generateDemo } from '../src/provisioning/demo.js';
 import { importDocument } from '../src/provisioning/import.js';
-import { freePort, startServer, writeResultsSection } from './harness.js';
+import { freePort, onEachDatabase, startServer, writeResultsSection } from './harness.js';
 import { batchBody, copyChunks, readingBody, type Fleet } from './ingest-load.js';
 import { report, type Run } from './ingest-report.js';
+import { openSubscribers } from './stream-clients.js';
 
 const DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const BATCH_CONNECTIONS = Number(process.env.BENCH_BATCH_CONNECTIONS ?? 4);
 const SINGLE_CONNECTIONS = Number(process.env.BENCH_SINGLE_CONNECTIONS ?? 32);
+const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 0);
 const SITES = 50;
 /** Batches prepared per server run: (2 s warm-up + DURATION) at up to ~400 req/s. */
 const BATCH_PREPARED = (DURATION + 2) * 400;
@@ -88,6 +87,7 @@ async function load(url: string, token: string, connections: number, duration: n
 async function measure(label: string, backend: Run['backend'], group: boolean, base: string, fleet: Fleet, counter: { batch: number; single: number }): Promise<Run[]> {
   const token = await tokenFor(base);
   const runs: Run[] = [];
+  const subscribers = SUBSCRIBERS ? await openSubscribers(base, token, '1', SUBSCRIBERS) : undefined;
   // Batch bodies are made before the run (55 kB each), so the load generator spends its share of the
   // two cores sending rather than building JSON; past the prepared ones, bodies are made on the fly.
   const prepared = new Map<number, string>();
@@ -114,8 +114,10 @@ async function measure(label: string, backend: Run['backend'], group: boolean, b
       p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx + r.timeouts, load: Math.max(load0, loadavg()[0]),
     };
     runs.push(run);
+    if (subscribers) console.log(`  ${SUBSCRIBERS} subscribers of site 1 got ${subscribers.readings.reduce((a, b) => a + b, 0)} readings and ${subscribers.others.reduce((a, b) => a + b, 0)} other events so far, ${subscribers.ended} streams ended`);
     console.log(`${run.label} [${backend}, group commit ${group ? 'on' : 'off'}, c=${connections}]: ${run.rps} req/s, ${run.records} records/s, p50 ${run.p50} ms, p99 ${run.p99} ms, ${run.errors} errors`);
   }
+  subscribers?.close();
   return runs;
 }
 
@@ -145,55 +147,28 @@ async function main() {
   const runs: Run[] = [];
   const before = loadavg()[0];
   const idle = await cpuIdle(3000);
-  // PostgreSQL: (a) and (c) with and without group commit, then (b) with the rows (a) stored.
-  const schema = `bench_ingest_${randomBytes(4).toString('hex')}`;
-  const admin = await openPostgres(DB_URL, { max: 1 });
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  const url = new URL(DB_URL);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  try {
-    const db = await openPostgres(DB_URL, { schema });
+  // On each database (a) and (c) with and without group commit; on PostgreSQL then (b) with the rows (a) stored.
+  await onEachDatabase(DB_URL, 'ingest', async (backend, db, env) => {
     const fleet = await provision(db);
     await db.close();
     const counter = { batch: 0, single: 0 };
     for (const group of [true, false]) {
       const port = await freePort();
-      const stop = await startServer(port, { DATABASE_URL: url.toString(), RATE_LIMIT_MAX: '1000000000', GROUP_COMMIT: group ? '1' : '0' });
+      const stop = await startServer(port, { ...env, RATE_LIMIT_MAX: '1000000000', GROUP_COMMIT: group ? '1' : '0' });
+      const label = backend === 'postgres' ? '(a)/(c)' : '(d)';
       try {
-        runs.push(...(await measure(group ? '(a)/(c)' : '(a)/(c) without group commit', 'postgres', group, `http://127.0.0.1:${port}`, fleet, counter)));
+        runs.push(...(await measure(group ? label : `${label} without group commit`, backend, group, `http://127.0.0.1:${port}`, fleet, counter)));
       } finally {
         await stop();
       }
     }
-    runs.push(await rawCopy(url.toString(), fleet, counter.batch));
-  } finally {
-    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-    await admin.close();
-  }
-
-  // (d) PGlite, in a temporary DATA_DIR the server then opens.
-  if (process.env.BENCH_SKIP_PGLITE !== '1') {
-    const dir = mkdtempSync(join(tmpdir(), 'bench-ingest-'));
-    try {
-      const db = await openPglite(dir);
-      const fleet = await provision(db);
-      await db.close();
-      const counter = { batch: 0, single: 0 };
-      for (const group of [true, false]) {
-        const port = await freePort();
-        const stop = await startServer(port, { DATA_DIR: dir, RATE_LIMIT_MAX: '1000000000', GROUP_COMMIT: group ? '1' : '0' });
-        try {
-          runs.push(...(await measure(group ? '(d)' : '(d) without group commit', 'pglite', group, `http://127.0.0.1:${port}`, fleet, counter)));
-        } finally {
-          await stop();
-        }
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }
+    if (backend === 'postgres') runs.push(await rawCopy(env.DATABASE_URL!, fleet, counter.batch));
+  });
   const cpu = `${cpus().length} cores (${cpus()[0]?.model.trim()})`;
-  writeResultsSection('Ingest', report(runs, { cpu, before, idle, duration: DURATION }));
+  const streams = SUBSCRIBERS
+    ? `\n\nDuring every run ${SUBSCRIBERS} live stream subscribers of site 1 (one of the 50) were connected (raw HTTP, in the load generator's process), so the server also sent each event of site 1 ${SUBSCRIBERS} times.`
+    : '';
+  writeResultsSection(SUBSCRIBERS ? `Ingest with ${SUBSCRIBERS} stream subscribers` : 'Ingest', report(runs, { cpu, before, idle, duration: DURATION }) + streams);
   console.log('written to bench/RESULTS.md');
 }
 

@@ -10,6 +10,7 @@ import { registerRateLimit } from './plugins/rate-limit.js';
 import { registerDocs } from './plugins/docs.js';
 import { ErrorBody } from './schemas/common.js';
 import { routes } from './routes/index.js';
+import { StreamService } from './stream/service.js';
 import type { FastifyTypebox } from './http.js';
 
 export type { FastifyTypebox } from './http.js';
@@ -34,6 +35,11 @@ export async function buildApp(config: Config = loadConfig(), opts: BuildOptions
   app.decorate('db', db);
   app.decorate('config', config);
   app.decorate('tokens', createTokenService(await loadJwtSecret(db, config.JWT_SECRET), config.TOKEN_TTL));
+  const stream = new StreamService(db, config, app.log);
+  await stream.start();
+  app.decorate('stream', stream);
+  // Streams end before the server waits for open connections, and before the database closes.
+  app.addHook('preClose', () => stream.close());
 
   app.addSchema(ErrorBody);
   registerValidation(app);

@@ -32,6 +32,14 @@ export const ConfigSchema = Type.Object({
   // stay exact, reading stale buckets from the logs) and how many it takes per transaction.
   ROLLUP_REFRESH_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 1000 }),
   ROLLUP_BATCH: Type.Integer({ minimum: 1, maximum: 100_000, default: 2000 }),
+  // Live stream (GET /v1/stream): how long events stay for replay after a reconnect, the comment
+  // that keeps idle streams open, a subscriber's unsent bytes before it is disconnected, streams per
+  // instance (503 beyond), and how often an instance looks for events when no wake-up came.
+  STREAM_RETENTION_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 300_000 }),
+  STREAM_HEARTBEAT_MS: Type.Integer({ minimum: 100, maximum: 300_000, default: 15_000 }),
+  STREAM_MAX_BUFFER: Type.Integer({ minimum: 4096, maximum: 1 << 30, default: 1 << 20 }),
+  STREAM_MAX_SUBSCRIBERS: Type.Integer({ minimum: 0, maximum: 100_000, default: 1000 }),
+  STREAM_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
 });
 
 export type Config = Static<typeof ConfigSchema>;

@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import type { Database } from './db/index.js';
 import type { TokenService } from './auth/tokens.js';
+import type { StreamService } from './stream/service.js';
 
 // The typed Fastify instance every route file takes, and what the app decorates it with. Routes
 // import this file, never app.ts, so the app can import the routes without a cycle.
@@ -20,5 +21,6 @@ declare module 'fastify' {
     db: Database;
     config: Config;
     tokens: TokenService;
+    stream: StreamService;
   }
 }

@@ -45,3 +45,5 @@ export function parseRange(start: string, end: string, maxDays: number): { start
   if (to - from > maxDays * DAY_MS) throw bad('/end', `must be at most ${maxDays} days after start`);
   return { start: from, end: to };
 }
+/** SQL of a timestamptz column as the outputs write it (UTC, milliseconds, Z), for JSON built in SQL. */
+export const isoSql = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;

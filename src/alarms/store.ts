@@ -1,9 +1,11 @@
 import type { Queryable } from '../db/index.js';
+import { withAlarmEvents } from '../stream/publish.js';
 import { keyOf, RECORD_COLUMNS, toRecord, type AlarmRecord, type RecordRow, type Severity } from './record.js';
 
 // The SQL of alarms. Deduplication and the lifecycle are the database's: the partial unique index
 // site_alarms_open_key (migration 004) holds at most one unresolved row per key, sends are one
-// INSERT ... ON CONFLICT on it, and a resolve only touches rows still unresolved.
+// INSERT ... ON CONFLICT on it, and a resolve only touches rows still unresolved. Each statement
+// also stores the live stream's alarm event of every alarm it changed (same statement, same commit).
 
 /** The sends of one key within one request, folded into one row (a statement may touch a row once). */
 export interface AlarmGroup {
@@ -21,7 +23,7 @@ export interface AlarmGroup {
 
 // On a duplicate: count every send; FirstSeen and LastSeen only widen (an out-of-order send never
 // moves LastSeen backwards); severity, message and value follow the send that is not older than LastSeen.
-const UPSERT = `
+const UPSERT = withAlarmEvents(`
 INSERT INTO site_alarms AS a (site_id, equipment_type_id, equipment_id, alarm_type, severity, message, value, first_seen, last_seen, occurrences)
 SELECT $1::int, t.type_id, t.equipment_id, t.alarm_type, t.severity, t.message, t.value, t.first_seen, t.last_seen, t.occurrences
   FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::timestamptz[], $9::timestamptz[], $10::int[])
@@ -35,7 +37,7 @@ DO UPDATE SET
   severity = CASE WHEN EXCLUDED.last_seen >= a.last_seen THEN EXCLUDED.severity ELSE a.severity END,
   message = CASE WHEN EXCLUDED.last_seen >= a.last_seen THEN EXCLUDED.message ELSE a.message END,
   value = CASE WHEN EXCLUDED.last_seen >= a.last_seen THEN EXCLUDED.value ELSE a.value END
-RETURNING (xmax = 0) AS created, ${RECORD_COLUMNS}`;
+RETURNING (xmax = 0) AS created, ${RECORD_COLUMNS}`, `CASE WHEN created THEN 'created' ELSE 'duplicate' END`);
 
 /**
  * Stores the groups of one site in one statement. Groups should come sorted by key, so that
@@ -80,10 +82,13 @@ export async function markResolved(
   clientId: string,
 ): Promise<AlarmRecord[]> {
   const rows = await db.query<RecordRow>(
-    `UPDATE site_alarms AS a SET resolved_at = now(), resolved_by = $2, resolve_note = r.note
-       FROM unnest($3::int8[], $4::text[]) AS r(id, note) -- names that site_alarms lacks, so RETURNING needs no prefix
-      WHERE a.alarm_id = r.id AND a.site_id = $1 AND a.resolved_at IS NULL
-      RETURNING ${RECORD_COLUMNS}`,
+    withAlarmEvents(
+      `UPDATE site_alarms AS a SET resolved_at = now(), resolved_by = $2, resolve_note = r.note
+         FROM unnest($3::int8[], $4::text[]) AS r(id, note) -- names that site_alarms lacks, so RETURNING needs no prefix
+        WHERE a.alarm_id = r.id AND a.site_id = $1 AND a.resolved_at IS NULL
+        RETURNING ${RECORD_COLUMNS}`,
+      `'resolved'`,
+    ),
     [siteId, clientId, items.map((i) => i.id), items.map((i) => i.note)],
   );
   return rows.map(toRecord);

@@ -39,6 +39,7 @@ export async function openPglite(dataDir?: string, template = TEMPLATE): Promise
         return fn(wrap(tx));
       }),
     exec: base.exec,
+    listen: (channel, onNotify) => pg.listen(channel, onNotify),
     close: () => pg.close(),
   };
 }

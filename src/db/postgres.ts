@@ -10,13 +10,16 @@ export interface PostgresOptions {
 }
 
 export async function openPostgres(url: string, opts: PostgresOptions = {}): Promise<Database> {
-  const pool = new pg.Pool({
+  const connection = {
     connectionString: url,
-    max: opts.max ?? 10,
     // JIT compiles a plan for large estimated costs: 100 ms and more of compiling for queries that
     // run in a few milliseconds over indexes (summaries, rollup refresh). Off for this service.
     options: `-c jit=off${opts.schema ? ` -c search_path=${opts.schema}` : ''}`,
     connectionTimeoutMillis: 10_000,
+  };
+  const pool = new pg.Pool({
+    ...connection,
+    max: opts.max ?? 10,
     // A database that stops answering must turn into errors, not requests that wait for ever.
     statement_timeout: opts.statementTimeoutMs ?? 60_000,
   });
@@ -69,6 +72,54 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     transaction: (fn) => within('BEGIN', fn),
     snapshot: (fn) => within('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn),
     exec: base.exec,
+    listen: (channel, onNotify) => listen(connection, channel, onNotify),
     close: () => pool.end(),
+  };
+}
+
+/**
+ * LISTEN on a connection of its own (a pooled one would be handed to others). A lost connection is
+ * made again every second until it works; onNotify runs after each connection, since notices sent
+ * meanwhile are lost.
+ */
+async function listen(connection: pg.ClientConfig, channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+  let client: pg.Client | undefined;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const connect = async () => {
+    const c = new pg.Client(connection);
+    let lost = false;
+    const again = () => {
+      if (lost) return;
+      lost = true;
+      c.end().catch(() => {});
+      if (client === c) client = undefined;
+      if (!stopped) timer = setTimeout(() => void connect().catch(() => {}), 1000).unref();
+    };
+    c.on('error', again);
+    c.on('end', again);
+    c.on('notification', (m) => m.channel === channel && onNotify(m.payload ?? ''));
+    try {
+      await c.connect();
+      await c.query(`LISTEN "${channel.replace(/"/g, '""')}"`);
+    } catch (err) {
+      again();
+      throw err;
+    }
+    if (stopped) return void (await c.end().catch(() => {}));
+    client = c;
+    onNotify('');
+  };
+  try {
+    await connect();
+  } catch (err) {
+    stopped = true;
+    clearTimeout(timer);
+    throw err;
+  }
+  return async () => {
+    stopped = true;
+    clearTimeout(timer);
+    await client?.end().catch(() => {});
   };
 }

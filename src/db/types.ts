@@ -21,5 +21,11 @@ export interface Database extends Queryable {
   snapshot<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Runs a script of several statements without parameters (migrations only). */
   exec(sql: string): Promise<void>;
+  /**
+   * Calls onNotify with the payload of every NOTIFY of the channel (an SQL identifier, lower case)
+   * until the returned function is called; also with '' after each (re)connection, as notices may
+   * have been missed meanwhile.
+   */
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }

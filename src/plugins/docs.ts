@@ -31,6 +31,7 @@ const TAGS = [
   { name: 'telemetry download', description: 'Log summaries and raw sensor logs, as JSON or CSV' },
   { name: 'alarms', description: 'Send, resolve and list alarms' },
   { name: 'transactions', description: 'Transaction and change logs, ticket and motion-capture images' },
+  { name: 'live stream', description: 'Server-Sent Events: readings, uploads, alarms and configuration changes as they are committed' },
   { name: 'administration', description: 'API clients and provisioning (admin clients only)' },
 ];
 

@@ -10,6 +10,7 @@ import { linkedSites, readLinks, recordLinkChanges } from './link-changes.js';
 import { replaceActuatorChildren, replaceRoles, replaceSensorLinks } from './links.js';
 import { columnsOf, toRows, upsertRows } from './upsert.js';
 import { checkImages, upsertChanges, upsertImages } from './tickets.js';
+import { publishConfigChanges } from '../stream/publish.js';
 
 export { ImportError } from './checks.js';
 
@@ -82,6 +83,10 @@ export async function importDocument(db: Database, input: unknown, opts: ImportO
     count('images', doc.images?.length ?? 0, await upsertImages(tx, doc.images ?? [], stamp));
     for (const c of doc.clients ?? []) await upsertClient(tx, c);
     count('clients', doc.clients?.length ?? 0, doc.clients?.length ?? 0);
+    // Live stream subscribers re-read the configuration of these sites. Actuator children carry no
+    // change stamp, so an actuator that lists any counts as a change of its site.
+    const withChildren = (doc.actuators ?? []).filter((a) => a.SensorScalings || a.SensorTriggers || a.TankGroupConnections);
+    await publishConfigChanges(tx, stamp, withChildren.map((a) => a.SiteID));
     return summary;
   });
 }

@@ -1,5 +1,6 @@
 import type { Database } from '../db/index.js';
 import { Partitions } from './partitions.js';
+import { isoSql as iso } from '../time.js';
 
 // A week of telemetry, one sample every five minutes, for every piece of equipment of a freshly
 // seeded database, made by the database itself (INSERT ... SELECT over generate_series: one statement
@@ -97,7 +98,3 @@ SELECT 'tank', t.tank_group_id, t.site_id, l.ts, jsonb_build_object('siteTankGro
        'exitTankLevel', l.exit_tank_level, 'totalVolume', l.total_volume, 'timestamp', ${iso('l.ts')})
   FROM tank_groups t JOIN tank_logs l ON l.tank_group_id = t.tank_group_id AND l.ts = $1::timestamptz
 ON CONFLICT (equipment_kind, equipment_id) DO NOTHING`;
-
-function iso(col: string) {
-  return `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-}

@@ -2,10 +2,11 @@ import { KIND_LIST, type ColumnType } from './kinds.js';
 import type { Job } from './jobs.js';
 import { binOf } from './rollups/refresh.js';
 import { UNITS } from './rollups/units.js';
+import { insertedLogEvents, logEvents, READING_EVENTS } from '../stream/publish.js';
 
 // One SQL statement stores a whole round of jobs: per log table one INSERT ... SELECT FROM unnest(...)
 // (set-based, whatever the number of rows; plain, or ON CONFLICT DO UPDATE: see LogMode), the
-// readings upsert and the sites' LastCommunication, as data-modifying CTEs. A single statement is atomic on its own, so a round
+// readings upsert, the sites' LastCommunication and the live stream's events, as data-modifying CTEs. A single statement is atomic on its own, so a round
 // costs one round trip and one commit. The jobs of a round have no key in common (the writer sees
 // to it), so no row is touched twice and the rows each statement returns tell which job stored what.
 
@@ -53,6 +54,7 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: L
     const ids: number[] = [];
     const times: number[] = [];
     const jobOf: number[] = [];
+    const siteOf: number[] = [];
     const columns: unknown[][] = spec.fields.map(() => []);
     jobs.forEach((job, j) => {
       if (job.role !== 'log') return;
@@ -60,15 +62,20 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: L
         if (e.kind !== spec.kind) continue;
         ids.push(e.id);
         times.push(e.ts);
-        if (mode === 'upsert') jobOf.push(j);
+        if (mode === 'upsert') {
+          jobOf.push(j);
+          siteOf.push(e.site!);
+        }
         for (let c = 0; c < columns.length; c++) columns[c].push(e.values[c]);
       }
     });
     if (!ids.length) return;
     const cols = spec.fields.map((_, c) => `c${c}`);
-    // In insert mode nothing is counted in SQL, so rows need not say which job they belong to.
-    const job = mode === 'upsert' ? ['job'] : [];
-    const unnest = [p(ids, 'int4[]'), p(times, 'float8[]'), ...columns.map((v, c) => p(v, ARRAY_TYPE[spec.fields[c].type])), ...job.map(() => p(jobOf, 'int4[]'))];
+    // In insert mode nothing is counted in SQL, so rows need not say which job and site they belong to
+    // (upserts count, and announce what they stored per job and site).
+    const job = mode === 'upsert' ? ['job', 'site'] : [];
+    const jobArrays = mode === 'upsert' ? [p(jobOf, 'int4[]'), p(siteOf, 'int4[]')] : [];
+    const unnest = [p(ids, 'int4[]'), p(times, 'float8[]'), ...columns.map((v, c) => p(v, ARRAY_TYPE[spec.fields[c].type])), ...jobArrays];
     const names = spec.fields.map((f) => f.column);
     const inputs = [...cols, ...job].join(', ');
     // Sorted by key: one equipment's minutes go into the index side by side, and concurrent
@@ -91,9 +98,16 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: L
         WHERE (${names.map((n) => `t.${n}`).join(', ')}) IS DISTINCT FROM (${names.map((n) => `EXCLUDED.${n}`).join(', ')})
         RETURNING t.${spec.idColumn} AS id, t.ts)`,
       mark(`w${k}`),
+      logEvents(`e${k}`, spec.kind, `w${k} JOIN i${k} USING (id, ts)`),
     );
     counted.push(`SELECT i${k}.job FROM w${k} JOIN i${k} USING (id, ts)`);
   });
+
+  if (mode === 'insert') {
+    // Every entry is stored (or the statement fails), so the logs events are known before it runs.
+    const events = insertedLogEvents(jobs);
+    if (events.sites.length) ctes.push(events.cte(p(events.sites, 'int4[]'), p(events.data, 'text[]')));
+  }
 
   const readings = jobs.flatMap((job, j) => (job.role === 'reading' ? job.entries.map((e) => ({ e, j })) : []));
   if (readings.length) {
@@ -113,6 +127,7 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: L
         ON CONFLICT (equipment_kind, equipment_id) DO UPDATE SET site_id = EXCLUDED.site_id, ts = EXCLUDED.ts, record = EXCLUDED.record
         WHERE t.ts < EXCLUDED.ts OR (t.ts = EXCLUDED.ts AND t.record IS DISTINCT FROM EXCLUDED.record)
         RETURNING t.equipment_kind AS kind, t.equipment_id AS id)`,
+      READING_EVENTS,
     );
     counted.push(`SELECT ir.job FROM wr JOIN ir USING (kind, id)`);
   }

@@ -21,6 +21,8 @@ export interface WriterOptions {
   maxInFlight: number;
   /** A write that takes longer is answered 500 (the database is stuck or unreachable). */
   timeoutMs: number;
+  /** Called after each commit (the live stream looks for the events the write stored). */
+  onCommit?: () => void;
 }
 
 interface Pending {
@@ -119,6 +121,7 @@ export class TelemetryWriter {
     const all = rounds.flat();
     try {
       const counts = await this.write(rounds);
+      this.opts.onCommit?.();
       all.forEach((p, i) => p.resolve(counts[i]));
     } catch (err) {
       if (all.length > 1 && !(err instanceof WriteTimeout) && !isConnectionError(err)) {

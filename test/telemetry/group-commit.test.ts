@@ -48,7 +48,8 @@ describeEachBackend('telemetry group commit', (backend) => {
     await partitions.cover(Date.now());
     return { writer: new TelemetryWriter(counting, partitions, { group, maxInFlight: 1, timeoutMs: 10_000 }), sent };
   }
-  const entry = (m: number, value: unknown = m, id = SENSOR): Entry => ({ kind: 'sensor', id, ts: Date.parse(minute(m)), values: [value], index: 0 });
+  // Entries reach the writer with their site found (demo ids: site * 10000 + n).
+  const entry = (m: number, value: unknown = m, id = SENSOR): Entry => ({ kind: 'sensor', id, ts: Date.parse(minute(m)), values: [value], index: 0, site: Math.floor(id / 10_000) });
   const job = (...entries: Entry[]) => makeJob('log', entries, [1]);
 
   it('writes requests that arrive together, or queue up while a write is in flight, in one statement', async () => {

@@ -8,6 +8,7 @@ import { alarmRoutes } from './alarms/index.js';
 import { transactionRoutes } from './transactions/index.js';
 import { imageRoutes } from './images/index.js';
 import { adminRoutes } from './admin/index.js';
+import { streamRoutes } from './stream/index.js';
 
 /** The whole /v1 API, one area a line. Every route here needs a valid bearer token. */
 export async function v1Routes(app: FastifyTypebox): Promise<void> {
@@ -24,4 +25,5 @@ export async function v1Routes(app: FastifyTypebox): Promise<void> {
   await app.register(transactionRoutes);
   await app.register(imageRoutes);
   await app.register(adminRoutes, { prefix: '/admin' });
+  await app.register(streamRoutes);
 }

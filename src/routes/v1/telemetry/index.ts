@@ -37,6 +37,7 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
     group: config.GROUP_COMMIT,
     maxInFlight: db.kind === 'pglite' ? 1 : 4,
     timeoutMs: config.WRITE_TIMEOUT_MS,
+    onCommit: () => app.stream.committed(),
   });
   const directory = new EquipmentDirectory(db, config.EQUIPMENT_CACHE_MS, config.WRITE_TIMEOUT_MS);
   // Writes of requests whose client has gone (so the server may close at once) still finish before the database closes.

@@ -1,0 +1,56 @@
+import { fastifySSE } from '@fastify/sse';
+import type { FastifyTypebox } from '../../../http.js';
+import { badRequest, HttpError } from '../../../errors.js';
+import { securedErrors } from '../../../schemas/common.js';
+import { resolveSubscription } from '../../../stream/access.js';
+import { sseSink } from '../../../stream/sink.js';
+import { StreamEvents, StreamQuery } from './schema.js';
+
+// Contract 10: the live stream. The Accept check (406), the response head and the heartbeat comment
+// come from @fastify/sse; src/stream/ does the rest (the README's "Live stream" says why).
+
+const DESCRIPTION =
+  'Server-Sent Events. The token goes in the Authorization header (read the stream with fetch), never in the URL. ' +
+  'The first event is `snapshot` (every site streamed: LastCommunication, Current, ActiveAlarms); then, as soon as ' +
+  'they are committed on any instance, `reading`, `logs`, `alarm` and `config`. Every event has an `id`: reconnect ' +
+  'with `Last-Event-ID` to receive what was missed while it is retained (at least STREAM_RETENTION_MS, 5 minutes by ' +
+  'default), else a fresh snapshot comes first. A comment line comes every STREAM_HEARTBEAT_MS (15 s). A client that ' +
+  'falls behind has queued readings of the same equipment replaced by newer ones (never an older after a newer) and, ' +
+  'past STREAM_MAX_BUFFER unsent bytes, its stream ends (it reconnects). A stream also ends at shutdown, when the ' +
+  'token expires, and when the client is disabled or loses a site it streams. 400: malformed siteIds; 403: a site ' +
+  'out of reach or unknown; 406: Accept refuses text/event-stream; 503: too many streams on this instance.';
+
+export async function streamRoutes(app: FastifyTypebox): Promise<void> {
+  await app.register(fastifySSE, { heartbeatInterval: app.config.STREAM_HEARTBEAT_MS });
+  const max = app.config.MAX_BATCH;
+
+  app.get(
+    '/stream',
+    {
+      sse: { kind: 'only' },
+      schema: {
+        operationId: 'streamEvents',
+        tags: ['live stream'],
+        summary: 'Follow the sites live: a snapshot, then readings, logs, alarms and configuration changes',
+        description: DESCRIPTION,
+        querystring: StreamQuery,
+        response: { 200: { description: 'the event stream', content: { 'text/event-stream': { schema: StreamEvents } } }, ...securedErrors(403, 406, 503) },
+      },
+    },
+    async (request, reply) => {
+      const named = request.query.siteIds?.split(',').map(Number) ?? null;
+      if (named && named.length > max) throw badRequest(`at most ${max} siteIds`, [{ path: '/siteIds', message: `at most ${max} ids` }]);
+      if (named?.some((id) => id < 1 || id > 2_147_483_647))
+        throw badRequest('siteIds must be positive 32-bit integers', [{ path: '/siteIds', message: 'ids are 1 to 2147483647' }]);
+      const token = request.headers.authorization?.replace(/^Bearer\s+/i, '');
+      const scope = await resolveSubscription(app.db, request.access!, named, max, token);
+      reply.sse.keepAlive();
+      try {
+        await app.stream.subscribe(sseSink(reply), scope, request.headers['last-event-id'] as string | undefined);
+      } catch (err) {
+        if (err instanceof HttpError && err.statusCode === 503) reply.header('retry-after', '1');
+        throw err;
+      }
+    },
+  );
+}

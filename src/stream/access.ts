@@ -1,0 +1,60 @@
+import { requireSites, type Access } from '../auth/access.js';
+import { findClient } from '../auth/clients.js';
+import type { Queryable } from '../db/index.js';
+import { badRequest } from '../errors.js';
+import type { Subscriber } from './subscriber.js';
+
+// Who may stream what: checked when a stream begins, as every route checks (403 as a whole for a
+// site out of reach), and again every heartbeat, because a stream outlives its request: it ends
+// when the client is disabled, loses a site it streams, or its token expires.
+
+export interface Subscription {
+  clientId: string;
+  /** The sites the request named; null: it named none (every site of the client). */
+  named: number[] | null;
+  /** The sites streamed; null: every site, also those added later. */
+  sites: number[] | null;
+  /** The client's sites when the stream began (null: every site). */
+  reach: number[] | null;
+  /** Epoch ms at which the token expires. */
+  expiresAt?: number;
+  stop?: () => void;
+}
+
+/** What a client streams: the sites it named (403 if any is out of reach), else all of its own. */
+export async function resolveSubscription(db: Queryable, access: Access, named: number[] | null, maxSites: number, token?: string): Promise<Subscription> {
+  const reach = access.siteIds;
+  let sites = reach;
+  if (named) {
+    await requireSites(db, access, named);
+    sites = [...new Set(named)].sort((a, b) => a - b);
+  } else {
+    const n = reach ? reach.length : (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM sites'))[0].n;
+    if (n > maxSites) throw badRequest(`this client reaches ${n} sites; name at most ${maxSites} with siteIds`, [{ path: '/siteIds', message: 'required for a client of this many sites' }]);
+  }
+  return { clientId: access.client.clientId, named, sites, reach, expiresAt: tokenExpiry(token) };
+}
+
+/** The expiry of a token already verified (by the onRequest hook). */
+function tokenExpiry(token?: string): number | undefined {
+  const payload = token?.split('.')[1];
+  if (!payload) return undefined;
+  const exp = (JSON.parse(Buffer.from(payload, 'base64url').toString()) as { exp?: unknown }).exp;
+  return typeof exp === 'number' ? exp * 1000 : undefined;
+}
+
+const sitesKey = (sites: number[] | null) => (sites ? [...sites].sort((x, y) => x - y).join(',') : '*');
+
+/** The streams whose client is now disabled or gone, or no longer reaches what it streams. */
+export async function checkSubscriptions(db: Queryable, subs: Map<Subscriber, Subscription>): Promise<Subscriber[]> {
+  const ids = [...new Set([...subs.values()].map((s) => s.clientId))];
+  const clients = new Map(await Promise.all(ids.map(async (id) => [id, await findClient(db, id)] as const)));
+  const ended: Subscriber[] = [];
+  for (const [sub, s] of subs) {
+    const client = clients.get(s.clientId);
+    const reach = client?.siteIds ?? null;
+    const lost = s.named ? reach !== null && s.named.some((site) => !reach.includes(site)) : sitesKey(reach) !== sitesKey(s.reach);
+    if (!client || client.disabled || lost) ended.push(sub);
+  }
+  return ended;
+}

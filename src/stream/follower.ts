@@ -1,0 +1,100 @@
+import type { Queryable } from '../db/index.js';
+import { advance, fromSnapshot, type Cursor } from './cursor.js';
+import { readEvents, toEvent, type StreamEvent } from './events.js';
+
+// One per instance, while it has subscribers: follows stream_events from its cursor, handing each
+// batch of newly committed events to the subscribers. It reads when told that something was
+// committed (a write of this instance, a NOTIFY from another one) and at least every pollMs.
+// At most one read runs at a time; a request that arrives meanwhile makes one more read after it.
+
+export interface FollowerOptions {
+  /** Events read at most per statement (more are read at once, in the next statement). */
+  batch: number;
+  pollMs: number;
+  onEvents: (events: StreamEvent[]) => void;
+  onError: (err: unknown) => void;
+}
+
+export class Follower {
+  /** What has been handed on; undefined while dormant (no subscribers: nothing is read). */
+  cursor: Cursor | undefined;
+  private running = false;
+  private current: Promise<void> = Promise.resolve();
+  private again = false;
+  /** Waiting for a read that starts after they asked. */
+  private waiting: (() => void)[] = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly opts: FollowerOptions,
+  ) {}
+
+  /** Starts following from what is committed now (events committed before are not handed on). */
+  async activate(): Promise<void> {
+    if (this.cursor) return;
+    const [{ snap }] = await this.db.query<{ snap: string }>('SELECT pg_current_snapshot()::text AS snap');
+    if (this.cursor) return;
+    this.cursor = fromSnapshot(snap);
+    this.timer = setInterval(() => this.kick(), this.opts.pollMs).unref();
+  }
+
+  deactivate(): void {
+    this.cursor = undefined;
+    clearInterval(this.timer);
+  }
+
+  /** Something was committed: read. */
+  kick(): void {
+    if (!this.cursor) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = true;
+    this.current = this.loop();
+  }
+
+  /** Resolves after a read that began after this call: then every event committed before it has been handed on. */
+  async catchUp(): Promise<void> {
+    if (!this.cursor) return this.activate();
+    const done = new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.kick();
+    return done;
+  }
+
+  /** Resolves once no read is running (before the database closes). */
+  async idle(): Promise<void> {
+    await this.current;
+  }
+
+  private async loop(): Promise<void> {
+    do {
+      this.again = false;
+      const waiting = this.waiting.splice(0);
+      try {
+        await this.read();
+      } catch (err) {
+        this.opts.onError(err);
+      }
+      waiting.forEach((wake) => wake());
+    } while (this.again && this.cursor);
+    this.running = false;
+    // Deactivated meanwhile: nobody will read for those still waiting.
+    this.waiting.splice(0).forEach((wake) => wake());
+  }
+
+  private async read(): Promise<void> {
+    for (;;) {
+      const from = this.cursor;
+      if (!from) return;
+      const page = await readEvents(this.db, from, this.opts.batch);
+      if (this.cursor !== from) return; // deactivated (and perhaps activated again) meanwhile
+      const complete = page.rows.length < this.opts.batch;
+      const events: StreamEvent[] = [];
+      this.cursor = advance(from, page.snapshot, page.rows, complete, (row, after) => events.push(toEvent(row, after)));
+      if (events.length) this.opts.onEvents(events);
+      if (complete) return;
+    }
+  }
+}
