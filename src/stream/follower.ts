@@ -1,17 +1,24 @@
 import type { Queryable } from '../db/index.js';
 import { advance, fromSnapshot, type Cursor } from './cursor.js';
-import { readEvents, toEvent, type StreamEvent } from './events.js';
+import { readEvents, type Page } from './events.js';
 
 // One per instance, while it has subscribers: follows stream_events from its cursor, handing each
 // batch of newly committed events to the subscribers. It reads when told that something was
 // committed (a write of this instance, a NOTIFY from another one) and at least every pollMs.
-// At most one read runs at a time; a request that arrives meanwhile makes one more read after it.
+// At most one read runs at a time; a request that arrives meanwhile makes one more read after it,
+// no sooner than MIN_GAP_MS after the last one began (under a stream of commits, reads back to back
+// would keep a database connection busy for a few events each).
+
+/** Events read, each with the position after it; framed only for those someone streams. */
+export type Followed = { row: Page['rows'][number]; after: Cursor }[];
+
+const MIN_GAP_MS = 5;
 
 export interface FollowerOptions {
   /** Events read at most per statement (more are read at once, in the next statement). */
   batch: number;
   pollMs: number;
-  onEvents: (events: StreamEvent[]) => void;
+  onEvents: (events: Followed) => void;
   onError: (err: unknown) => void;
 }
 
@@ -24,6 +31,7 @@ export class Follower {
   /** Waiting for a read that starts after they asked. */
   private waiting: (() => void)[] = [];
   private timer: NodeJS.Timeout | undefined;
+  private lastRead = 0;
 
   constructor(
     private readonly db: Queryable,
@@ -71,6 +79,9 @@ export class Follower {
   private async loop(): Promise<void> {
     do {
       this.again = false;
+      const wait = this.lastRead + MIN_GAP_MS - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      this.lastRead = performance.now();
       const waiting = this.waiting.splice(0);
       try {
         await this.read();
@@ -91,8 +102,8 @@ export class Follower {
       const page = await readEvents(this.db, from, this.opts.batch);
       if (this.cursor !== from) return; // deactivated (and perhaps activated again) meanwhile
       const complete = page.rows.length < this.opts.batch;
-      const events: StreamEvent[] = [];
-      this.cursor = advance(from, page.snapshot, page.rows, complete, (row, after) => events.push(toEvent(row, after)));
+      const events: Followed = [];
+      this.cursor = advance(from, page.snapshot, page.rows, complete, (row, after) => events.push({ row, after }));
       if (events.length) this.opts.onEvents(events);
       if (complete) return;
     }

@@ -4,8 +4,8 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/index.js';
 import { HttpError } from '../errors.js';
 import { covers, decode, encode } from './cursor.js';
-import type { StreamEvent } from './events.js';
-import { Follower } from './follower.js';
+import { toEvent } from './events.js';
+import { Follower, type Followed } from './follower.js';
 import { Pruner } from './prune.js';
 import { CHANNEL_SQL } from './publish.js';
 import { replay } from './replay.js';
@@ -158,9 +158,11 @@ export class StreamService {
     if (!this.subscriptions.size) this.follower.deactivate();
   }
 
-  private deliver(events: StreamEvent[]): void {
-    for (const e of events) {
-      const subs = this.bySite.get(e.siteId);
+  private deliver(events: Followed): void {
+    for (const { row, after } of events) {
+      const subs = this.bySite.get(row.siteId);
+      if (!subs && !this.everySite.size) continue;
+      const e = toEvent(row, after);
       if (subs) for (const sub of subs) sub.push(e);
       for (const sub of this.everySite) sub.push(e);
     }
