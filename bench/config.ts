@@ -29,8 +29,8 @@ const PATHS = [
   { path: '/v1/config/site/compact?siteId=1', label: 'compact, gzip', gzip: true },
   { path: '/v1/config/site?siteId=1', label: 'full site' },
   { path: '/v1/config/site?siteId=1', label: 'full site, gzip', gzip: true },
-  { path: '/v1/config/updates/site/compact?siteId=1&startDate=2100-01-01', label: 'updates compact, nothing changed (edge polling)' },
-  { path: '/v1/config/updates/site/compact?siteId=1&startDate=2000-01-01', label: 'updates compact, everything changed (built and serialized every time)' },
+  { path: '/v1/config/updates/site/compact?siteId=1&startDate=2100-01-01T00:00Z', label: 'updates compact, nothing changed (edge polling)' },
+  { path: '/v1/config/updates/site/compact?siteId=1&startDate=2000-01-01T00:00Z', label: 'updates compact, everything changed (built and serialized every time)' },
 ];
 
 interface Run {

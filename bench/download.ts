@@ -3,7 +3,8 @@
 // server in a child process, requests over HTTP from this one, memory read from /proc from outside.
 //   npx tsx bench/download.ts
 // Env: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_PGLITE=0 skips
-// PGlite, BENCH_REPEAT requests per figure (default 15). Uses a schema of its own, dropped after.
+// PGlite, BENCH_REPEAT requests per figure (default 15). Uses a schema of its own, dropped after;
+// BENCH_SCHEMA=name keeps it (filled once, reused by later runs: for working on one figure).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -103,18 +104,25 @@ async function main() {
   say('');
 
   // ---- PostgreSQL -------------------------------------------------------------------------------
-  const schema = `bench_download_${randomBytes(4).toString('hex')}`;
+  const kept = process.env.BENCH_SCHEMA;
+  if (kept && !/^[a-z_][a-z0-9_]*$/.test(kept)) throw new Error('BENCH_SCHEMA: a lower-case SQL identifier');
+  const schema = kept ?? `bench_download_${randomBytes(4).toString('hex')}`;
   const admin = await openPostgres(DB_URL, { max: 1 });
-  await admin.query(`CREATE SCHEMA ${schema}`);
+  const reuse = kept !== undefined && (await admin.query(`SELECT 1 FROM pg_namespace WHERE nspname = $1`, [schema])).length > 0;
+  if (!reuse) await admin.query(`CREATE SCHEMA ${schema}`);
   let stop: Stop | undefined;
   try {
     const db = await openPostgres(DB_URL, { schema, statementTimeoutMs: 3_600_000 });
     await migrate(db);
-    await importDocument(db, generateDemo({ sites: 1, sensorsPerSite: 12, transactionsPerSite: 0, imagesPerSite: 0 }));
-    await upsertClient(db, { clientId: 'bench', clientSecret: SECRET, siteIds: '*' });
-    const built = await fill(db, ids, secondsId);
-    await db.query('VACUUM ANALYZE');
-    say(`PostgreSQL: loaded in ${(built.load / 1000).toFixed(1)} s; rollups built from nothing in ${(built.rollup / 1000).toFixed(1)} s (rebuildAll: one pass per level).`);
+    if (reuse) {
+      say(`PostgreSQL: reusing the data of schema ${schema}.`);
+    } else {
+      await importDocument(db, generateDemo({ sites: 1, sensorsPerSite: 12, transactionsPerSite: 0, imagesPerSite: 0 }));
+      await upsertClient(db, { clientId: 'bench', clientSecret: SECRET, siteIds: '*' });
+      const built = await fill(db, ids, secondsId);
+      await db.query('VACUUM ANALYZE');
+      say(`PostgreSQL: loaded in ${(built.load / 1000).toFixed(1)} s; rollups built from nothing in ${(built.rollup / 1000).toFixed(1)} s (rebuildAll: one pass per level).`);
+    }
     const port = await freePort();
     const url = new URL(DB_URL);
     url.searchParams.set('options', `-c search_path=${schema}`);
@@ -187,7 +195,7 @@ async function main() {
     await db.close();
   } finally {
     await stop?.();
-    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    if (!kept) await admin.query(`DROP SCHEMA ${schema} CASCADE`);
     await admin.close();
   }
 

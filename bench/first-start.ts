@@ -3,11 +3,11 @@
 // the directory is then. The build (`npm start` compiles first when sources changed) is timed apart.
 // Usage: npx tsx bench/first-start.ts [runs]   (writes the "First start" section of bench/RESULTS.md)
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, writeResultsSection } from './harness.js';
+import { cpuSeconds, freePort, writeResultsSection } from './harness.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const runs = Number(process.argv[2] ?? 3);
@@ -18,12 +18,6 @@ function timeBuild(): number {
   const started = performance.now();
   execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
   return (performance.now() - started) / 1000;
-}
-
-/** CPU seconds (user + system) a process has used so far (Linux: /proc; clock ticks of 1/100 s). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /**

@@ -27,10 +27,13 @@ export function freePort(): Promise<number> {
 /** A stop function that also tells the server's process id (to read its memory from outside). */
 export type Stop = (() => Promise<void>) & { pid: number };
 
-/** Starts src/server.ts (through tsx) on 127.0.0.1:port; resolves once /health answers. Returns a stop function. */
-export async function startServer(port: number, env: Record<string, string>): Promise<Stop> {
+/**
+ * Starts src/server.ts (through tsx) on 127.0.0.1:port; resolves once /health answers. Returns a stop
+ * function. `serverRoot`: another checkout of the service to run instead of this one (to compare).
+ */
+export async function startServer(port: number, env: Record<string, string>, serverRoot = root): Promise<Stop> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: root,
+    cwd: serverRoot,
     env: {
       ...process.env, PORT: String(port), HOST: '127.0.0.1', DEMO: '0', LOG_LEVEL: 'warn',
       JWT_SECRET: 'bench-jwt-secret-of-at-least-32-characters', ...env,
@@ -64,6 +67,29 @@ export function rssOf(pid: number): number {
   return m ? Number(m[1]) * 1024 : 0;
 }
 
+/** CPU seconds a process has used (user + system), read from /proc (Linux). */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Latency histogram in 0.1 ms steps up to 60 s. */
+export class Histogram {
+  private counts = new Uint32Array(600_000);
+  n = 0;
+  max = 0;
+  add(ms: number) {
+    this.counts[Math.min(this.counts.length - 1, Math.max(0, Math.round(ms * 10)))]++;
+    this.n++;
+    this.max = Math.max(this.max, ms);
+  }
+  pct(p: number) {
+    let seen = 0;
+    for (let i = 0; i < this.counts.length; i++) if ((seen += this.counts[i]) >= p * this.n) return i / 10;
+    return this.max;
+  }
+}
+
 /** Replaces (or appends) the `## <title>` section of bench/RESULTS.md. */
 export function writeResultsSection(title: string, body: string): void {
   const file = `${root}bench/RESULTS.md`;
@@ -81,6 +107,21 @@ export function writeResultsSection(title: string, body: string): void {
   writeFileSync(file, lines.join('\n'));
 }
 
+/** Runs fn on a schema of its own on the PostgreSQL at dbUrl (dropped after), with the server environment that selects it. */
+export async function onPostgres(dbUrl: string, name: string, fn: (db: Database, env: { DATABASE_URL: string }) => Promise<void>): Promise<void> {
+  const schema = `bench_${name}_${randomBytes(4).toString('hex')}`;
+  const admin = await openPostgres(dbUrl, { max: 1 });
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  const url = new URL(dbUrl);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  try {
+    await fn(await openPostgres(dbUrl, { schema }), { DATABASE_URL: url.toString() });
+  } finally {
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    await admin.close();
+  }
+}
+
 /**
  * Runs fn on a fresh database of each kind in turn: a schema of its own on the PostgreSQL at dbUrl
  * (dropped after), then, unless BENCH_SKIP_PGLITE=1, an embedded one in a temporary DATA_DIR (removed
@@ -92,17 +133,7 @@ export async function onEachDatabase(
   name: string,
   fn: (backend: 'postgres' | 'pglite', db: Database, env: { DATABASE_URL?: string; DATA_DIR?: string }) => Promise<void>,
 ): Promise<void> {
-  const schema = `bench_${name}_${randomBytes(4).toString('hex')}`;
-  const admin = await openPostgres(dbUrl, { max: 1 });
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  const url = new URL(dbUrl);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  try {
-    await fn('postgres', await openPostgres(dbUrl, { schema }), { DATABASE_URL: url.toString() });
-  } finally {
-    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-    await admin.close();
-  }
+  await onPostgres(dbUrl, name, (db, env) => fn('postgres', db, env));
   if (process.env.BENCH_SKIP_PGLITE === '1') return;
   const dir = mkdtempSync(join(tmpdir(), `bench-${name}-`));
   try {

@@ -10,6 +10,10 @@
 // BENCH_SKIP_PGLITE=1, BENCH_SUBSCRIBERS=n (n live stream subscribers of site 1 during every run;
 // the figures go to the section "Ingest with n stream subscribers"). The real server runs in a child
 // process on a loopback port; PostgreSQL runs in a schema of its own, dropped after.
+// BENCH_COMPARE_ROOT=<another checkout> runs instead, on PostgreSQL with group commit, that checkout's
+// server, this one's, and this one's with BENCH_SUBSCRIBERS (default 100) stream subscribers, in turns,
+// BENCH_ROUNDS times (default 2) after a warm-up round: the section "Ingest compared with <its commit>".
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { Readable } from 'node:stream';
@@ -84,10 +88,10 @@ async function load(url: string, token: string, connections: number, duration: n
   return { r, next: c };
 }
 
-async function measure(label: string, backend: Run['backend'], group: boolean, base: string, fleet: Fleet, counter: { batch: number; single: number }): Promise<Run[]> {
+async function measure(label: string, backend: Run['backend'], group: boolean, base: string, fleet: Fleet, counter: { batch: number; single: number }, streams = SUBSCRIBERS): Promise<Run[]> {
   const token = await tokenFor(base);
   const runs: Run[] = [];
-  const subscribers = SUBSCRIBERS ? await openSubscribers(base, token, '1', SUBSCRIBERS) : undefined;
+  const subscribers = streams ? await openSubscribers(base, token, '1', streams) : undefined;
   // Batch bodies are made before the run (55 kB each), so the load generator spends its share of the
   // two cores sending rather than building JSON; past the prepared ones, bodies are made on the fly.
   const prepared = new Map<number, string>();
@@ -114,7 +118,7 @@ async function measure(label: string, backend: Run['backend'], group: boolean, b
       p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx + r.timeouts, load: Math.max(load0, loadavg()[0]),
     };
     runs.push(run);
-    if (subscribers) console.log(`  ${SUBSCRIBERS} subscribers of site 1 got ${subscribers.readings.reduce((a, b) => a + b, 0)} readings and ${subscribers.others.reduce((a, b) => a + b, 0)} other events so far, ${subscribers.ended} streams ended`);
+    if (subscribers) console.log(`  ${streams} subscribers of site 1 got ${subscribers.readings.reduce((a, b) => a + b, 0)} readings and ${subscribers.others.reduce((a, b) => a + b, 0)} other events so far, ${subscribers.ended} streams ended`);
     console.log(`${run.label} [${backend}, group commit ${group ? 'on' : 'off'}, c=${connections}]: ${run.rps} req/s, ${run.records} records/s, p50 ${run.p50} ms, p99 ${run.p99} ms, ${run.errors} errors`);
   }
   subscribers?.close();
@@ -143,7 +147,73 @@ async function rawCopy(url: string, fleet: Fleet, batches: number): Promise<Run>
   }
 }
 
+/** The same load on another checkout's server and on this one's, with and without subscribers, in turns. */
+async function compare(otherRoot: string) {
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
+  const streams = SUBSCRIBERS || 100;
+  const commit = execFileSync('git', ['-C', otherRoot, 'log', '-1', '--format=%h %s'], { encoding: 'utf8' }).trim();
+  const idle = await cpuIdle(3000);
+  const before = loadavg()[0];
+  const configs = [
+    { name: `before (${commit.split(' ')[0]})`, root: otherRoot, streams: 0 },
+    { name: 'now', root: undefined, streams: 0 },
+    { name: `now, ${streams} subscribers of site 1`, root: undefined, streams },
+  ];
+  const runs: { config: string; round: number; run: Run }[] = [];
+  await onEachDatabase(DB_URL, 'ingestcmp', async (backend, db, env) => {
+    if (backend !== 'postgres') return void (await db.close());
+    const fleet = await provision(db);
+    await db.close();
+    const counter = { batch: 0, single: 0 };
+    // Round 0 warms the new database up (its first minutes of inserts were measured far slower for
+    // every server alike) and is not reported.
+    for (let round = 0; round <= rounds; round++) {
+      for (const config of configs) {
+        const port = await freePort();
+        const stop = await startServer(port, { ...env, RATE_LIMIT_MAX: '1000000000' }, config.root);
+        try {
+          const measured = await measure(config.name, 'postgres', true, `http://127.0.0.1:${port}`, fleet, counter, config.streams);
+          if (round > 0) for (const run of measured) runs.push({ config: config.name, round, run });
+        } finally {
+          await stop();
+        }
+      }
+    }
+  });
+  const n = (x: number) => Math.round(x).toLocaleString('en-US');
+  const lines = [
+    `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores (${cpus()[0]?.model.trim()}), Node ${process.version}, PostgreSQL on the same machine, group commit on.`,
+    `Command: \`BENCH_COMPARE_ROOT=<checkout of ${commit.split(' ')[0]}> npx tsx bench/ingest.ts\`: the servers of both checkouts on one database, in turns, ${rounds} rounds after an unreported warm-up round; ${DURATION} s a run after a 2 s warm-up; ${BATCH_CONNECTIONS} connections for batches, ${SINGLE_CONNECTIONS} for readings.`,
+    `Before: ${commit}. CPU idle in the 3 s before the run: ${idle === undefined ? '?' : Math.round(idle * 100)} %; load average before ${before.toFixed(2)}, highest seen ${Math.max(...runs.map((r) => r.run.load)).toFixed(2)}.`,
+    '',
+    '| server | round | batch records/s | batch p99 ms | readings/s | readings p50 ms | readings p99 ms | errors |',
+    '|---|---|---|---|---|---|---|---|',
+  ];
+  const mean = (config: string, kind: Run['kind'], f: (r: Run) => number) => {
+    const xs = runs.filter((r) => r.config === config && r.run.kind === kind).map((r) => f(r.run));
+    return xs.reduce((a, b) => a + b, 0) / xs.length;
+  };
+  for (const config of configs)
+    for (let round = 1; round <= rounds; round++) {
+      const b = runs.find((r) => r.config === config.name && r.round === round && r.run.kind === 'batch')!.run;
+      const s = runs.find((r) => r.config === config.name && r.round === round && r.run.kind === 'single')!.run;
+      lines.push(`| ${config.name} | ${round} | ${n(b.records)} | ${b.p99} | ${n(s.rps)} | ${s.p50} | ${s.p99} | ${b.errors + s.errors} |`);
+    }
+  lines.push('', '| server (mean of the rounds) | batch records/s | vs before | readings/s | vs before | readings p99 ms |', '|---|---|---|---|---|---|');
+  const base = { batch: mean(configs[0].name, 'batch', (r) => r.records), single: mean(configs[0].name, 'single', (r) => r.rps) };
+  for (const config of configs) {
+    const batch = mean(config.name, 'batch', (r) => r.records);
+    const single = mean(config.name, 'single', (r) => r.rps);
+    const pct = (x: number, y: number) => `${x >= y ? '+' : ''}${(((x - y) / y) * 100).toFixed(1)} %`;
+    lines.push(`| ${config.name} | ${n(batch)} | ${pct(batch, base.batch)} | ${n(single)} | ${pct(single, base.single)} | ${mean(config.name, 'single', (r) => r.p99).toFixed(1)} |`);
+  }
+  const text = lines.join('\n');
+  console.log(text);
+  if (process.env.BENCH_WRITE !== '0') writeResultsSection('Ingest compared with the service before the live stream', text);
+}
+
 async function main() {
+  if (process.env.BENCH_COMPARE_ROOT) return compare(process.env.BENCH_COMPARE_ROOT);
   const runs: Run[] = [];
   const before = loadavg()[0];
   const idle = await cpuIdle(3000);

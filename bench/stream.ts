@@ -10,7 +10,6 @@
 // Env: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_STREAM_DURATION
 // seconds (default 120), BENCH_STREAM_SUBSCRIBERS (100), BENCH_STREAM_RATE readings/s (1000),
 // BENCH_SKIP_PGLITE=1. The real server runs in a child process; PostgreSQL in a schema of its own.
-import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { cpus, loadavg } from 'node:os';
 import { upsertClient } from '../src/auth/clients.js';
@@ -18,7 +17,7 @@ import type { Database } from '../src/db/index.js';
 import { migrate } from '../src/db/migrate.js';
 import { generateDemo } from '../src/provisioning/demo.js';
 import { importDocument } from '../src/provisioning/import.js';
-import { freePort, onEachDatabase, startServer, writeResultsSection } from './harness.js';
+import { cpuSeconds, freePort, Histogram, onEachDatabase, rssOf, startServer, writeResultsSection } from './harness.js';
 import { openSubscribers } from './stream-clients.js';
 
 const DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -57,29 +56,7 @@ async function provision(db: Database): Promise<number[]> {
   return doc.sensors!.map((s) => s.SiteSensorID);
 }
 
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
-/** CPU seconds the process has used (user + system). */
-const cpuSeconds = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-};
-
-/** Latency histogram in 0.1 ms steps up to 60 s. */
-class Histogram {
-  private counts = new Uint32Array(600_000);
-  n = 0;
-  max = 0;
-  add(ms: number) {
-    this.counts[Math.min(this.counts.length - 1, Math.max(0, Math.round(ms * 10)))]++;
-    this.n++;
-    this.max = Math.max(this.max, ms);
-  }
-  pct(p: number) {
-    let seen = 0;
-    for (let i = 0; i < this.counts.length; i++) if ((seen += this.counts[i]) >= p * this.n) return i / 10;
-    return this.max;
-  }
-}
+const rssMb = (pid: number) => rssOf(pid) / 1024 / 1024;
 
 async function measure(backend: string, env: Record<string, string>, sensors: number[]): Promise<Result> {
   const port = await freePort();

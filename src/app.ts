@@ -8,6 +8,8 @@ import { registerErrorHandling } from './plugins/errors.js';
 import { registerValidation } from './plugins/validation.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { registerDocs } from './plugins/docs.js';
+import { registerDecompression } from './plugins/decompression.js';
+import { registerRouteTable } from './plugins/methods.js';
 import { ErrorBody } from './schemas/common.js';
 import { routes } from './routes/index.js';
 import { StreamService } from './stream/service.js';
@@ -19,6 +21,8 @@ export interface BuildOptions {
   /** An open, migrated database; when absent the configured one is opened (and closed with the app). */
   db?: Database;
   logger?: boolean | object;
+  /** The built console to serve at /console/ (default: dist/console). */
+  consoleDir?: string;
 }
 
 export async function buildApp(config: Config = loadConfig(), opts: BuildOptions = {}): Promise<FastifyTypebox> {
@@ -28,26 +32,37 @@ export async function buildApp(config: Config = loadConfig(), opts: BuildOptions
     // Ids arrive as path text ("12"); a trailing slash is the same route.
     routerOptions: { ignoreTrailingSlash: true },
     return503OnClosing: true,
+    // Slow clients (half-sent headers, a body trickling in) are cut off; the server looks every
+    // second or so, so a connection is closed at most about that long after its deadline.
+    requestTimeout: config.REQUEST_TIMEOUT_MS,
+    http: {
+      headersTimeout: config.HEADERS_TIMEOUT_MS,
+      requestTimeout: config.REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.HEADERS_TIMEOUT_MS / 4))),
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const db = opts.db ?? (await connect(config));
   if (!opts.db) app.addHook('onClose', async () => db.close());
-  app.decorate('db', db);
+  // Every call a request makes is bounded in time (db/types.ts, bounded); the CLI and migrations are not.
+  app.decorate('db', db.bounded(config.QUERY_TIMEOUT_MS));
   app.decorate('config', config);
   app.decorate('tokens', createTokenService(await loadJwtSecret(db, config.JWT_SECRET), config.TOKEN_TTL));
-  const stream = new StreamService(db, config, app.log);
+  const stream = new StreamService(app.db, config, app.log);
   await stream.start();
   app.decorate('stream', stream);
   // Streams end before the server waits for open connections, and before the database closes.
   app.addHook('preClose', () => stream.close());
 
   app.addSchema(ErrorBody);
+  registerRouteTable(app);
   registerValidation(app);
+  registerDecompression(app, config.BODY_LIMIT);
   registerErrorHandling(app);
   await registerDocs(app);
   registerTokenResolution(app, config.CLIENT_CACHE_MS);
   await registerRateLimit(app, config);
 
-  await app.register(routes);
+  await app.register(routes, { consoleDir: opts.consoleDir });
   return app;
 }

@@ -12,6 +12,10 @@ export const ConfigSchema = Type.Object({
   JWT_SECRET: Type.Optional(Type.String({ minLength: 16 })),
   TOKEN_TTL: Type.Integer({ minimum: 60, maximum: 86_400 * 7, default: 3600 }),
   BODY_LIMIT: Type.Integer({ minimum: 1024, default: 16 * 1024 * 1024 }),
+  // Slow clients: the longest a client may take to send its request headers, and its whole request
+  // (headers and body; a response, such as a stream, is not limited by it). Past them the connection is closed.
+  HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
+  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 300_000 }),
   MAX_BATCH: Type.Integer({ minimum: 1, default: 10_000 }),
   RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 1200 }),
   RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
@@ -26,6 +30,11 @@ export const ConfigSchema = Type.Object({
   // longest a write may take before the request is answered 500, and how long an equipment id's
   // site is reused for the access check before it is read again.
   GROUP_COMMIT: Type.Boolean({ default: true }),
+  // Every other database call of a request (connection included) ends within this, or the request
+  // is answered 503 with retry-after (GET /health: within 1.5 s at most).
+  QUERY_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 5000 }),
+  // A provisioning import over HTTP (POST /v1/admin/import) is one transaction and may be large.
+  IMPORT_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 120_000 }),
   WRITE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
   EQUIPMENT_CACHE_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 5000 }),
   // Summary rollups: how often the background refresher looks for stale buckets (0: never; summaries
@@ -57,5 +66,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const merged = { ...(withDefaults as object), ...overrides };
   const err = Value.Errors(ConfigSchema, merged).First();
   if (err) throw new ConfigError(`invalid setting ${err.path.slice(1) || '(root)'}: ${err.message}`);
-  return merged as Config;
+  const config = merged as Config;
+  // Node refuses a headers timeout longer than the whole request's.
+  if (config.HEADERS_TIMEOUT_MS > config.REQUEST_TIMEOUT_MS) throw new ConfigError('invalid setting HEADERS_TIMEOUT_MS: must not exceed REQUEST_TIMEOUT_MS');
+  return config;
 }

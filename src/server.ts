@@ -34,11 +34,14 @@ async function main() {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
   await app.listen({ port: config.PORT, host: config.HOST });
+  const consoleUrl = `http://localhost:${config.PORT}/console/`;
+  if (!credentials) process.stdout.write(`\n  Console: ${consoleUrl}  (sign in with an API client's ID and secret)\n\n`);
   if (credentials) {
     // Shown once, on the console only: the database keeps just a hash of the secret.
     process.stdout.write(
       `\n  Demo data loaded. Demo client (an admin of every site; shown only now, keep it):\n` +
         `    clientId:     ${credentials.clientId}\n    clientSecret: ${credentials.clientSecret}\n` +
+        `  Console:      ${consoleUrl}  (sign in with the client ID and secret above)\n` +
         `  Get a token:  curl -s -X POST http://localhost:${config.PORT}/token -H 'content-type: application/json' ` +
         `-d '{"clientId":"${credentials.clientId}","clientSecret":"${credentials.clientSecret}"}'\n` +
         `  API docs:     http://localhost:${config.PORT}/docs\n` +

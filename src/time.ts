@@ -1,13 +1,18 @@
 // Times in: any ISO 8601 date-time, UTC when it has no offset. Times out: UTC with milliseconds and Z.
+//
+// A date-time names one instant, written one way: a date alone (which instant of the day?), hour 24
+// (24:59 would alias 00:59 of the next day, and 24:00 is midnight written twice) and second 60 (a
+// leap second PostgreSQL cannot store; it would become :59 and alias a real second) are refused
+// rather than read as something else. Calendar dates must exist (no February 30).
 import { badRequest } from './errors.js';
 
-const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+const ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
 /** Milliseconds since the epoch, or undefined when the text is not an ISO 8601 date-time. */
 export function parseTime(text: string): number | undefined {
   const m = ISO.exec(text.trim());
   if (!m) return undefined;
-  const [, y, mo, d, h = '00', mi = '00', s = '00', frac = '', zone] = m;
+  const [, y, mo, d, h, mi, s = '00', frac = '', zone] = m;
   let offsetMin = 0;
   if (zone && zone.toUpperCase() !== 'Z') {
     const sign = zone[0] === '-' ? -1 : 1;
@@ -16,20 +21,23 @@ export function parseTime(text: string): number | undefined {
     if (Number(digits.slice(0, 2)) > 23 || Number(digits.slice(2) || 0) > 59) return undefined;
   }
   const [Y, M, D, H, I, S] = [y, mo, d, h, mi, s].map(Number);
-  if (M < 1 || M > 12 || D < 1 || H > 24 || I > 59 || S > 60) return undefined;
+  if (M < 1 || M > 12 || D < 1 || H > 23 || I > 59 || S > 59) return undefined;
   const ms = frac ? Math.floor(Number(`0${frac}`) * 1000) : 0;
   // setUTCFullYear, not Date.UTC: Date.UTC reads years 0-99 as 1900-1999.
   const day = new Date(0);
   day.setUTCFullYear(Y, M - 1, D);
   // Reject dates that roll over (2026-02-30) by reading the day back.
   if (day.getUTCDate() !== D) return undefined;
-  return day.getTime() + ((H * 60 + I) * 60 + Math.min(S, 59)) * 1000 + ms - offsetMin * 60_000;
+  return day.getTime() + ((H * 60 + I) * 60 + S) * 1000 + ms - offsetMin * 60_000;
 }
 
 export const toIso = (t: Date | number | string | null | undefined): string | null =>
   t === null || t === undefined ? null : new Date(t).toISOString();
 
 const DAY_MS = 86_400_000;
+
+/** What every time field says when parseTime refuses it. */
+export const NOT_A_TIME = 'must be an ISO 8601 date-time with a time of day (hours 00-23, seconds 00-59, a real calendar date)';
 
 /**
  * A request's `[start, end)` range in ms, checked as every range input is: both ISO 8601, end after
@@ -38,9 +46,9 @@ const DAY_MS = 86_400_000;
 export function parseRange(start: string, end: string, maxDays: number): { start: number; end: number } {
   const bad = (path: string, message: string) => badRequest(`${path.slice(1)} ${message}`, [{ path, message }]);
   const from = parseTime(start);
-  if (from === undefined) throw bad('/start', 'must be an ISO 8601 date-time');
+  if (from === undefined) throw bad('/start', NOT_A_TIME);
   const to = parseTime(end);
-  if (to === undefined) throw bad('/end', 'must be an ISO 8601 date-time');
+  if (to === undefined) throw bad('/end', NOT_A_TIME);
   if (to <= from) throw bad('/end', 'must be after start');
   if (to - from > maxDays * DAY_MS) throw bad('/end', `must be at most ${maxDays} days after start`);
   return { start: from, end: to };

@@ -89,3 +89,12 @@ export async function startApp(
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/**
+ * The database with some of its methods replaced (to count, fail or delay calls), in its bounded
+ * views too: the service calls the database through views with deadlines (Database.bounded).
+ */
+export function instrument(db: Database, over: (view: Database, ms: number) => Partial<Database>): Database {
+  const make = (view: Database, ms: number): Database => ({ ...view, ...over(view, ms), bounded: (next) => make(view.bounded(next), next) });
+  return make(db, Infinity);
+}

@@ -81,8 +81,8 @@ async function requireKnown(db: Queryable, siteId: number, ids: string[], pathOf
   );
 }
 
-/** The unresolved alarms of the sites (403 when any is out of reach or unknown), newest first, at most `limit`. */
-export async function listActiveAlarms(db: Queryable, access: Access, siteIds: number[], limit: number): Promise<AlarmRecord[]> {
+/** The unresolved alarms of the sites (403 when any is out of reach or unknown), newest first, at most `limit`, of the given severities if any. */
+export async function listActiveAlarms(db: Queryable, access: Access, siteIds: number[], limit: number, severities?: readonly string[]): Promise<AlarmRecord[]> {
   await requireSites(db, access, siteIds);
-  return listActive(db, [...new Set(siteIds)], limit);
+  return listActive(db, [...new Set(siteIds)], limit, severities ?? null);
 }

@@ -97,8 +97,9 @@ export function parseAlarm(input: AlarmInput, index: number, at: string, now = D
 
 /**
  * Equipment that does not exist: 404 (before access, the same answer for every client). Then the
- * site: 403 when out of reach or unknown. Only then equipment of another site: 400 (after the 403,
- * so a client learns nothing about the equipment of sites it cannot reach).
+ * site: 403 when out of reach or unknown, and so is equipment of a site out of reach. Only then
+ * equipment of another site the client reaches: 400 (so a client learns nothing about the equipment
+ * of sites it cannot reach).
  */
 async function checkEquipment(db: Queryable, access: Access, siteId: number, alarms: CheckedAlarm[], pathOf: (i: number) => string): Promise<void> {
   const byKind = new Map<EquipmentKind, number[]>();
@@ -114,6 +115,8 @@ async function checkEquipment(db: Queryable, access: Access, siteId: number, ala
   const missing = withEquipment.filter((a) => siteOf(a) === undefined);
   if (missing.length) throw unknownEquipment(missing, pathOf);
   await requireSites(db, access, [siteId]);
+  // Equipment of a site out of reach is a 403 like any other, naming nothing of it.
+  access.assertSites(withEquipment.map((a) => siteOf(a)!));
   const foreign = withEquipment.filter((a) => siteOf(a) !== siteId);
   if (foreign.length) {
     const details = foreign.slice(0, MAX_DETAILS).map((a) => detail(`${pathOf(a.index)}/${a.equipment!.field}`, `${describe(a)} is not equipment of site ${siteId}`));

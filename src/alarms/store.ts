@@ -95,13 +95,14 @@ export async function markResolved(
 }
 
 /** Unresolved alarms of the sites, newest first (LastSeen, then id, both descending), at most `limit`. */
-export async function listActive(db: Queryable, siteIds: number[], limit: number): Promise<AlarmRecord[]> {
+/** Unresolved alarms of the sites, newest first; only the given severities when a list is given. */
+export async function listActive(db: Queryable, siteIds: number[], limit: number, severities: readonly string[] | null = null): Promise<AlarmRecord[]> {
   const rows = await db.query<RecordRow>(
     `SELECT ${RECORD_COLUMNS} FROM site_alarms
-      WHERE resolved_at IS NULL AND site_id = ANY($1::int[])
+      WHERE resolved_at IS NULL AND site_id = ANY($1::int[]) AND ($3::text[] IS NULL OR severity = ANY($3::text[]))
       ORDER BY last_seen DESC, alarm_id DESC
       LIMIT $2`,
-    [siteIds, limit],
+    [siteIds, limit, severities],
   );
   return rows.map(toRecord);
 }

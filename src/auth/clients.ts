@@ -37,6 +37,8 @@ const RECORD_COLUMNS = `${COLUMNS}, created_at AS "createdAt", updated_at AS "up
 const listOrStar = (v: number[] | '*' | undefined, absent: number[] | null) => (v === undefined ? absent : v === '*' ? null : v);
 
 export async function findClient(db: Queryable, clientId: string): Promise<(Client & { secretHash: string }) | undefined> {
+  // No stored id holds NUL (PostgreSQL text cannot) or is that long: such an id, from a token or a body, is simply unknown.
+  if (clientId.length > 1000 || clientId.includes('\u0000')) return undefined;
   const rows = await db.query<Client & { secretHash: string }>(
     `SELECT ${COLUMNS}, secret_hash AS "secretHash" FROM clients WHERE client_id = $1`,
     [clientId],

@@ -1,5 +1,6 @@
 import { PGlite, types } from '@electric-sql/pglite';
 import type { Database, Transaction } from './types.js';
+import { DatabaseTimeout, withinDeadline } from './deadline.js';
 import { TEMPLATE, templateFor } from './pglite-template.js';
 
 // Same value types as node-postgres: int8 and numeric as strings (bigint ids stay exact).
@@ -27,19 +28,30 @@ export async function openPglite(dataDir?: string, template = TEMPLATE): Promise
       await q.exec(sql);
     },
   });
-  const base = wrap(pg);
-  return {
-    kind: 'pglite',
-    query: base.query,
-    transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
-    // PGlite runs one transaction at a time, so this one is consistent anyway; read-only guards it.
-    snapshot: (fn) =>
+  // PGlite runs in this thread and cannot be interrupted: a call past its deadline is answered at
+  // once, and a transaction past it rolls back at its next statement (nothing more of it is written).
+  const inTransaction = <T>(ms: number, setup: string | undefined, fn: (tx: Transaction) => Promise<T>) =>
+    withinDeadline(ms, (expired) =>
       pg.transaction(async (tx) => {
-        await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-        return fn(wrap(tx));
+        const checked: Transaction = {
+          query: (sql, params) => (expired() ? Promise.reject(new DatabaseTimeout(ms)) : wrap(tx).query(sql, params)),
+          exec: (sql) => (expired() ? Promise.reject(new DatabaseTimeout(ms)) : wrap(tx).exec(sql)),
+        };
+        if (setup) await checked.exec(setup);
+        return fn(checked);
       }),
-    exec: base.exec,
+    );
+  const base = wrap(pg);
+  const view = (ms: number): Database => ({
+    kind: 'pglite',
+    query: (sql, params) => withinDeadline(ms, () => base.query(sql, params)),
+    transaction: (fn) => inTransaction(ms, undefined, fn),
+    // PGlite runs one transaction at a time, so this one is consistent anyway; read-only guards it.
+    snapshot: (fn) => inTransaction(ms, 'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY', fn),
+    exec: (sql) => withinDeadline(ms, () => base.exec(sql)),
+    bounded: view,
     listen: (channel, onNotify) => pg.listen(channel, onNotify),
     close: () => pg.close(),
-  };
+  });
+  return view(Infinity);
 }

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Database, Transaction } from './types.js';
+import { cancelBackend, DatabaseTimeout, withinDeadline } from './deadline.js';
 
 export interface PostgresOptions {
   /** Sets search_path for every connection (tests use one schema per suite). */
@@ -16,16 +17,20 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     // run in a few milliseconds over indexes (summaries, rollup refresh). Off for this service.
     options: `-c jit=off${opts.schema ? ` -c search_path=${opts.schema}` : ''}`,
     connectionTimeoutMillis: 10_000,
+    // A server that vanished without closing the connection is noticed by the kernel in time.
+    keepAlive: true,
   };
   const pool = new pg.Pool({
     ...connection,
     max: opts.max ?? 10,
-    // A database that stops answering must turn into errors, not requests that wait for ever.
+    // The server's own bound, behind the deadlines of bounded views (which cancel sooner).
     statement_timeout: opts.statementTimeoutMs ?? 60_000,
   });
-  // An idle client that loses its server must not crash the process; the pool replaces it.
+  // A client that loses its server must not crash the process: an idle one the pool replaces; one
+  // in use (between two statements of a transaction) fails its next statement, and is dropped on release.
   pool.on('error', () => {});
-  const q = (c: pg.Pool | pg.PoolClient): Transaction => ({
+  pool.on('connect', (client) => client.on('error', () => {}));
+  const q = (c: pg.PoolClient): Transaction => ({
     async query(sql, params) {
       return (await c.query(sql, params as any[])).rows;
     },
@@ -33,48 +38,88 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
       await c.query(sql);
     },
   });
-  const base = q(pool);
-  await base.query('select 1');
+
+  /**
+   * Takes a connection and runs work on it, all within ms. Past the deadline the backend is asked to
+   * cancel its statement and the connection is destroyed (the pool opens a new one when needed): a
+   * server that stopped answering or a statement waiting on a lock never keeps a pool slot.
+   */
+  const onConnection = <T>(ms: number, work: (c: pg.PoolClient) => Promise<T>): Promise<T> => {
+    let client: pg.PoolClient | undefined;
+    let released = false;
+    const release = (err?: Error) => {
+      if (!client || released) return;
+      released = true;
+      client.release(err);
+    };
+    const abandon = () => {
+      if (!client || released) return;
+      const c = client as pg.PoolClient & { processID?: number; secretKey?: number; host: string; port: number; connection?: { stream?: { destroy(): void } } };
+      if (c.processID != null && c.secretKey != null) cancelBackend(c.host, c.port, c.processID, c.secretKey);
+      release(new Error('deadline passed'));
+      c.connection?.stream?.destroy();
+    };
+    return withinDeadline(
+      ms,
+      async (expired) => {
+        const taken = await pool.connect();
+        if (expired()) {
+          taken.release(); // too late: hand it back unused
+          throw new DatabaseTimeout(ms);
+        }
+        client = taken;
+        try {
+          return await work(taken);
+        } finally {
+          release();
+        }
+      },
+      abandon,
+    );
+  };
+
+  await onConnection(10_000, (c) => c.query('select 1'));
   // A transaction's connection runs one query at a time: queries sent side by side wait their turn
   // here (pg would queue them too, but that use is deprecated), and COMMIT or ROLLBACK waits for
   // them all, so nothing runs on the connection once it is back in the pool.
-  const within = async <T>(begin: string, fn: (tx: Transaction) => Promise<T>): Promise<T> => {
-    const client = await pool.connect();
-    const c = q(client);
-    let last: Promise<unknown> = Promise.resolve();
-    let ended = false;
-    const inTurn = <R>(run: () => Promise<R>): Promise<R> => {
-      if (ended) return Promise.reject(new Error('the transaction has ended'));
-      const next = last.then(run, run);
-      last = next.catch(() => {});
-      return next;
-    };
-    const end = (sql: string) => {
-      const done = inTurn(() => c.exec(sql));
-      ended = true;
-      return done;
-    };
-    try {
-      await client.query(begin);
-      const result = await fn({ query: (sql, params) => inTurn(() => c.query(sql, params)), exec: (sql) => inTurn(() => c.exec(sql)) });
-      await end('COMMIT');
-      return result;
-    } catch (err) {
-      await end('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
-  };
-  return {
+  const within = <T>(ms: number, begin: string, fn: (tx: Transaction) => Promise<T>): Promise<T> =>
+    onConnection(ms, async (client) => {
+      const c = q(client);
+      let last: Promise<unknown> = Promise.resolve();
+      let ended = false;
+      const inTurn = <R>(run: () => Promise<R>): Promise<R> => {
+        if (ended) return Promise.reject(new Error('the transaction has ended'));
+        const next = last.then(run, run);
+        last = next.catch(() => {});
+        return next;
+      };
+      const end = (sql: string) => {
+        const done = inTurn(() => c.exec(sql));
+        ended = true;
+        return done;
+      };
+      try {
+        await client.query(begin);
+        const result = await fn({ query: (sql, params) => inTurn(() => c.query(sql, params)), exec: (sql) => inTurn(() => c.exec(sql)) });
+        await end('COMMIT');
+        return result;
+      } catch (err) {
+        await end('ROLLBACK').catch(() => {});
+        throw err;
+      }
+    });
+
+  const view = (ms: number): Database => ({
     kind: 'postgres',
-    query: base.query,
-    transaction: (fn) => within('BEGIN', fn),
-    snapshot: (fn) => within('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn),
-    exec: base.exec,
+    query: (sql, params) => onConnection(ms, (c) => q(c).query(sql, params)),
+    transaction: (fn) => within(ms, 'BEGIN', fn),
+    snapshot: (fn) => within(ms, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn),
+    exec: (sql) => onConnection(ms, (c) => q(c).exec(sql)),
+    bounded: view,
     listen: (channel, onNotify) => listen(connection, channel, onNotify),
     close: () => pool.end(),
-  };
+  });
+  return view(Infinity);
 }
 
 /**

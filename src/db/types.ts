@@ -12,6 +12,13 @@ export interface Transaction extends Queryable {
 
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';
+  /**
+   * The same database, where every call (a query; a transaction or snapshot from taking a connection
+   * to its commit) ends within ms of its start: past that it rejects with DatabaseTimeout, its
+   * statement is cancelled and its connection dropped, never left holding a pool slot. The database
+   * connect() returns is unbounded (migrations, the CLI); request paths use bounded views.
+   */
+  bounded(ms: number): Database;
   /** Runs fn inside BEGIN/COMMIT; a throw rolls everything back. */
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   /**

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { ZipFile } from 'yazl';
 import type { Queryable } from '../db/index.js';
 import type { Access } from '../auth/access.js';
-import { badRequest, forbidden, notFound, serverError } from '../errors.js';
+import { badRequest, forbidden, listIds, notFound, serverError } from '../errors.js';
 import { intactDigests, readBlob } from './store.js';
 
 // An image bundle (interface 4.5, contract 7): every check is made before the first byte is sent,
@@ -31,11 +31,6 @@ export interface Bundle {
 
 const KIND_LABEL: Record<ImageKind, string> = { ticket: 'ticket image', motion: 'motion-capture image' };
 
-/** Ids named in a message: a few, then how many more. */
-export function nameSome(ids: string[], most = 3): string {
-  return ids.length <= most ? ids.join(', ') : `${ids.slice(0, most).join(', ')} and ${ids.length - most} more`;
-}
-
 /** Lower-cased UUIDs; a UUID listed twice (in any letter case) is a 400. */
 function normalise(uuids: string[]): string[] {
   const seen = new Map<string, number>();
@@ -63,6 +58,18 @@ interface ImageRow {
 
 /** Checks a request for a bundle of `kind` images; throws the HttpError the contract gives, or returns the bundle. */
 export async function prepareBundle(db: Queryable, access: Access, kind: ImageKind, requested: string[]): Promise<Bundle> {
+  const entries = await checkImages(db, access, kind, requested);
+  return { entries, ...buildZip(db, entries) };
+}
+
+/** One image, checked as a bundle of one; its bytes are read while they are sent. */
+export async function prepareImage(db: Queryable, access: Access, kind: ImageKind, uuid: string): Promise<{ entry: BundleEntry; stream: Readable }> {
+  const [entry] = await checkImages(db, access, kind, [uuid]);
+  return { entry, stream: Readable.from(readBlob(db, entry.sha256, entry.size), { objectMode: false }) };
+}
+
+/** The checks of a bundle (400, 404, 403, 500, in that order); the images to send, in request order. */
+async function checkImages(db: Queryable, access: Access, kind: ImageKind, requested: string[]): Promise<BundleEntry[]> {
   const uuids = normalise(requested);
   const rows = await db.query<ImageRow>(
     `SELECT i.uuid::text AS uuid, i.kind, i.site_id, i.camera_id, i.content_type, encode(i.sha256, 'hex') AS sha256, b.size,
@@ -75,7 +82,7 @@ export async function prepareBundle(db: Queryable, access: Access, kind: ImageKi
   const missing = uuids.map((u, i) => ({ u, i })).filter(({ u }) => !byId.has(u));
   if (missing.length)
     throw notFound(
-      `no ${KIND_LABEL[kind]} with UUID ${nameSome(missing.map((m) => m.u))}`,
+      `no ${KIND_LABEL[kind]} with UUID ${listIds(missing.map((m) => m.u), 3)}`,
       missing.slice(0, 20).map(({ i }) => ({ path: `/uuids/${i}`, message: `not a known ${KIND_LABEL[kind]}` })),
     );
   const images = uuids.map((u) => byId.get(u)!);
@@ -92,8 +99,7 @@ export async function prepareBundle(db: Queryable, access: Access, kind: ImageKi
     throw err;
   }
 
-  const entries = images.map((r) => ({ uuid: r.uuid, contentType: r.content_type, sha256: r.sha256, size: r.size!, mtime: dosRange(new Date(r.mtime)) }));
-  return { entries, ...buildZip(db, entries) };
+  return images.map((r) => ({ uuid: r.uuid, contentType: r.content_type, sha256: r.sha256, size: r.size!, mtime: dosRange(new Date(r.mtime)) }));
 }
 
 /** `<uuid>.<ext>`: the usual extension of the content type, else its subtype. */

@@ -1,6 +1,8 @@
+import { STATUS_CODES } from 'node:http';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { errorResponses } from '../schemas/common.js';
 import { liftTitledSchemas } from './openapi-components.js';
 
 /** The top of /docs: what a newcomer needs before the first call. Markdown, rendered by the page. */
@@ -15,6 +17,11 @@ client, \`POST /v1/admin/clients/demo/secret\`.
 
 **Errors** share one body: \`{ statusCode, error, message, details? }\`, \`details\` pointing at the offending values.
 Every \`/v1\` route may answer 429 when the per-client rate limit is exceeded (see the \`x-ratelimit-*\` headers).
+A path asked with a method it does not take answers 405 with an \`Allow\` header.
+
+**Bodies** are JSON in UTF-8, optionally compressed (\`Content-Encoding: gzip\`, \`deflate\` or \`br\`; the body limit counts
+the decompressed bytes; another encoding is a 415). A NUL character or a lone UTF-16 surrogate in any string is a 400.
+Times are ISO 8601 date-times with a time of day (UTC without an offset); hour 24, second 60 or a date alone is a 400.
 
 **Generated clients.** Every operation has a stable \`operationId\` and every request and response body the interface
 names is a component of that name (\`SensorLogDto\`, \`UploadResponseDto\`, \`SiteConfigDto\`; a light variant adds \`Light\`,
@@ -35,7 +42,26 @@ const TAGS = [
   { name: 'administration', description: 'API clients and provisioning (admin clients only)' },
 ];
 
+/**
+ * A response declared without a description gets "Default Response" from the generator; it gets the
+ * status's name and the operation's summary instead ("OK: Sensor configuration").
+ */
+function describeResponses<T>(document: T): T {
+  const paths = (document as { paths?: Record<string, Record<string, { summary?: string; responses?: Record<string, { description?: string }> }>> }).paths ?? {};
+  for (const operations of Object.values(paths))
+    for (const op of Object.values(operations))
+      for (const [code, response] of Object.entries(op.responses ?? {}))
+        if (response.description === 'Default Response') response.description = [STATUS_CODES[Number(code)] ?? code, op.summary].filter(Boolean).join(': ');
+  return document;
+}
+
 export async function registerDocs(app: FastifyInstance): Promise<void> {
+  // Every route that reads a body can answer 413 (over BODY_LIMIT) and 415 (not JSON): listed once here.
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema as { body?: unknown; response?: Record<string, unknown> } | undefined;
+    if (!schema?.body || !schema.response) return;
+    schema.response = { ...errorResponses(413, 415), ...schema.response };
+  });
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -53,7 +79,7 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
     },
     refResolver: { buildLocalReference: (json, _base, _frag, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     // Built once, on the first request for the document; the route schemas themselves are left as they are.
-    transformObject: (document) => liftTitledSchemas('openapiObject' in document ? document.openapiObject : document.swaggerObject),
+    transformObject: (document) => describeResponses(liftTitledSchemas('openapiObject' in document ? document.openapiObject : document.swaggerObject)),
   });
   await app.register(swaggerUi, {
     routePrefix: '/docs',

@@ -1,7 +1,19 @@
 import { STATUS_CODES } from 'node:http';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance } from 'fastify';
 import { HttpError, type ErrorDetail } from '../errors.js';
 import { detailsOf, type AjvIssue } from './validation-errors.js';
+import { isDatabaseUnavailable } from '../db/deadline.js';
+
+/** Seconds a client is asked to wait before it tries a 503 again. */
+export const RETRY_AFTER_S = 5;
+export const UNSTORED = 'the database could not store the upload; nothing of it is acknowledged, send it again';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The status of a request the database could not serve: 503 (with retry-after) unless a route says 500 (uploads: "could not be stored"). */
+    whenUnavailable?: 500 | 503;
+  }
+}
 
 export function errorBody(statusCode: number, message: string, details?: ErrorDetail[]) {
   return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message, ...(details?.length ? { details } : {}) };
@@ -21,6 +33,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
       status = 400;
       details = detailsOf(err.validation as AjvIssue[], err.validationContext);
       message = `validation failed: ${details[0]?.message ?? 'invalid request'}${details.length > 1 ? ` (and ${details.length - 1} more)` : ''}`;
+    } else if (isDatabaseUnavailable(err)) {
+      // Unreachable, stuck or locked: the request was given up within its deadline, and may be sent again.
+      status = request.routeOptions.config?.whenUnavailable ?? 503;
+      message = status === 503 ? 'the database is unavailable; try again shortly' : UNSTORED;
     } else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       status = 413;
       message = 'request body is larger than the limit';
@@ -29,12 +45,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
       status = err.statusCode;
       message = err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'unsupported content type; send application/json' : err.message;
     }
-    if (status >= 500) request.log.error({ err }, 'request failed');
+    if (status === 503) {
+      if (!reply.hasHeader('retry-after')) reply.header('retry-after', String(RETRY_AFTER_S));
+      request.log.warn({ err: err.message }, 'request answered 503');
+    } else if (status >= 500) request.log.error({ err }, 'request failed');
     reply.status(status).send(errorBody(status, message, details));
   });
-}
-
-/** Unknown routes: a 404 in the same body (set by plugins/rate-limit.ts, so that they are limited too). */
-export function answerNotFound(request: FastifyRequest, reply: FastifyReply): void {
-  reply.status(404).send(errorBody(404, `no route ${request.method} ${request.url.split('?')[0]}`));
 }

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import { HttpError } from '../errors.js';
-import { answerNotFound } from './errors.js';
+import { answerNoRoute } from './methods.js';
 
 /**
  * Per client on /v1 (per IP for /token and for requests without a valid token). With REDIS_URL the
@@ -32,6 +32,6 @@ export async function registerRateLimit(app: FastifyInstance, config: Config): P
     errorResponseBuilder: (_request, context) =>
       new HttpError(429, `rate limit exceeded: ${context.max} requests per ${context.after}; retry in ${Math.ceil(context.ttl / 1000)} s`),
   });
-  // Requests for unknown routes count against the same limit (probing is limited too) and carry its headers.
-  app.setNotFoundHandler({ preHandler: app.rateLimit() }, answerNotFound);
+  // Requests no route serves (404, 405) count against the same limit (probing is limited too) and carry its headers.
+  app.setNotFoundHandler({ preHandler: app.rateLimit() }, answerNoRoute);
 }

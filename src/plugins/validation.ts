@@ -1,7 +1,9 @@
+import { isUtf8 } from 'node:buffer';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import { badRequest } from '../errors.js';
+import { badTextAt } from '../text.js';
 
 /**
  * Query strings and path parameters arrive as text and are coerced to their schema's types;
@@ -19,40 +21,30 @@ export function registerValidation(app: FastifyInstance): void {
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema));
   // Bodies are JSON only: without Fastify's text/plain parser every other media type answers 415 alike.
   app.removeContentTypeParser('text/plain');
-  rejectNulCharacters(app);
+  rejectBadText(app);
 }
 
-// PostgreSQL text cannot hold U+0000: refuse it where text enters (query string, path, JSON body),
-// once for every route, so it is a 400 rather than a database error.
+// Text must reach the database as sent (src/text.ts): NUL, lone surrogates and bytes that are not
+// UTF-8 are refused where text enters (query string, path, JSON body), once for every route, as a 400.
 const NUL_IN_URL = /%00/;
-const NUL_IN_JSON = /\\u0000/i;
+// Only a body that mentions an escaped NUL or surrogate is searched value by value.
+const SUSPECT_ESCAPE = /\\u(?:0000|d[89a-f])/i;
 
-function rejectNulCharacters(app: FastifyInstance): void {
+function rejectBadText(app: FastifyInstance): void {
   app.addHook('onRequest', async (request) => {
     if (NUL_IN_URL.test(request.url)) throw badRequest('the request URL holds a NUL character (%00)', [{ path: '/', message: 'NUL is not allowed' }]);
   });
-  // Fastify's own parser (it refuses __proto__ and constructor poisoning), then the NUL check.
+  // Fastify's own parser (it refuses __proto__ and constructor poisoning), after the UTF-8 check.
   const parse = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    parse(request, body as string, (err: Error | null, value?: unknown) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, raw, done) => {
+    const bytes = raw as Buffer;
+    if (!isUtf8(bytes)) return done(badRequest('the body is not valid UTF-8', [{ path: '/', message: 'not valid UTF-8' }]), undefined);
+    const text = bytes.toString('utf8');
+    parse(request, text, (err: Error | null, value?: unknown) => {
       if (err) return done(err, undefined);
-      // Cheap test first; only a body that mentions \\u0000 is searched value by value.
-      const at = NUL_IN_JSON.test(body as string) ? nulPath(value, '') : undefined;
-      if (at !== undefined) return done(badRequest(`${at || '/'} holds a NUL character (\\u0000)`, [{ path: at || '/', message: 'NUL is not allowed' }]), undefined);
+      const bad = SUSPECT_ESCAPE.test(text) ? badTextAt(value) : undefined;
+      if (bad) return done(badRequest(`${bad.path || '/'}: ${bad.message}`, [{ path: bad.path || '/', message: bad.message }]), undefined);
       done(null, value);
     });
   });
-}
-
-/** JSON pointer of the first string (or key) holding U+0000, or undefined. */
-function nulPath(v: unknown, at: string): string | undefined {
-  if (typeof v === 'string') return v.includes('\u0000') ? at : undefined;
-  if (v === null || typeof v !== 'object') return undefined;
-  for (const [k, x] of Object.entries(v)) {
-    const here = `${at}/${k}`;
-    if (k.includes('\u0000')) return here;
-    const found = nulPath(x, here);
-    if (found !== undefined) return found;
-  }
-  return undefined;
 }

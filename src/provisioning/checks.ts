@@ -1,6 +1,7 @@
 import { Value } from '@sinclair/typebox/value';
 import type { Queryable } from '../db/index.js';
 import { parseTime } from '../time.js';
+import { badTextAt } from '../text.js';
 import type { Field } from '../schemas/records.js';
 import { ProvisioningDocument } from './document.js';
 
@@ -24,6 +25,9 @@ export function checkShape(input: unknown): ProvisioningDocument {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new ImportError('(document)', 'must be a JSON object');
   const err = Value.Errors(ProvisioningDocument, input).First();
   if (err) throw new ImportError(recordPath(err.path) || '(document)', err.message);
+  // A file read by the CLI has not been through the HTTP body checks: text the database cannot hold as written.
+  const bad = badTextAt(input);
+  if (bad) throw new ImportError(recordPath(bad.path) || '(document)', bad.message);
   return input as ProvisioningDocument;
 }
 

@@ -13,7 +13,11 @@ export const BigIdInput = Type.Union([BigIdString, Type.Integer()], { descriptio
 export const Finite = Type.Number({ minimum: -Number.MAX_VALUE, maximum: Number.MAX_VALUE, description: 'a finite number' });
 
 /** ISO 8601 date-time; without an offset it is UTC. Parsed and range-checked by parseTime. */
-export const DateTimeInput = Type.String({ minLength: 10, maxLength: 40, description: 'ISO 8601 date-time; no offset means UTC' });
+export const DateTimeInput = Type.String({
+  minLength: 10,
+  maxLength: 40,
+  description: 'ISO 8601 date-time with a time of day; no offset means UTC. A date alone, hour 24, second 60 or a day the month lacks is a 400',
+});
 export const DateTimeOutput = Type.String({ format: 'date-time', description: 'UTC, with milliseconds' });
 
 /** Path or query id: a positive 32-bit integer, given as a string. */
@@ -36,12 +40,13 @@ const ERROR_TEXT: Record<number, string> = {
   401: 'Missing, expired or invalid bearer token',
   403: 'Caller lacks permission for a requested site or equipment',
   404: 'Not found',
+  405: 'Method not allowed on this path (the Allow header lists the methods it takes)',
   409: 'Conflicts with what exists',
   413: 'Request body too large',
   415: 'Body is not JSON (send application/json)',
   429: 'Rate limit exceeded',
   500: 'Could not be completed',
-  503: 'Unavailable',
+  503: 'The database is unavailable or did not answer in time: nothing was changed; try again after retry-after seconds',
 };
 
 /** Response schemas for the given error statuses, for the OpenAPI document. */
@@ -51,8 +56,8 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   return out;
 }
 
-/** Statuses every /v1 route can answer. */
-export const securedErrors = (...more: number[]) => errorResponses(400, 401, 429, ...more);
+/** Statuses every /v1 route can answer (uploads answer 500 where others answer 503: they leave 503 out). */
+export const securedErrors = (...more: number[]) => errorResponses(400, 401, 429, 503, ...more);
 
 export function Paginated<T extends TSchema>(item: T, title: string) {
   return Type.Object(

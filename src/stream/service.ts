@@ -59,9 +59,9 @@ export class StreamService {
     this.unlisten = await this.db.listen(channel, (from) => from !== this.instance && this.follower.kick());
     const retention = this.config.STREAM_RETENTION_MS;
     const pruner = new Pruner(this.db, retention);
-    const prune = () => pruner.run().catch((err) => this.log.warn({ err }, 'stream: pruning events failed'));
+    const prune = oneAtATime(() => pruner.run().catch((err) => this.log.warn({ err }, 'stream: pruning events failed')));
     this.timers.push(setInterval(prune, Math.min(60_000, Math.max(1000, retention / 5))).unref());
-    this.timers.push(setInterval(() => void this.sweep(), this.config.STREAM_HEARTBEAT_MS).unref());
+    this.timers.push(setInterval(oneAtATime(() => this.sweep()), this.config.STREAM_HEARTBEAT_MS).unref());
   }
 
   /** A write of this instance committed (events may have been stored): read them, and wake the others. */
@@ -180,3 +180,16 @@ export class StreamService {
 }
 
 const unavailable = (message: string) => new HttpError(503, message);
+
+/**
+ * A timer's task that does not start again while it runs: against a database that answers slowly
+ * (each call waits up to its deadline), runs would pile up and take the pool's connections.
+ */
+function oneAtATime(task: () => Promise<unknown>): () => void {
+  let running = false;
+  return () => {
+    if (running) return;
+    running = true;
+    void task().finally(() => (running = false));
+  };
+}

@@ -1,6 +1,6 @@
 import { findEquipmentSites, equipmentLabel, type Access } from '../auth/access.js';
-import type { Queryable } from '../db/index.js';
-import { listIds, notFound, serverError, type ErrorDetail } from '../errors.js';
+import type { Database } from '../db/index.js';
+import { listIds, notFound, type ErrorDetail } from '../errors.js';
 import { KINDS, type Entry, type TelemetryKind } from './kinds.js';
 
 // Which site each piece of equipment belongs to, for the access check of every upload. Gateways
@@ -18,18 +18,17 @@ export class EquipmentDirectory {
   private readonly cache = new Map<number, { site: number; at: number }>();
 
   constructor(
-    private readonly db: Queryable,
+    private readonly db: Database,
     private readonly ttlMs: number,
-    /** A lookup that takes longer is answered 500: a stuck database must not hold the request. */
-    private readonly timeoutMs: number,
   ) {}
 
   /**
    * The 404-before-403 rule for a whole request, every kind at once: 404 when any id does not exist
    * (so the answer is the same for every client), else 403 when any site is out of reach.
    * Returns the sites the entries belong to. `pathOf` names an entry's id field in error details.
+   * A lookup not answered by `deadline` (epoch ms) fails with DatabaseTimeout.
    */
-  async resolve(access: Access, entries: Entry[], pathOf: (e: Entry) => string): Promise<number[]> {
+  async resolve(access: Access, entries: Entry[], pathOf: (e: Entry) => string, deadline: number): Promise<number[]> {
     const now = Date.now();
     const siteOf = new Map<number, number>();
     const wanted = new Map<TelemetryKind, Set<number>>();
@@ -45,7 +44,8 @@ export class EquipmentDirectory {
       }
     }
     if (wanted.size) {
-      const found = await this.bounded(Promise.all([...wanted].map(async ([kind, ids]) => [kind, await findEquipmentSites(this.db, kind, [...ids])] as const)));
+      const db = this.db.bounded(Math.max(1, deadline - now));
+      const found = await Promise.all([...wanted].map(async ([kind, ids]) => [kind, await findEquipmentSites(db, kind, [...ids])] as const));
       if (this.cache.size > MAX_CACHED) this.cache.clear();
       for (const [kind, sites] of found)
         for (const [id, site] of sites) {
@@ -58,15 +58,6 @@ export class EquipmentDirectory {
     const sites = [...new Set(siteOf.values())];
     access.assertSites(sites);
     return sites;
-  }
-
-  private bounded<T>(work: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(serverError('the database did not answer; nothing was stored, send it again')), this.timeoutMs);
-    });
-    work.catch(() => {}); // a lookup that lost the race must not become an unhandled rejection
-    return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
   }
 }
 

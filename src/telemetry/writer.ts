@@ -1,5 +1,7 @@
 import type { Database } from '../db/index.js';
 import { serverError } from '../errors.js';
+import { UNSTORED } from '../plugins/errors.js';
+import { DatabaseTimeout, isDatabaseUnavailable } from '../db/deadline.js';
 import { keysOf, type Counts, type Job } from './jobs.js';
 import type { Partitions } from './partitions.js';
 import { buildStatement, type LogMode } from './statement.js';
@@ -19,16 +21,24 @@ export interface WriterOptions {
   group: boolean;
   /** Writes in flight at once (PGlite runs one statement at a time: 1). */
   maxInFlight: number;
-  /** A write that takes longer is answered 500 (the database is stuck or unreachable). */
-  timeoutMs: number;
+  /** Writes in flight at once that touch the same tables (see laneOf). */
+  maxPerLane: number;
   /** Called after each commit (the live stream looks for the events the write stored). */
   onCommit?: () => void;
 }
 
 interface Pending {
   job: Job;
+  /** Epoch ms: the request is answered 500 then, whatever its write is doing. */
+  deadline: number;
   resolve: (c: Counts) => void;
   reject: (e: unknown) => void;
+  timer?: NodeJS.Timeout;
+}
+
+interface Lane {
+  queue: Pending[];
+  inFlight: number;
 }
 
 /** A group fills up to about one batch: grouping pays for small requests; big batches gain nothing by waiting for each other. */
@@ -39,15 +49,27 @@ const UPSERT_AFTER_CONFLICT_MS = 2000;
 const UNIQUE_VIOLATION = '23505';
 
 const TRANSIENT = new Set(['40001', '40P01']); // serialization failure, deadlock: nothing was written
-const isConnectionError = (err: any) =>
-  /^(08|57P0)/.test(err?.code ?? '') || ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT'].includes(err?.code) ||
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(err?.message ?? '');
+/** Worth another attempt: nothing was written, and the deadline has not passed. */
+const retryable = (err: any) => TRANSIENT.has(err?.code) || (isDatabaseUnavailable(err) && !(err instanceof DatabaseTimeout));
 
-class WriteTimeout extends Error {}
+const failure = (cause: unknown) => Object.assign(serverError(UNSTORED), { cause });
+
+/**
+ * Jobs that touch the same tables share a lane; lanes never wait for each other. A lock on one table
+ * (sensor_logs) stalls only the uploads that write it, and those hold at most maxPerLane connections:
+ * pump readings, other kinds' logs and every read go on. Readings of every kind share one table.
+ */
+export function laneOf(job: Job): string {
+  if (job.role === 'reading') return 'readings';
+  const kinds = new Set<string>();
+  for (const e of job.entries) kinds.add(e.kind);
+  return `logs:${[...kinds].sort().join(',')}`;
+}
 
 export class TelemetryWriter {
-  private readonly queue: Pending[] = [];
+  private readonly lanes = new Map<string, Lane>();
   private inFlight = 0;
+  private queued = 0;
   private lastConflict = 0;
   private scheduled = false;
   private idleWaiters: (() => void)[] = [];
@@ -58,11 +80,29 @@ export class TelemetryWriter {
     private readonly opts: WriterOptions,
   ) {}
 
-  /** Stores a job; resolves with its counts once committed, rejects with a 500 when it could not be stored. */
-  submit(job: Job): Promise<Counts> {
+  /**
+   * Stores a job; resolves with its counts once committed, rejects with a 500 when it could not be
+   * stored by `deadline` (epoch ms; a job still queued then is dropped, one being written is cancelled).
+   */
+  submit(job: Job, deadline: number): Promise<Counts> {
     if (!job.entries.length) return Promise.resolve({ received: job.received, stored: 0, duplicates: job.received });
     return new Promise((resolve, reject) => {
-      this.queue.push({ job, resolve, reject });
+      const key = laneOf(job);
+      let lane = this.lanes.get(key);
+      if (!lane) this.lanes.set(key, (lane = { queue: [], inFlight: 0 }));
+      const pending: Pending = { job, deadline, resolve, reject };
+      const queue = lane.queue;
+      pending.timer = setTimeout(() => {
+        const at = queue.indexOf(pending);
+        if (at >= 0) {
+          queue.splice(at, 1);
+          this.queued--;
+          this.wakeIfIdle();
+        }
+        reject(failure(new DatabaseTimeout(deadline - Date.now())));
+      }, Math.max(0, deadline - Date.now()));
+      queue.push(pending);
+      this.queued++;
       // Start writing after the requests that arrived together with this one have been queued too
       // (PGlite runs in this thread: without this turn it would write every request on its own).
       if (!this.scheduled) {
@@ -77,41 +117,51 @@ export class TelemetryWriter {
 
   /** Resolves once nothing is queued or being written (at shutdown: before the database closes). */
   idle(): Promise<void> {
-    if (!this.queue.length && !this.inFlight) return Promise.resolve();
+    if (!this.queued && !this.inFlight) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  private wakeIfIdle(): void {
+    if (!this.queued && !this.inFlight) this.idleWaiters.splice(0).forEach((wake) => wake());
+  }
+
   private pump(): void {
-    while (this.queue.length && (!this.opts.group || this.inFlight < this.opts.maxInFlight)) {
-      const group = this.opts.group ? this.take() : [[this.queue.shift()!]];
-      this.inFlight++;
-      void this.run(group).finally(() => {
-        this.inFlight--;
-        this.pump();
-        if (!this.queue.length && !this.inFlight) this.idleWaiters.splice(0).forEach((wake) => wake());
-      });
+    for (const lane of this.lanes.values()) {
+      while (lane.queue.length && this.inFlight < this.opts.maxInFlight && lane.inFlight < this.opts.maxPerLane) {
+        const group = this.opts.group ? this.take(lane.queue) : [[lane.queue.shift()!]];
+        const n = group.flat().length;
+        this.queued -= n;
+        this.inFlight++;
+        lane.inFlight++;
+        void this.run(group).finally(() => {
+          this.inFlight--;
+          lane.inFlight--;
+          this.pump();
+          this.wakeIfIdle();
+        });
+      }
     }
   }
 
   /** The queued jobs that go together: up to a size, and up to MAX_ROUNDS occurrences of one key. */
-  private take(): Pending[][] {
+  private take(queue: Pending[]): Pending[][] {
     const rounds: Pending[][] = [];
     const roundOf = new Map<string, number>();
     let rows = 0;
-    while (this.queue.length) {
-      const next = this.queue[0];
+    while (queue.length) {
+      const next = queue[0];
       if (rounds.length && rows + next.job.entries.length > MAX_GROUP_ROWS) break;
-      if (!rounds.length && next.job.entries.length >= MAX_GROUP_ROWS) return [[this.queue.shift()!]];
+      if (!rounds.length && next.job.entries.length >= MAX_GROUP_ROWS) return [[queue.shift()!]];
       let r = 0;
       // A job that goes alone needs no key comparison.
-      const keys = this.queue.length > 1 || rounds.length ? keysOf(next.job) : [];
+      const keys = queue.length > 1 || rounds.length ? keysOf(next.job) : [];
       for (const key of keys) {
         const seen = roundOf.get(key);
         if (seen !== undefined && seen >= r) r = seen + 1;
       }
       if (r >= MAX_ROUNDS) break;
       for (const key of keys) roundOf.set(key, r);
-      (rounds[r] ??= []).push(this.queue.shift()!);
+      (rounds[r] ??= []).push(queue.shift()!);
       rows += next.job.entries.length;
     }
     return rounds;
@@ -119,56 +169,55 @@ export class TelemetryWriter {
 
   private async run(rounds: Pending[][]): Promise<void> {
     const all = rounds.flat();
+    const settle = () => all.forEach((p) => clearTimeout(p.timer));
     try {
-      const counts = await this.write(rounds);
+      // The group's write may take as long as its most patient request; each request is answered at its own deadline.
+      const counts = await this.write(rounds, Math.max(...all.map((p) => p.deadline)));
       this.opts.onCommit?.();
+      settle();
       all.forEach((p, i) => p.resolve(counts[i]));
     } catch (err) {
-      if (all.length > 1 && !(err instanceof WriteTimeout) && !isConnectionError(err)) {
+      if (all.length > 1 && !isDatabaseUnavailable(err)) {
         // Something in one job that validation did not catch: find it by writing each alone.
         await Promise.all(all.map((p) => this.run([[p]])));
         return;
       }
-      const failure = serverError('the database could not store the upload; nothing of it is acknowledged, send it again');
-      (failure as any).cause = err;
-      all.forEach((p) => p.reject(failure));
+      settle();
+      all.forEach((p) => p.reject(failure(err)));
     }
   }
 
   /** Counts per job, in the order of rounds.flat(). Retries what certainly or harmlessly failed. */
-  private write(rounds: Pending[][]): Promise<Counts[]> {
+  private async write(rounds: Pending[][], deadline: number): Promise<Counts[]> {
     const started = Date.now();
     const jobs = rounds.map((r) => r.map((p) => p.job));
-    const attempt = async () => {
-      await this.partitions.cover(Math.max(...jobs.flat().map((j) => (j.role === 'log' ? j.maxTs : 0))));
-      const sites = [...new Set(jobs.flat().flatMap((j) => j.sites))].sort((a, b) => a - b);
-      // New data is the rule: try the plain INSERT first, and upsert when a key was already there.
-      // (A group of several rounds writes one key twice: its second round could never be a plain INSERT.)
-      let mode: LogMode = jobs.length === 1 && Date.now() - this.lastConflict > UPSERT_AFTER_CONFLICT_MS ? 'insert' : 'upsert';
-      for (let n = 0; ; n++) {
-        try {
-          const stored = await this.execute(jobs, sites, mode);
-          return jobs.flat().map((job, i) => ({ received: job.received, stored: stored[i], duplicates: job.received - stored[i] }));
-        } catch (err) {
-          if (mode === 'insert' && (err as any)?.code === UNIQUE_VIOLATION) {
-            this.lastConflict = Date.now();
-            mode = 'upsert';
-            n--;
-            continue;
-          }
-          // Every write is idempotent (keyed upserts), so repeating one whose outcome is unknown cannot
-          // store anything twice; at worst a repeat counts as duplicates what the first attempt stored.
-          const retry = TRANSIENT.has((err as any)?.code) || isConnectionError(err);
-          if (!retry || n >= 2 || Date.now() - started > this.opts.timeoutMs / 2) throw err;
-          await new Promise((r) => setTimeout(r, 50 * (n + 1)));
+    const db = () => this.db.bounded(Math.max(1, deadline - Date.now()));
+    await this.partitions.cover(Math.max(...jobs.flat().map((j) => (j.role === 'log' ? j.maxTs : 0))));
+    const sites = [...new Set(jobs.flat().flatMap((j) => j.sites))].sort((a, b) => a - b);
+    // New data is the rule: try the plain INSERT first, and upsert when a key was already there.
+    // (A group of several rounds writes one key twice: its second round could never be a plain INSERT.)
+    let mode: LogMode = jobs.length === 1 && Date.now() - this.lastConflict > UPSERT_AFTER_CONFLICT_MS ? 'insert' : 'upsert';
+    for (let n = 0; ; n++) {
+      try {
+        const stored = await this.execute(db(), jobs, sites, mode);
+        return jobs.flat().map((job, i) => ({ received: job.received, stored: stored[i], duplicates: job.received - stored[i] }));
+      } catch (err) {
+        if (mode === 'insert' && (err as any)?.code === UNIQUE_VIOLATION) {
+          this.lastConflict = Date.now();
+          mode = 'upsert';
+          n--;
+          continue;
         }
+        // Every write is idempotent (keyed upserts), so repeating one whose outcome is unknown cannot
+        // store anything twice; at worst a repeat counts as duplicates what the first attempt stored.
+        if (!retryable(err) || n >= 2 || Date.now() - started > (deadline - started) / 2) throw err;
+        await new Promise((r) => setTimeout(r, 50 * (n + 1)));
       }
-    };
-    return this.withTimeout(attempt(), this.opts.timeoutMs);
+    }
   }
 
   /** Rows stored per job, in the order of jobs.flat(). */
-  private async execute(rounds: Job[][], sites: number[], mode: LogMode): Promise<number[]> {
+  private async execute(db: Database, rounds: Job[][], sites: number[], mode: LogMode): Promise<number[]> {
     const results: number[][] = [];
     const run = async (q: { query: Database['query'] }) => {
       for (let r = 0; r < rounds.length; r++) {
@@ -178,17 +227,8 @@ export class TelemetryWriter {
         results.push(stored);
       }
     };
-    if (rounds.length === 1) await run(this.db);
-    else await this.db.transaction(run);
+    if (rounds.length === 1) await run(db);
+    else await db.transaction(run);
     return results.flat();
-  }
-
-  private withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new WriteTimeout(`write took longer than ${this.opts.timeoutMs} ms`)), ms);
-    });
-    work.catch(() => {}); // a write that lost the race must not become an unhandled rejection
-    return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
   }
 }

@@ -5,7 +5,7 @@ import type { Database } from '../../src/db/index.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
-import { bearer, describeEachBackend, openTestDb, testConfig } from '../helper.js';
+import { bearer, describeEachBackend, instrument, openTestDb, testConfig } from '../helper.js';
 import { minutesAgo, openCount, SENSOR, SITE2_SENSOR, TANK } from './fixtures.js';
 
 const SITE2_TANK = TANK + 10_000; // demo ids are site * 10000 + n
@@ -13,16 +13,18 @@ const SITE2_TANK = TANK + 10_000; // demo ids are site * 10000 + n
 /** A database whose upserts of alarms are counted while in flight, to show that requests really overlapped. */
 function tracked(db: Database) {
   const stats = { inFlight: 0, peak: 0 };
-  const query: Database['query'] = async (sql, params) => {
-    const upsert = sql.includes('INSERT INTO site_alarms');
-    if (upsert) stats.peak = Math.max(stats.peak, ++stats.inFlight);
-    try {
-      return await db.query(sql, params);
-    } finally {
-      if (upsert) stats.inFlight--;
-    }
-  };
-  return { db: { ...db, query } as Database, stats };
+  const counted = instrument(db, (view) => ({
+    query: async (sql, params) => {
+      const upsert = sql.includes('INSERT INTO site_alarms');
+      if (upsert) stats.peak = Math.max(stats.peak, ++stats.inFlight);
+      try {
+        return await view.query(sql, params);
+      } finally {
+        if (upsert) stats.inFlight--;
+      }
+    },
+  }));
+  return { db: counted, stats };
 }
 
 describeEachBackend('alarms under concurrency', (backend) => {

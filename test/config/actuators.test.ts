@@ -66,7 +66,7 @@ describeEachBackend('configuration actuators', (backend) => {
   it('reads what is stored, also JSON written there by other means, on every path', async () => {
     await ctx.db.query(`UPDATE actuator_sensor_scalings SET scale_points = $1 WHERE scaling_id = $2`, ['[{"F":5,"V":6}]', ACT * 10 + 2]);
     await ctx.db.query(`UPDATE actuator_sensor_scalings SET scale_points = $1 WHERE scaling_id = $2`, ['[{"F":5,', ACT * 10]);
-    for (const url of ['/v1/config/site/actuators?siteId=1', '/v1/config/site?siteId=1', '/v1/config/site/compact?siteId=1', '/v1/config/updates/site/actuators/light?siteId=1&startDate=2099-01-01']) {
+    for (const url of ['/v1/config/site/actuators?siteId=1', '/v1/config/site?siteId=1', '/v1/config/site/compact?siteId=1', '/v1/config/updates/site/actuators/light?siteId=1&startDate=2099-01-01T00:00Z']) {
       const body = await fetch(url);
       const list = Array.isArray(body) ? body : body.actuators;
       const scalings = list.find((e: any) => e.actuator.SiteActuatorID === ACT).sensorScalings;

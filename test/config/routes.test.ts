@@ -93,11 +93,11 @@ describeEachBackend('configuration routes: statuses and shapes', (backend) => {
     const bad = [
       '/v1/config/site', '/v1/config/site?siteId=', '/v1/config/site/sensors?siteId=abc', '/v1/config/site/compact?siteId=0',
       '/v1/config/site/pumps/light?siteId=-3', '/v1/config/site/tanks?siteId=1.5', '/v1/config/site/actuators?siteId=99999999999',
-      '/v1/config/updates/site?siteId=1', '/v1/config/updates/site/compact?siteId=1&startDate=', '/v1/config/updates/site/meters?startDate=2026-01-01',
-      '/v1/config/updates/site/sensors?siteId=1&startDate=not-a-date-at-all', '/v1/config/updates/site/actuators?siteId=1&startDate=2026-02-30',
+      '/v1/config/updates/site?siteId=1', '/v1/config/updates/site/compact?siteId=1&startDate=', '/v1/config/updates/site/meters?startDate=2026-01-01T00:00Z',
+      '/v1/config/updates/site/sensors?siteId=1&startDate=not-a-date-at-all', '/v1/config/updates/site/actuators?siteId=1&startDate=2026-02-30T00:00Z',
       '/v1/config/updates/site/light?siteId=1&startDate=2026-13-01T00:00:00Z',
       '/v1/config/sensors/abc', '/v1/config/meters/0', '/v1/config/pumps/-1/light', '/v1/config/tanks/1.5', '/v1/config/sensors/99999999999',
-      '/v1/config/updates/sensors/10100', '/v1/config/updates/meters/10301/light?startDate=yesterday-ish', '/v1/config/updates/tanks/x?startDate=2026-01-01',
+      '/v1/config/updates/sensors/10100', '/v1/config/updates/meters/10301/light?startDate=yesterday-ish', '/v1/config/updates/tanks/x?startDate=2026-01-01T00:00Z',
     ];
     for (const url of bad) {
       const { status, body } = await get(ctx, url, all);
@@ -114,9 +114,10 @@ describeEachBackend('configuration routes: statuses and shapes', (backend) => {
     expect((await get(ctx, '/v1/config/updates/sensors/999999?startDate=nonsense-date', all)).status).toBe(400);
   });
 
-  it('accepts any ISO 8601 startDate: with an offset, without one (UTC), date only', async () => {
-    for (const d of ['2026-01-01', '2026-01-01T10:00:00+02:00', '2026-01-01T10:00:00.123Z', '2026-01-01T10:00'])
+  it('accepts any ISO 8601 startDate with a time of day: with an offset, without one (UTC); a date alone is a 400', async () => {
+    for (const d of ['2026-01-01T00:00Z', '2026-01-01T10:00:00+02:00', '2026-01-01T10:00:00.123Z', '2026-01-01T10:00'])
       expect((await get(ctx, `/v1/config/updates/site/sensors?siteId=1&startDate=${encodeURIComponent(d)}`, all)).status, d).toBe(200);
+    expect((await get(ctx, '/v1/config/updates/site/sensors?siteId=1&startDate=2026-01-01', all)).status).toBe(400);
   });
 
   it('sends whole-site bodies gzipped to a client that asks for it, the same JSON once unzipped', async () => {
@@ -140,7 +141,7 @@ describeEachBackend('configuration routes: statuses and shapes', (backend) => {
     });
     try {
       const t = await small.token('*');
-      const urls = ['/v1/config/site/compact?siteId=1', `/v1/config/sensors/${IDS.sensor}`, '/v1/config/updates/site?siteId=1&startDate=2020-01-01',
+      const urls = ['/v1/config/site/compact?siteId=1', `/v1/config/sensors/${IDS.sensor}`, '/v1/config/updates/site?siteId=1&startDate=2020-01-01T00:00Z',
         '/v1/config/site/light?siteId=1', `/v1/config/pumps/${IDS.pump}/light`];
       const answers = [];
       for (const url of urls) answers.push(await get(small, url, t));
@@ -158,7 +159,7 @@ describeEachBackend('configuration routes: statuses and shapes', (backend) => {
     for (const p of paths) {
       const statuses = Object.keys(doc.paths[p].get.responses).sort();
       const byId = /\{\w+\}/.test(p);
-      expect(statuses, p).toEqual(byId ? ['200', '400', '401', '403', '404', '429'] : ['200', '400', '401', '403', '429']);
+      expect(statuses, p).toEqual(byId ? ['200', '400', '401', '403', '404', '429', '503'] : ['200', '400', '401', '403', '429', '503']);
       expect(doc.paths[p].get.security, p).toEqual([{ bearer: [] }]);
     }
     expect(paths).toContain('/v1/config/updates/tanks/{tankGroupId}/light');

@@ -3,7 +3,7 @@ import { buildApp } from '../../src/app.js';
 import type { Database, Queryable } from '../../src/db/index.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
-import { bearer, describeEachBackend, startApp, testConfig, type TestContext } from '../helper.js';
+import { bearer, describeEachBackend, startApp, testConfig, type TestContext, instrument } from '../helper.js';
 import { get } from './fixture.js';
 
 // Issue 10: every configuration answer comes from one snapshot. One task imports two states in
@@ -33,13 +33,13 @@ function state(which: 'A' | 'B') {
 const URLS = [
   '/v1/config/site?siteId=1',
   '/v1/config/site/compact?siteId=1',
-  '/v1/config/updates/site/light?siteId=1&startDate=2000-01-01',
-  '/v1/config/updates/site/compact?siteId=1&startDate=2000-01-01',
+  '/v1/config/updates/site/light?siteId=1&startDate=2000-01-01T00:00Z',
+  '/v1/config/updates/site/compact?siteId=1&startDate=2000-01-01T00:00Z',
   '/v1/config/site/sensors/light?siteId=1',
   '/v1/config/pumps/10401',
-  '/v1/config/updates/meters/10301?startDate=2000-01-01',
+  '/v1/config/updates/meters/10301?startDate=2000-01-01T00:00Z',
   '/v1/config/sensors/10100',
-  '/v1/config/updates/sensors/10101/light?startDate=2000-01-01',
+  '/v1/config/updates/sensors/10101/light?startDate=2000-01-01T00:00Z',
 ];
 
 describeEachBackend('configuration snapshot under concurrent imports', (backend) => {
@@ -168,7 +168,7 @@ function interleaving(db: Database) {
     },
   });
   return {
-    db: { ...db, query: wrap(db).query, snapshot: (fn) => db.snapshot((tx) => fn(wrap(tx))) } as Database,
+    db: instrument(db, (view) => ({ query: wrap(view).query, snapshot: (fn) => view.snapshot((tx) => fn(wrap(tx))) })),
     /** How many queries a read sends. */
     async count(read: () => Promise<unknown>) {
       n = 0;

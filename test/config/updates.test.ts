@@ -37,7 +37,7 @@ describeEachBackend('configuration updates', (backend) => {
     expect(body.actuators).toEqual(await fetch('/v1/config/site/actuators?siteId=1'));
     expect(await fetch(`/v1/config/updates/site/actuators?siteId=1&startDate=${since(1000)}`)).toHaveLength(1);
     // A startDate before the import: everything.
-    expect(await fetch(`/v1/config/updates/site/sensors?siteId=1&startDate=2000-01-01`)).toEqual(await fetch('/v1/config/site/sensors?siteId=1'));
+    expect(await fetch(`/v1/config/updates/site/sensors?siteId=1&startDate=2000-01-01T00:00Z`)).toEqual(await fetch('/v1/config/site/sensors?siteId=1'));
   });
 
   it('after changing two registers and one pump, exactly those come back', async () => {

@@ -92,6 +92,25 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it('describes every answer: the status and what the operation gives, never the generator\'s "Default Response"', () => {
+    const vague: string[] = [];
+    for (const { path, method, op } of operationsOf(doc))
+      for (const [code, response] of Object.entries((op as { responses: Record<string, { description: string }> }).responses))
+        if (!response.description || response.description === 'Default Response') vague.push(`${method} ${path} ${code}`);
+    expect(vague).toEqual([]);
+    const sensor = operationsOf(doc).find((o) => o.path === '/v1/config/sensors/{sensorId}' && o.method === 'get')!;
+    expect((sensor.op as any).responses['200'].description).toMatch(/^OK: \S/);
+  });
+
+  it('lists 413 and 415 on every operation that takes a body', () => {
+    const missing = operationsOf(doc)
+      .filter(({ op }) => (op as any).requestBody)
+      .filter(({ op }) => !(op as any).responses['413'] || !(op as any).responses['415'])
+      .map(({ method, path }) => `${method} ${path}`);
+    expect(missing).toEqual([]);
+    expect(operationsOf(doc).filter(({ op }) => (op as any).requestBody).length).toBeGreaterThan(20);
+  });
+
   it('declares a 4xx answer on every operation but getHealth (which has none; redocly.yaml)', () => {
     const without = operationsOf(doc).filter(({ op }) => !Object.keys(op.responses).some((s) => s.startsWith('4')));
     expect(without.map(({ op }) => op.operationId)).toEqual(['getHealth']);

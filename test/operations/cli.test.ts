@@ -83,6 +83,12 @@ describe('the CLI (embedded database)', () => {
     } finally {
       await db.close();
     }
+    // Text the database cannot hold as written (a lone surrogate) is refused, not stored as U+FFFD.
+    const surrogate = join(dir, 'surrogate.json');
+    writeFileSync(surrogate, JSON.stringify({ companies: [{ CompanyID: 77, Name: 'Acme \ud800' }] }));
+    const refused = await cli('import', surrogate);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('nothing was changed: companies[0].Name: a lone UTF-16 surrogate');
     const unreadable = await cli('import', join(dir, 'missing.json'));
     expect(unreadable.code).toBe(2);
   }, 300_000);

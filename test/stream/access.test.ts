@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { updateClient, upsertClient } from '../../src/auth/clients.js';
 import { createTokenService } from '../../src/auth/tokens.js';
 import { bearer, describeEachBackend, startApp, testConfig, type TestContext } from '../helper.js';
@@ -23,6 +23,9 @@ describeEachBackend('GET /v1/stream: access and statuses', (backend) => {
     all = await ctx.token('*');
   });
   afterAll(async () => ctx?.close());
+  // The streams of the test before are closed from this side; the service lets them go a moment
+  // later. Each test starts with none left, so the STREAM_MAX_SUBSCRIBERS limit (4) is all its own.
+  beforeEach(async () => until(() => ctx.app.stream.size === 0));
 
   const get = (query: string, headers: Record<string, string> = {}) => fetch(`${base}/v1/stream${query}`, { headers });
   const errorOf = async (res: Response) => ({ status: res.status, body: await res.json() });

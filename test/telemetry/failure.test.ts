@@ -5,7 +5,8 @@ import { upsertClient } from '../../src/auth/clients.js';
 import type { Database } from '../../src/db/index.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
-import { bearer, describeEachBackend, openTestDb, testConfig } from '../helper.js';
+import { bearer, describeEachBackend, instrument, openTestDb, testConfig } from '../helper.js';
+import { withinDeadline } from '../../src/db/deadline.js';
 import { count, SENSOR } from './fixtures.js';
 
 // The database fails under the service: 500 with the contract's error body (never a hang), and the
@@ -16,19 +17,17 @@ process.env.PGAPPNAME = APP_NAME;
 
 type Mode = 'ok' | 'fail' | 'hang';
 
-/** The database, or one whose every statement fails with a lost connection, or never answers. */
+/** The database, or one whose every statement fails with a lost connection, or never answers (until its deadline). */
 function faulty(db: Database) {
   const state = { mode: 'ok' as Mode };
-  const gate = <T>(run: () => Promise<T>): Promise<T> => {
-    if (state.mode === 'hang') return new Promise<T>(() => {});
-    if (state.mode === 'fail') return Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
-    return run();
-  };
-  const wrapped: Database = {
-    ...db,
-    query: (sql, params) => gate(() => db.query(sql, params)),
-    transaction: (fn) => gate(() => db.transaction(fn)),
-  };
+  const wrapped = instrument(db, (view, ms) => {
+    const gate = <T>(run: () => Promise<T>): Promise<T> => {
+      if (state.mode === 'hang') return withinDeadline(ms, () => new Promise<T>(() => {}));
+      if (state.mode === 'fail') return Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
+      return run();
+    };
+    return { query: (sql, params) => gate(() => view.query(sql, params)), transaction: (fn) => gate(() => view.transaction(fn)) };
+  });
   return { db: wrapped, state };
 }
 

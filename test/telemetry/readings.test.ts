@@ -37,7 +37,7 @@ describeEachBackend('telemetry live readings', (backend) => {
 
   it('keeps each record as uploaded: known fields as sent (nulls too), unknown ones dropped, times in UTC', async () => {
     const ts = '2026-06-03T01:00:00-05:00';
-    const meter = { flowMeterID: METER, timestamp: ts, startTimestamp: '2026-06-03', totalVolume: 10, flowRate: null, color: 'red' };
+    const meter = { flowMeterID: METER, timestamp: ts, startTimestamp: '2026-06-03T00:00', totalVolume: 10, flowRate: null, color: 'red' };
     expect((await t.post('readings/meter', meter)).body.stored).toBe(1);
     expect(await current('meter', METER)).toEqual({
       flowMeterID: METER, timestamp: '2026-06-03T06:00:00.000Z', startTimestamp: '2026-06-03T00:00:00.000Z', totalVolume: 10, flowRate: null,

@@ -110,10 +110,10 @@ describeEachBackend('transaction change logs', (backend) => {
   describe('400', () => {
     it.each([
       ['a span over 60 days', { start: '2026-01-01T00:00:00Z', end: '2026-03-02T00:00:00.001Z' }, '/end'],
-      ['an end before start', { start: '2026-05-02', end: '2026-05-01' }, '/end'],
-      ['an end equal to start', { start: '2026-05-01', end: '2026-05-01' }, '/end'],
-      ['an unparsable end', { start: '2026-05-01', end: '2026-13-01' }, '/end'],
-      ['a missing start', { end: '2026-05-01' }, '/start'],
+      ['an end before start', { start: '2026-05-02T00:00Z', end: '2026-05-01T00:00Z' }, '/end'],
+      ['an end equal to start', { start: '2026-05-01T00:00Z', end: '2026-05-01T00:00Z' }, '/end'],
+      ['an unparsable end', { start: '2026-05-01T00:00Z', end: '2026-13-01T00:00Z' }, '/end'],
+      ['a missing start', { end: '2026-05-01T00:00Z' }, '/start'],
       ['a site filter that is not a list', { ...WEEKS, filters: { siteIds: 3 } }, '/filters/siteIds'],
       ['a ticket number that is not a number', { ...WEEKS, filters: { ticketNums: ['300005'] } }, '/filters/ticketNums/0'],
     ])('%s', async (_, payload, path) => {

@@ -63,7 +63,7 @@ describeEachBackend('transaction logs', (backend) => {
     });
 
     it('answers an empty list for a range without tickets', async () => {
-      const res = await load(all, { siteIds: [1], start: '2001-01-01', end: '2001-02-01' });
+      const res = await load(all, { siteIds: [1], start: '2001-01-01T00:00:00Z', end: '2001-02-01T00:00:00Z' });
       expect(res.statusCode).toBe(200);
       expect(res.json()).toEqual([]);
     });
@@ -95,7 +95,7 @@ describeEachBackend('transaction logs', (backend) => {
       await importDocument(ctx.db, {
         transactions: [{ TransactionID: 19999, TicketNumber: 1, SiteID: 1, TransactionDate: '2019-06-01T00:00:00Z', Notes: 'said "hi", left\nearly' }],
       });
-      const res = await load(all, { siteIds: [1], start: '2019-01-01', end: '2019-12-01' }, 'text/csv');
+      const res = await load(all, { siteIds: [1], start: '2019-01-01T00:00', end: '2019-12-01T00:00' }, 'text/csv');
       expect(res.body.split('\r\n')[1]).toBe('19999,1,1,Pecos SWD 1,Permian Water Services,2019-06-01T00:00:00.000Z,,,,,,,"said ""hi"", left\nearly",');
     });
   });
@@ -127,11 +127,11 @@ describeEachBackend('transaction logs', (backend) => {
 
   describe('400', () => {
     it.each([
-      ['an end before start', { siteIds: [1], start: '2026-05-02', end: '2026-05-01' }, '/end'],
-      ['an end equal to start', { siteIds: [1], start: '2026-05-01', end: '2026-05-01' }, '/end'],
-      ['a span over 366 days', { siteIds: [1], start: '2025-01-01', end: '2026-01-02T00:00:00.001Z' }, '/end'],
-      ['an unparsable start', { siteIds: [1], start: 'yesterday morning', end: '2026-05-01' }, '/start'],
-      ['a missing end', { siteIds: [1], start: '2026-05-01' }, '/end'],
+      ['an end before start', { siteIds: [1], start: '2026-05-02T00:00Z', end: '2026-05-01T00:00Z' }, '/end'],
+      ['an end equal to start', { siteIds: [1], start: '2026-05-01T00:00Z', end: '2026-05-01T00:00Z' }, '/end'],
+      ['a span over 366 days', { siteIds: [1], start: '2025-01-01T00:00Z', end: '2026-01-02T00:00:00.001Z' }, '/end'],
+      ['an unparsable start', { siteIds: [1], start: 'yesterday morning', end: '2026-05-01T00:00Z' }, '/start'],
+      ['a missing end', { siteIds: [1], start: '2026-05-01T00:00Z' }, '/end'],
       ['no site', { siteIds: [], ...ALL_TIME }, '/siteIds'],
       ['a site id that is not a number', { siteIds: ['1'], ...ALL_TIME }, '/siteIds/0'],
       ['motionCap that is not a boolean', { siteIds: [1], ...ALL_TIME, motionCap: 'yes' }, '/motionCap'],
@@ -142,7 +142,7 @@ describeEachBackend('transaction logs', (backend) => {
     });
 
     it('accepts a span of exactly 366 days', async () => {
-      expect((await load(all, { siteIds: [1], start: '2025-01-01', end: iso(Date.parse('2025-01-01') + 366 * DAY) })).statusCode).toBe(200);
+      expect((await load(all, { siteIds: [1], start: '2025-01-01T00:00:00Z', end: iso(Date.parse('2025-01-01') + 366 * DAY) })).statusCode).toBe(200);
     });
   });
 
@@ -185,11 +185,11 @@ describeEachBackend('transaction logs', (backend) => {
     const changes = op('/v1/transactions/change-logs');
     expect(changes.operationId).toBe('loadTransactionChangeLogs');
     expect(changes.description).toMatch(/changes nothing/);
-    expect(Object.keys(changes.responses).sort()).toEqual(['200', '400', '401', '403', '413', '429']);
+    expect(Object.keys(changes.responses).sort()).toEqual(['200', '400', '401', '403', '413', '415', '429', '503']);
     for (const [path, id] of [['/v1/images/tickets', 'downloadTicketImages'], ['/v1/images/motion-capture', 'downloadMotionCaptureImages']]) {
       expect(op(path).operationId).toBe(id);
       expect(op(path).responses['200'].content['application/zip'].schema).toEqual({ type: 'string', format: 'binary' });
-      expect(Object.keys(op(path).responses).sort()).toEqual(['200', '400', '401', '403', '404', '413', '429', '500']);
+      expect(Object.keys(op(path).responses).sort()).toEqual(['200', '400', '401', '403', '404', '413', '415', '429', '500', '503']);
       expect(op(path).requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/ImagesPayloadDto');
     }
   });

@@ -8,12 +8,20 @@ describe('parseTime', () => {
     expect(iso('2026-03-01T06:00:00')).toBe('2026-03-01T06:00:00.000Z');
     expect(iso('2026-03-01T06:00:00.123456+02:00')).toBe('2026-03-01T04:00:00.123Z');
     expect(iso('2026-03-01T06:00-0530')).toBe('2026-03-01T11:30:00.000Z');
-    expect(iso('2026-03-01')).toBe('2026-03-01T00:00:00.000Z');
+    expect(iso('2026-03-01 06:00')).toBe('2026-03-01T06:00:00.000Z');
+    expect(iso('2026-02-28T23:59:59.999Z')).toBe('2026-02-28T23:59:59.999Z');
     expect(iso('0050-01-01T00:00:00Z')).toBe('0050-01-01T00:00:00.000Z');
   });
 
   it('rejects what is not a date-time', () => {
     for (const s of ['', 'yesterday', '2026-02-30T00:00:00Z', '2026-13-01', '2026-03-01T25:00:00Z', '2026-03-01T06:61:00Z', '1772344800000', '2026-03-01T06:00:00+25:00'])
       expect(parseTime(s), s).toBeUndefined();
+  });
+
+  it('rejects what does not name one instant: a date alone, hour 24, second 60, a day the month lacks', () => {
+    for (const s of ['2026-03-01', '2026-03-01Z', '2026-11-10T24:00:00Z', '2026-11-10T24:59:60Z', '2026-11-10T23:59:60Z', '2026-12-31T23:59:60.999+00:00',
+      '2026-02-29T00:00:00Z', '2024-02-30T12:00:00Z', '2026-04-31T00:00:00Z', '2026-03-01T06'])
+      expect(parseTime(s), s).toBeUndefined();
+    expect(parseTime('2024-02-29T12:00:00Z')).toBe(Date.UTC(2024, 1, 29, 12));
   });
 });

@@ -1,5 +1,5 @@
 import type { FastifyTypebox } from '../../http.js';
-import { requireAccess } from '../../auth/hooks.js';
+import { checkBeforeBody, requireAccess } from '../../auth/hooks.js';
 import { siteRoutes } from './sites/index.js';
 import { configRoutes } from './config/index.js';
 import { telemetryRoutes } from './telemetry/index.js';
@@ -12,7 +12,7 @@ import { streamRoutes } from './stream/index.js';
 
 /** The whole /v1 API, one area a line. Every route here needs a valid bearer token. */
 export async function v1Routes(app: FastifyTypebox): Promise<void> {
-  app.addHook('preValidation', requireAccess);
+  checkBeforeBody(app, requireAccess);
   app.addHook('onRoute', (route) => {
     route.schema = { security: [{ bearer: [] }], ...route.schema };
   });

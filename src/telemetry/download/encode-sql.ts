@@ -1,10 +1,12 @@
 import type { Format } from '../../export/records.js';
+import { isoSql } from '../../time.js';
 import type { TelemetryKind } from '../kinds.js';
 
-// The database writes summary rows that need no merging straight in the response's format (JSON
-// objects or CSV lines, as src/export/records.ts writes them): for tens of thousands of rows that is
-// several times faster than decoding each row in Node and encoding it again. Numbers are float8
-// text (the shortest text that reads back as the same number), times UTC with milliseconds.
+// The database writes every summary in the response's format (JSON objects or CSV lines, as
+// src/export/records.ts writes them) and joins each equipment's summaries into one text: for tens of
+// thousands of rows that is several times faster than decoding each row in Node and encoding it
+// again. Numbers are float8 text (the shortest text that reads back as the same number), times UTC
+// with milliseconds.
 
 /** Mean as text; a quotient that underflows (sums near 1e-308) is divided as numeric, where the database allows it. */
 const mean = (sum: string, n: string) =>
@@ -12,9 +14,11 @@ const mean = (sum: string, n: string) =>
 const num = (c: string) => `${c}::text`;
 const text = (c: string) => `§${c}`; // a text field: quoted per format below
 
-/** SQL of each field after id, start, end and count, over a rollup row (non-meter kinds). */
-const DIRECT_FIELDS: Partial<Record<TelemetryKind, string[]>> = {
+/** SQL of each field after id, start, end and count, over a row of merged unit columns (units.ts), in the DTO's order. */
+const FIELDS: Record<TelemetryKind, string[]> = {
   sensor: [num('v_min'), num('v_max'), mean('v_sum', 'v_n'), num('v_first'), num('v_last')],
+  // A meter's volume is null where no sample of the bucket carried a total.
+  meter: [`CASE WHEN tv_first IS NULL THEN NULL ELSE tv_inner::text END`, num('tv_latest'), mean('fr_sum', 'fr_n'), num('fr_max'), mean('p_sum', 'p_n')],
   pump: [
     `CASE WHEN run_n = 0 THEN NULL ELSE (100 * run_true::float8 / run_n)::text END`, mean('f_sum', 'f_n'), mean('p_sum', 'p_n'),
     num('p_max'), num('status_id_latest'), text('status_latest'),
@@ -24,25 +28,25 @@ const DIRECT_FIELDS: Partial<Record<TelemetryKind, string[]>> = {
   ],
 };
 
-const ISO = (c: string) => `to_char((${c}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const ISO = (c: string) => isoSql(`(${c})`);
 /** RFC 4180: a field holding a comma, quote or line break is quoted, its quotes doubled. */
 const csvText = (c: string) => `CASE WHEN ${c} ~ '[",\\r\\n]' THEN '"' || replace(${c}, '"', '""') || '"' ELSE ${c} END`;
 
+/** The separators of SEPARATOR (export/records.ts) as SQL literals. */
+export const SQL_SEPARATOR: Record<Format, string> = { json: `','`, csv: `E'\\r\\n'` };
+
 /**
- * One text per row of the relation with columns id, t0, count and the unit columns: the encoded
- * record of the bucket [t0, t0 + level). `names` are the output field names, in order.
+ * One text per row of a relation with columns id, count and the merged unit columns: the encoded
+ * summary of [start, end) (SQL expressions giving timestamptz). `names` are the output field names.
  */
-export function directLine(kind: TelemetryKind, format: Format, names: string[], level: number): string {
-  const fields = DIRECT_FIELDS[kind]!;
-  const end = `t0 + interval '${level} minutes'`;
+export function summaryLine(kind: TelemetryKind, format: Format, names: string[], start: string, end: string): string {
+  const fields = FIELDS[kind];
   if (format === 'csv') {
     const values = fields.map((f) => (f.startsWith('§') ? csvText(f.slice(1)) : f));
-    return [`id::text`, ISO('t0'), ISO(end), 'count::text', ...values.map((v) => `coalesce(${v}, '')`)].join(` || ',' || `);
+    return [`id::text`, ISO(start), ISO(end), 'count::text', ...values.map((v) => `coalesce(${v}, '')`)].join(` || ',' || `);
   }
   const key = (i: number) => `'${i ? ',' : '{'}${JSON.stringify(names[i])}:'`;
   const values = fields.map((f) => (f.startsWith('§') ? `to_json(${f.slice(1)})::text` : f));
-  const parts = [`id::text`, `'"' || ${ISO('t0')} || '"'`, `'"' || ${ISO(end)} || '"'`, 'count::text', ...values.map((v) => `coalesce(${v}, 'null')`)];
+  const parts = [`id::text`, `'"' || ${ISO(start)} || '"'`, `'"' || ${ISO(end)} || '"'`, 'count::text', ...values.map((v) => `coalesce(${v}, 'null')`)];
   return `${parts.map((p, i) => `${key(i)} || ${p}`).join(' || ')} || '}'`;
 }
-
-export const encodesDirect = (kind: TelemetryKind) => kind in DIRECT_FIELDS;

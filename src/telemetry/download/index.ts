@@ -2,7 +2,7 @@ import type { Access } from '../../auth/access.js';
 import { requireEquipment } from '../../auth/access.js';
 import type { Queryable } from '../../db/index.js';
 import { badRequest } from '../../errors.js';
-import { parseTime } from '../../time.js';
+import { parseRange } from '../../time.js';
 import { SEPARATOR, type EncodedPage, type Format, type Page } from '../../export/records.js';
 import type { TelemetryKind } from '../kinds.js';
 import { estimateElements, querySummaries, summaryFieldNames, type Interval } from './summaries.js';
@@ -11,26 +11,14 @@ import { isKnownZone } from './zones.js';
 // The download engine behind POST /v1/<kind>/logs/load and /v1/sensors/logs/raw: checks a request
 // (times, span, zone, equipment, access) and yields its records page by page.
 
-const DAY = 86_400_000;
 export const MAX_SUMMARY_DAYS = 366;
 export const MAX_RAW_DAYS = 60;
 /** Most elements one summary request may produce (ids × buckets): a year of 15-minute buckets for 57 equipment. */
 export const MAX_SUMMARY_ELEMENTS = 2_000_000;
-/** Elements per database query: pages of the response. */
-const PAGE_ELEMENTS = 50_000;
+/** Elements per database query: pages of the response (two are asked at once, see prefetched). */
+const PAGE_ELEMENTS = 25_000;
 
 const EQUIPMENT: Record<TelemetryKind, 'sensor' | 'meter' | 'pump' | 'tank'> = { sensor: 'sensor', meter: 'meter', pump: 'pump', tank: 'tank' };
-
-/** [start, end) from the request's texts: 400 for unparsable times, end not after start, or a span over maxDays. */
-export function parseRange(body: { start: string; end: string }, maxDays: number): { start: number; end: number } {
-  const start = parseTime(body.start);
-  const end = parseTime(body.end);
-  if (start === undefined) throw badRequest('start is not an ISO 8601 date-time', [{ path: '/start', message: 'not an ISO 8601 date-time' }]);
-  if (end === undefined) throw badRequest('end is not an ISO 8601 date-time', [{ path: '/end', message: 'not an ISO 8601 date-time' }]);
-  if (end <= start) throw badRequest('end must be after start', [{ path: '/end', message: 'must be after start' }]);
-  if (end - start > maxDays * DAY) throw badRequest(`the span from start to end is over ${maxDays} days`, [{ path: '/end', message: `at most ${maxDays} days after start` }]);
-  return { start, end };
-}
 
 export interface SummaryBody {
   ids: number[];
@@ -47,7 +35,7 @@ export interface Download {
 
 /** Checks a summary request and returns its fields and pages; throws the 400/404/403 it deserves. */
 export async function openSummaries(db: Queryable, access: Access, kind: TelemetryKind, body: SummaryBody, idsPath: string, format: Format): Promise<Download> {
-  const { start, end } = parseRange(body, MAX_SUMMARY_DAYS);
+  const { start, end } = parseRange(body.start, body.end, MAX_SUMMARY_DAYS);
   const interval = body.interval ?? '1h';
   const zoneName = body.timeZone ?? 'UTC';
   const ids = [...new Set(body.ids)].sort((x, y) => x - y);
@@ -62,20 +50,43 @@ export async function openSummaries(db: Queryable, access: Access, kind: Telemet
   const zoneOf = (id: number) => (zones ? zones.get(sites.get(id)!)! : zoneName);
 
   const perId = Math.max(1, Math.floor(PAGE_ELEMENTS / (elements / ids.length)));
-  async function* pages(): AsyncGenerator<EncodedPage> {
-    for (let i = 0; i < ids.length; i += perId) {
-      const chunk = ids.slice(i, i + perId);
-      const byZone = new Map<string, number[]>();
-      for (const id of chunk) byZone.set(zoneOf(id), [...(byZone.get(zoneOf(id)) ?? []), id]);
-      const parts = await Promise.all(
-        [...byZone].map(([zone, group]) => querySummaries(db, kind, { ids: group, start, end, interval, zone }, format)),
-      );
-      // Each part is in id then bucket order; a stable sort by id interleaves them.
-      const lines = parts.length === 1 ? parts[0] : parts.flat().sort((x, y) => x.id - y.id);
-      yield { text: lines.map((l) => l.line).join(SEPARATOR[format]) };
+  const chunks: number[][] = [];
+  for (let i = 0; i < ids.length; i += perId) chunks.push(ids.slice(i, i + perId));
+  const page = async (chunk: number[]): Promise<EncodedPage> => {
+    const byZone = new Map<string, number[]>();
+    for (const id of chunk) byZone.set(zoneOf(id), [...(byZone.get(zoneOf(id)) ?? []), id]);
+    const parts = await Promise.all([...byZone].map(([zone, group]) => querySummaries(db, kind, { ids: group, start, end, interval, zone }, format)));
+    // One text per equipment; the zones' groups hold different ids, so ordering by id interleaves them.
+    const texts = parts.length === 1 ? parts[0] : parts.flat().sort((x, y) => x.id - y.id);
+    return { text: texts.map((t) => t.text).join(SEPARATOR[format]) };
+  };
+  return { fields: summaryFieldNames(kind), pages: prefetched(chunks, page) };
+}
+
+/**
+ * Pages of `items` made by `load`, in order, with up to `ahead` pages asked of the database at once:
+ * the database works on the next pages (on as many connections, so on several cores) while the
+ * current one is sent, and memory holds at most `ahead` pages.
+ */
+export async function* prefetched<T, P>(items: T[], load: (item: T) => Promise<P>, ahead = 2): AsyncGenerator<P> {
+  const pending: Promise<P>[] = [];
+  let asked = 0;
+  const fill = () => {
+    while (pending.length < ahead && asked < items.length) {
+      const page = load(items[asked++]);
+      // Handled here so that a page failing while an earlier one is awaited is not an unhandled
+      // rejection; awaiting it below still throws its error.
+      page.catch(() => {});
+      pending.push(page);
     }
+  };
+  fill();
+  while (pending.length) {
+    const current = await pending[0];
+    pending.shift();
+    fill();
+    yield current;
   }
-  return { fields: summaryFieldNames(kind), pages: pages() };
 }
 
 /** Each site's zone for timeZone "site": UTC where it has none; 400 for a zone the service does not know. */

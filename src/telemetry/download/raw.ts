@@ -2,7 +2,9 @@ import type { Access } from '../../auth/access.js';
 import { requireEquipment } from '../../auth/access.js';
 import type { Queryable } from '../../db/index.js';
 import type { Format } from '../../export/records.js';
-import { MAX_RAW_DAYS, parseRange, type Download } from './index.js';
+import { isoSql, parseRange } from '../../time.js';
+import { SQL_SEPARATOR } from './encode-sql.js';
+import { MAX_RAW_DAYS, type Download } from './index.js';
 
 // Raw sensor logs, [start, end) ascending, read in pages by key (sensor, ts > last seen): no
 // transaction or connection is held while the client reads, and memory holds one page. The
@@ -13,9 +15,7 @@ import { MAX_RAW_DAYS, parseRange, type Download } from './index.js';
 
 const PAGE_ROWS = 5_000;
 export const RAW_FIELDS = ['sensorID', 'value', 'timestamp'];
-const ISO = `to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-/** The separators of SEPARATOR (export/records.ts) as SQL literals. */
-const SQL_SEPARATOR: Record<Format, string> = { json: `','`, csv: `E'\\r\\n'` };
+const ISO = isoSql('ts');
 const LINE: Record<Format, string> = {
   json: `'{"sensorID":' || $1::int || ',"value":' || value::text || ',"timestamp":"' || ${ISO} || '"}'`,
   csv: `$1::int || ',' || value::text || ',' || ${ISO}`,
@@ -27,20 +27,24 @@ export async function openRawSensorLogs(
   body: { sensorId: number; start: string; end: string },
   format: Format,
 ): Promise<Download> {
-  const { start, end } = parseRange(body, MAX_RAW_DAYS);
+  const { start, end } = parseRange(body.start, body.end, MAX_RAW_DAYS);
   await requireEquipment(db, access, 'sensor', [body.sensorId]);
   const sql = (op: string) => `WITH p AS (
       SELECT ts, value FROM sensor_logs WHERE sensor_id = $1 AND ts ${op} $2::timestamptz AND ts < $3::timestamptz ORDER BY ts LIMIT ${PAGE_ROWS})
     SELECT count(*)::int AS n, max(ts)::text AS last, string_agg(${LINE[format]}, ${SQL_SEPARATOR[format]} ORDER BY ts) AS text FROM p`;
+  type RawPage = { n: number; last: string | null; text: string | null };
+  const read = (from: string, op: string) => {
+    const page = db.query<RawPage>(sql(op), [body.sensorId, from, new Date(end).toISOString()]).then((rows) => rows[0]);
+    page.catch(() => {}); // failing while the current page is sent is not an unhandled rejection; awaiting still throws
+    return page;
+  };
+  // The next page is asked of the database as soon as the current one is here, while it is sent.
   async function* pages(): AsyncGenerator<{ text: string }> {
-    let from = new Date(start).toISOString();
-    let op = '>=';
-    for (;;) {
-      const [page] = await db.query<{ n: number; last: string | null; text: string | null }>(sql(op), [body.sensorId, from, new Date(end).toISOString()]);
+    let next: Promise<RawPage> | undefined = read(new Date(start).toISOString(), '>=');
+    while (next) {
+      const page: RawPage = await next;
+      next = page.n === PAGE_ROWS && page.last ? read(page.last, '>') : undefined;
       yield { text: page.text ?? '' };
-      if (page.n < PAGE_ROWS || !page.last) return;
-      from = page.last;
-      op = '>';
     }
   }
   return { fields: RAW_FIELDS, pages: pages() };

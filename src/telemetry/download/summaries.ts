@@ -3,8 +3,8 @@ import type { TelemetryKind } from '../kinds.js';
 import { binOf } from '../rollups/refresh.js';
 import { mergeUnits, rawUnits, rollupUnits, UNITS, type UnitSpec } from '../rollups/units.js';
 import { zoneAlignment } from './zones.js';
-import { directLine, encodesDirect } from './encode-sql.js';
-import { encodeRecords, type Format } from '../../export/records.js';
+import { SQL_SEPARATOR, summaryLine } from './encode-sql.js';
+import type { Format } from '../../export/records.js';
 
 // Summary downloads (contract 6). The range [start, end) is covered by units, each inside one output
 // bucket: rollup rows of the coarsest level whose buckets nest in the output buckets (days for UTC,
@@ -24,35 +24,17 @@ export interface SummaryRequest {
   zone: string;
 }
 
-type Merged = Record<string, any>;
-/** a / n, null when no sample carried the field (divided here: the database refuses a quotient that underflows to 0). */
-const mean = (sum: number | null, n: number) => (n ? sum! / n : null);
-
-/** Output fields of each kind, in the contract's order, from the merged units. */
-export const SUMMARY_FIELDS: Record<TelemetryKind, [name: string, value: (m: Merged) => unknown][]> = {
-  sensor: [
-    ['min', (m) => m.v_min], ['max', (m) => m.v_max], ['avg', (m) => mean(m.v_sum, m.v_n)], ['first', (m) => m.v_first], ['last', (m) => m.v_last],
-  ],
-  meter: [
-    ['volume', (m) => (m.tv_first === null ? null : m.tv_inner)], ['lastTotalVolume', (m) => m.tv_latest],
-    ['avgFlowRate', (m) => mean(m.fr_sum, m.fr_n)], ['maxFlowRate', (m) => m.fr_max], ['avgPressure', (m) => mean(m.p_sum, m.p_n)],
-  ],
-  pump: [
-    ['runningPercent', (m) => (m.run_n ? (100 * m.run_true) / m.run_n : null)], ['avgFrequency', (m) => mean(m.f_sum, m.f_n)],
-    ['avgPressure', (m) => mean(m.p_sum, m.p_n)], ['maxPressure', (m) => m.p_max],
-    ['lastStatusID', (m) => m.status_id_latest], ['lastStatus', (m) => m.status_latest],
-  ],
-  tank: [
-    ['minEntryTankLevel', (m) => m.e_min], ['maxEntryTankLevel', (m) => m.e_max], ['avgEntryTankLevel', (m) => mean(m.e_sum, m.e_n)],
-    ['minExitTankLevel', (m) => m.x_min], ['maxExitTankLevel', (m) => m.x_max], ['avgExitTankLevel', (m) => mean(m.x_sum, m.x_n)],
-    ['lastTotalVolume', (m) => m.tv_latest],
-  ],
-};
-
 const ID_FIELD: Record<TelemetryKind, string> = { sensor: 'sensorID', meter: 'flowMeterID', pump: 'sitePumpID', tank: 'siteTankGroupID' };
 
 /** Every field name of a kind's summary DTO, in order. */
-export const summaryFieldNames = (kind: TelemetryKind) => [ID_FIELD[kind], 'start', 'end', 'count', ...SUMMARY_FIELDS[kind].map(([n]) => n)];
+export const summaryFieldNames = (kind: TelemetryKind) => [ID_FIELD[kind], 'start', 'end', 'count', ...FIELD_NAMES[kind]];
+
+const FIELD_NAMES: Record<TelemetryKind, string[]> = {
+  sensor: ['min', 'max', 'avg', 'first', 'last'],
+  meter: ['volume', 'lastTotalVolume', 'avgFlowRate', 'maxFlowRate', 'avgPressure'],
+  pump: ['runningPercent', 'avgFrequency', 'avgPressure', 'maxPressure', 'lastStatusID', 'lastStatus'],
+  tank: ['minEntryTankLevel', 'maxEntryTankLevel', 'avgEntryTankLevel', 'minExitTankLevel', 'maxExitTankLevel', 'avgExitTankLevel', 'lastTotalVolume'],
+};
 
 const QUARTER = 15 * 60_000;
 const floorTo = (t: number, ms: number) => Math.floor(t / ms) * ms;
@@ -104,8 +86,7 @@ const WIDTH: Record<Interval, number> = { '15m': 15, '1h': 60, '1d': 1440, all: 
  * out as they are, without merging, and only the rest (edges, stale buckets) is merged. Meters merge
  * everything: each bucket's volume links to the unit before it.
  */
-export const directLevel = (spec: UnitSpec, interval: Interval, level: number) =>
-  !spec.chain && encodesDirect(spec.kind) && level > 0 && WIDTH[interval] === level;
+export const directLevel = (spec: UnitSpec, interval: Interval, level: number) => !spec.chain && level > 0 && WIDTH[interval] === level;
 
 /** Clean rows of the level in [a, b) ($7, $8). */
 function levelRows(spec: UnitSpec, level: number): string {
@@ -124,21 +105,17 @@ const staleCte = (spec: UnitSpec, level: number) =>
          WHERE d.kind = ${spec.no} AND d.equipment_id = ANY($1) AND d.bucket >= $7 AND d.bucket < $8),`
     : '';
 
-// Parameters of both queries: ids, start, end, zone, s15, e15, a, b (times as ISO text). Not every
-// variant uses every one; the casts in the final WHERE give each its type.
+// Parameters: ids, start, end, zone, s15, e15, a, b (times as ISO text). Not every variant uses every
+// one; the casts in the final WHERE give each its type.
 const TYPED = `$2::timestamptz IS NOT NULL AND $3::timestamptz IS NOT NULL AND $4::text IS NOT NULL AND $5::timestamptz IS NOT NULL
    AND $6::timestamptz IS NOT NULL AND $7::timestamptz IS NOT NULL AND $8::timestamptz IS NOT NULL`;
 
-const statColumns = (spec: UnitSpec) => spec.columns.filter((c) => c.name !== 'count' && !c.name.endsWith('_ts')).map((c) => c.name);
-
-/** Level rows that are output buckets by themselves (see directLevel), each encoded by `line`, in id then time order. */
-export function directSql(spec: UnitSpec, level: number, line: string): string {
-  return `WITH ${staleCte(spec, level)} l AS (${levelRows(spec, level)})
-  SELECT id, date_part('epoch', t0) * 1000 AS s, ${line} AS line FROM l WHERE ${TYPED} ORDER BY id, t0`;
-}
-
-/** Everything else, merged per equipment and output bucket, in id then bucket order (all of it unless `direct`). */
-export function summarySql(spec: UnitSpec, interval: Interval, level: number, direct = directLevel(spec, interval, level)): string {
+/**
+ * One row per equipment with summaries: its id and the text of its summaries in bucket order, encoded
+ * in `format`. Level rows that are output buckets by themselves (see directLevel) are encoded as they
+ * are; everything else is merged per equipment and output bucket first.
+ */
+export function summarySql(spec: UnitSpec, interval: Interval, level: number, format: Format, direct = directLevel(spec, interval, level)): string {
   const { rollupTable: t, idColumn: idc, logTable, no } = spec;
   const clean = (r: string) => `NOT EXISTS (SELECT 1 FROM rollup_dirty d WHERE d.kind = ${no} AND d.equipment_id = ${r}.${idc} AND d.bucket = ${r}.bucket)`;
   const parts: string[] = [];
@@ -182,47 +159,32 @@ export function summarySql(spec: UnitSpec, interval: Interval, level: number, di
   }
   const bucket = BUCKET[interval];
   const group = `CASE WHEN t0 = '-infinity' THEN NULL ELSE ${bucket.start} END`;
+  const names = summaryFieldNames(spec.kind);
+  const lines = [
+    `SELECT id, grp AS s, ${summaryLine(spec.kind, format, names, 'greatest(grp, $2::timestamptz)', `least(${bucket.end}, $3::timestamptz)`)} AS line FROM merged`,
+  ];
+  if (direct) lines.push(`SELECT id, t0 AS s, ${summaryLine(spec.kind, format, names, 't0', `t0 + interval '${level} minutes'`)} AS line FROM l`);
   return `WITH ${staleCte(spec, level)} units AS (${parts.join('\n  UNION ALL\n  ')}),
-    merged AS (${mergeUnits(spec, 'units', group, 'id')})
-  SELECT id, date_part('epoch', greatest(grp, $2::timestamptz)) * 1000 AS s, date_part('epoch', least(${bucket.end}, $3::timestamptz)) * 1000 AS e,
-         count, ${statColumns(spec).join(', ')}
-    FROM merged WHERE ${TYPED} ORDER BY id, grp`;
+    merged AS (${mergeUnits(spec, 'units', group, 'id')}),
+    ${direct ? `l AS (${levelRows(spec, level)}),` : ''}
+    lines AS (${lines.join('\n  UNION ALL\n  ')})
+  SELECT id, string_agg(line, ${SQL_SEPARATOR[format]} ORDER BY s) AS text FROM lines WHERE ${TYPED} GROUP BY id ORDER BY id`;
 }
 
-/** An encoded summary (a JSON object or a CSV line) with its equipment and bucket start, for ordering. */
-export interface SummaryLine {
+/** The encoded summaries of one equipment, in bucket order. */
+export interface EquipmentSummaries {
   id: number;
-  s: number;
-  line: string;
+  text: string;
 }
 
-/** The summaries of one group of ids sharing a zone, encoded, in id then bucket order. */
-export async function querySummaries(db: Queryable, kind: TelemetryKind, req: SummaryRequest, format: Format): Promise<SummaryLine[]> {
+/** The summaries of one group of ids sharing a zone, in id then bucket order; no entry for an id without data. */
+export async function querySummaries(db: Queryable, kind: TelemetryKind, req: SummaryRequest, format: Format): Promise<EquipmentSummaries[]> {
   const spec = UNITS[kind];
   const level = unitLevel(req.interval, req.zone, req.start, req.end);
   const { s15, e15, a, b } = splitRange(req.start, req.end, level);
   const iso = (t: number) => new Date(t).toISOString();
   const params = [req.ids, iso(req.start), iso(req.end), req.zone, iso(s15), iso(e15), iso(a), iso(b)];
-  const names = summaryFieldNames(kind);
-  const direct = directLevel(spec, req.interval, level);
-  const [merged, plain] = await Promise.all([
-    db.query<Record<string, any>>(summarySql(spec, req.interval, level, direct), params),
-    direct ? db.query<SummaryLine>(directSql(spec, level, directLine(kind, format, names, level)), params) : Promise.resolve([]),
-  ]);
-  const fields = SUMMARY_FIELDS[kind].map(([, value]) => value);
-  const values = (r: Record<string, any>) => [r.id, iso(Math.round(r.s)), iso(Math.round(r.e)), r.count, ...fields.map((value) => value(r))];
-  const encoded = (r: Record<string, any>): SummaryLine => ({ id: r.id, s: r.s, line: encodeRecords(format, names, [values(r)]) });
-  if (!plain.length) return merged.map(encoded);
-  // Both lists are in (id, start) order and share no bucket: merge them.
-  const out: SummaryLine[] = new Array(merged.length + plain.length);
-  let i = 0;
-  let j = 0;
-  for (let k = 0; k < out.length; k++) {
-    const m = merged[i];
-    const p = plain[j];
-    out[k] = p === undefined || (m !== undefined && (m.id < p.id || (m.id === p.id && m.s < p.s))) ? encoded(merged[i++]) : plain[j++];
-  }
-  return out;
+  return db.query<EquipmentSummaries>(summarySql(spec, req.interval, level, format), params);
 }
 
 /** Elements a request may produce at most (ids × buckets), bounding the work and the response. */

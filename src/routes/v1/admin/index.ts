@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { FastifyTypebox } from '../../../http.js';
+import { checkBeforeBody } from '../../../auth/hooks.js';
 import { errorResponses, securedErrors } from '../../../schemas/common.js';
 import { changeClient, createClient, listVisibleClients, rotateSecret } from '../../../admin/clients.js';
 import { importAsAdmin } from '../../../admin/import.js';
@@ -20,8 +21,10 @@ const audit = (request: FastifyRequest, action: string, what: Record<string, unk
   request.log.info({ audit: { actor: request.access!.client.clientId, action, ...what } }, `admin: ${action}`);
 
 export async function adminRoutes(app: FastifyTypebox): Promise<void> {
-  app.addHook('preValidation', async (request) => request.access!.assertAdmin());
+  checkBeforeBody(app, async (request) => request.access!.assertAdmin());
   const tags = ['administration'];
+  // One transaction for a whole document: it may take longer than a read, but not for ever.
+  const importing = app.db.bounded(app.config.IMPORT_TIMEOUT_MS);
 
   app.get(
     '/clients',
@@ -119,7 +122,7 @@ export async function adminRoutes(app: FastifyTypebox): Promise<void> {
       },
     },
     async (request) => {
-      const { summary, clientIds } = await importAsAdmin(app.db, request.access!, request.body);
+      const { summary, clientIds } = await importAsAdmin(importing, request.access!, request.body);
       for (const id of clientIds) app.forgetClient(id);
       const changed = Object.fromEntries(Object.entries(summary).filter(([, c]) => c.received).map(([list, c]) => [list, c]));
       audit(request, 'import document', { lists: changed });

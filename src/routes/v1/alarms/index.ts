@@ -20,8 +20,8 @@ const LIFECYCLE =
   '5 sensor, null for a site alarm.';
 const CHECKS =
   'The request is atomic: an invalid alarm (400, details name its index and field), equipment that does not exist (404, ' +
-  'checked first, the same answer for every client), a site out of reach or unknown (403), or equipment of another site ' +
-  '(400) stores nothing. 201 is sent after the commit.';
+  'checked first, the same answer for every client), a site or equipment out of reach, or a site unknown (403), or equipment ' +
+  'of another site the client reaches (400) stores nothing. 201 is sent after the commit.';
 
 export async function alarmRoutes(app: FastifyTypebox): Promise<void> {
   const { db, config } = app;
@@ -102,14 +102,14 @@ export async function alarmRoutes(app: FastifyTypebox): Promise<void> {
         description:
           `Only unresolved alarms, newest first (by LastSeen, then SiteAlarmLogID, both descending), at most \`limit\` ` +
           `(default ${ACTIVE_DEFAULT_LIMIT}, at most ${max}): the newest ones. A site out of reach or unknown: 403 for the ` +
-          `whole request. GET /v1/sites?dataType=additional counts them per site (ActiveAlarmCount). ${LIFECYCLE}`,
+          `whole request. \`severities\` keeps only alarms of those severities (before the limit). GET /v1/sites?dataType=additional counts them per site (ActiveAlarmCount). ${LIFECYCLE}`,
         body: activeFilter(max, Math.min(ACTIVE_DEFAULT_LIMIT, max)),
         response: { 200: Type.Array(ActiveAlarmDto), ...securedErrors(403, 413) },
       },
     },
     async (request) => {
-      const { siteIds, limit } = request.body;
-      return listActiveAlarms(db, request.access!, siteIds, limit ?? Math.min(ACTIVE_DEFAULT_LIMIT, max));
+      const { siteIds, limit, severities } = request.body;
+      return listActiveAlarms(db, request.access!, siteIds, limit ?? Math.min(ACTIVE_DEFAULT_LIMIT, max), severities);
     },
   );
 }

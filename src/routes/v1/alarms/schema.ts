@@ -69,6 +69,12 @@ export const activeFilter = (maxBatch: number, defaultLimit: number) =>
       limit: Type.Optional(
         Type.Integer({ minimum: 1, maximum: maxBatch, default: defaultLimit, description: `most alarms returned (the newest); default ${defaultLimit}` }),
       ),
+      severities: Type.Optional(
+        Type.Array(SeverityEnum(), {
+          minItems: 1, maxItems: SEVERITIES.length, uniqueItems: true,
+          description: 'only alarms of these severities (applied before `limit`); absent: every severity',
+        }),
+      ),
     },
     { title: 'ActiveAlarmsFilterDto' },
   );

@@ -1,20 +1,25 @@
 import type { FastifyTypebox } from '../../../http.js';
 import { securedErrors } from '../../../schemas/common.js';
-import { prepareBundle, type ImageKind } from '../../../images/bundle.js';
-import { ImageBundle, ImagesPayloadDto, MAX_IMAGES } from './schema.js';
+import { prepareBundle, prepareImage, type ImageKind } from '../../../images/bundle.js';
+import { ImageBundle, ImageBytes, ImageParams, ImagesPayloadDto, MAX_IMAGES } from './schema.js';
 
 // Interface 4.5, contract 7: ticket photos and gate-camera motion captures as one zip.
 
-const ROUTES: { path: string; kind: ImageKind; operationId: string; summary: string; file: string; reach: string }[] = [
+const ROUTES: { path: string; kind: ImageKind; operationId: string; oneId: string; summary: string; file: string; reach: string }[] = [
   {
-    path: '/images/tickets', kind: 'ticket', operationId: 'downloadTicketImages', summary: 'Download ticket images as a zip',
+    path: '/images/tickets', kind: 'ticket', operationId: 'downloadTicketImages', oneId: 'getTicketImage', summary: 'Download ticket images as a zip',
     file: 'ticket-images', reach: "the image's site",
   },
   {
-    path: '/images/motion-capture', kind: 'motion', operationId: 'downloadMotionCaptureImages',
+    path: '/images/motion-capture', kind: 'motion', operationId: 'downloadMotionCaptureImages', oneId: 'getMotionCaptureImage',
     summary: 'Download motion-capture images as a zip', file: 'motion-capture-images', reach: "the image's site and camera",
   },
 ];
+
+const oneDescription = (reach: string) =>
+  `The image itself, for showing it (the console's thumbnails): the same checks as the zip of one UUID (404 unknown or ` +
+  `of the other kind, 403 when the client cannot reach ${reach}, 500 when the stored bytes no longer match their digest), ` +
+  `then the bytes under the image's content type. Images never change once stored, so the answer may be cached privately.`;
 
 const description = (reach: string) =>
   `One zip entry per UUID, named \`<uuid>.<ext>\` after the image's content type, holding the bytes exactly as imported. ` +
@@ -46,6 +51,31 @@ export async function imageRoutes(app: FastifyTypebox): Promise<void> {
           .header('content-length', bundle.size)
           .header('content-disposition', `attachment; filename="${r.file}-${stamp}Z.zip"`)
           .send(bundle.stream);
+      },
+    );
+
+  for (const r of ROUTES)
+    app.get(
+      `${r.path}/:uuid`,
+      {
+        schema: {
+          operationId: r.oneId,
+          tags: ['transactions'],
+          summary: r.summary.replace('Download', 'Show one of the').replace(' as a zip', ''),
+          description: oneDescription(r.reach),
+          params: ImageParams,
+          response: { 200: ImageBytes, ...securedErrors(403, 404, 500) },
+        },
+      },
+      async (request, reply) => {
+        const { entry, stream } = await prepareImage(app.db, request.access!, r.kind, request.params.uuid);
+        return reply
+          .type(entry.contentType)
+          .header('content-length', entry.size)
+          .header('cache-control', 'private, max-age=86400, immutable')
+          .header('x-content-type-options', 'nosniff')
+          .header('content-security-policy', "default-src 'none'; sandbox")
+          .send(stream);
       },
     );
 }

@@ -18,7 +18,8 @@ const LABEL: Record<TelemetryKind, string> = { sensor: 'sensor', meter: 'flow me
 const ATOMIC =
   'The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked ' +
   'first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. ' +
-  "Sets the site's LastCommunication to the time the service received the upload. A database failure answers 500.";
+  "Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not " +
+  "committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again.";
 const DESCRIPTION = {
   log:
     'A log is keyed by (equipment, timestamp): a replayed record is counted as a duplicate and never stored twice; ' +
@@ -29,21 +30,25 @@ const DESCRIPTION = {
     'of an equipment wins. ' + ATOMIC,
 };
 
+/** An upload the database cannot serve answers 500 ("could not be stored"), never 503. */
+const { 503: _unavailable, ...UPLOAD_ERRORS } = securedErrors(403, 404, 413, 415, 500);
+
 export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
   const { config, db } = app;
   const partitions = new Partitions(db);
   await partitions.cover(Date.now());
   const writer = new TelemetryWriter(db, partitions, {
     group: config.GROUP_COMMIT,
+    // Of the pool's 10 connections, uploads take at most 4, and those that write the same tables 2.
     maxInFlight: db.kind === 'pglite' ? 1 : 4,
-    timeoutMs: config.WRITE_TIMEOUT_MS,
+    maxPerLane: db.kind === 'pglite' ? 1 : 2,
     onCommit: () => app.stream.committed(),
   });
-  const directory = new EquipmentDirectory(db, config.EQUIPMENT_CACHE_MS, config.WRITE_TIMEOUT_MS);
+  const directory = new EquipmentDirectory(db, config.EQUIPMENT_CACHE_MS);
   // Writes of requests whose client has gone (so the server may close at once) still finish before the database closes.
   app.addHook('preClose', () => writer.idle());
   if (config.ROLLUP_REFRESH_MS > 0) {
-    const refresher = new RollupRefresher(db, {
+    const refresher = new RollupRefresher(db.bounded(config.WRITE_TIMEOUT_MS), {
       intervalMs: config.ROLLUP_REFRESH_MS,
       batch: config.ROLLUP_BATCH,
       onError: (err) => app.log.warn({ err }, 'rollup refresh failed; stale buckets are read from the logs meanwhile'),
@@ -64,6 +69,8 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
     app.post(
       `/edge/${path}`,
       {
+        // "Could not be stored", whatever part of the request met the unavailable database (token, lookup, write).
+        config: { whenUnavailable: 500 },
         schema: {
           operationId,
           tags: ['telemetry upload'],
@@ -71,13 +78,15 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
           description: DESCRIPTION[role],
           body,
           // Interface 4.6 lists 500 ("could not be stored") for some uploads only; every upload answers it when the database fails.
-          response: { 201: UploadResponse, ...securedErrors(403, 404, 413, 415, 500) },
+          response: { 201: UploadResponse, ...UPLOAD_ERRORS },
         },
       },
       async (request, reply) => {
+        // The whole upload, from the request's arrival, is answered within WRITE_TIMEOUT_MS.
+        const deadline = Date.now() - reply.elapsedTime + config.WRITE_TIMEOUT_MS;
         const entries = parse(request.body as B);
-        const sites = await directory.resolve(request.access!, entries, idPath(shape.prefix, shape.single));
-        const counts = await writer.submit(makeJob(role, entries, sites));
+        const sites = await directory.resolve(request.access!, entries, idPath(shape.prefix, shape.single), deadline);
+        const counts = await writer.submit(makeJob(role, entries, sites), deadline);
         return reply.status(201).send(counts);
       },
     );

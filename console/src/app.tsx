@@ -1,0 +1,67 @@
+import { useEffect } from 'preact/hooks';
+import { Link, useRoute } from './router.js';
+import { signOut, useSession } from './session.js';
+import { SignIn } from './pages/sign-in.js';
+import { SitesPage } from './pages/sites.js';
+import { SitePage } from './pages/site.js';
+import { ChartsPage } from './pages/charts.js';
+import { AlarmsPage } from './pages/alarms.js';
+import { TicketsPage } from './pages/tickets.js';
+
+const NAV = [
+  { href: '/', label: 'Sites', match: (p: string) => p === '/' || p.startsWith('/sites') },
+  { href: '/alarms', label: 'Alarms', match: (p: string) => p.startsWith('/alarms') },
+  { href: '/charts', label: 'Charts', match: (p: string) => p.startsWith('/charts') },
+  { href: '/tickets', label: 'Tickets', match: (p: string) => p.startsWith('/tickets') },
+];
+
+function page(path: string) {
+  const site = /^\/sites\/(\d{1,10})$/.exec(path);
+  if (site) return <SitePage siteId={Number(site[1])} />;
+  if (path === '/' || path === '/sites') return <SitesPage />;
+  if (path === '/alarms') return <AlarmsPage />;
+  if (path === '/charts') return <ChartsPage />;
+  if (path === '/tickets') return <TicketsPage />;
+  return (
+    <section>
+      <h1>Page not found</h1>
+      <p>
+        There is no page at this address. <Link href="/">Go to the sites</Link>.
+      </p>
+    </section>
+  );
+}
+
+export function App() {
+  const s = useSession();
+  const route = useRoute();
+  // The page's title names where the user is (read by screen readers and shown in tabs and history).
+  useEffect(() => {
+    const nav = NAV.find((n) => n.match(route.path));
+    document.title = `${s ? (nav?.label ?? 'Site') : 'Sign in'} · site-monitor`;
+  }, [route.path, s]);
+
+  if (!s) return <SignIn />;
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">site-monitor</span>
+        <nav aria-label="Main">
+          {NAV.map((n) => (
+            <Link key={n.href} href={n.href} aria-current={n.match(route.path) ? 'page' : undefined}>
+              {n.label}
+            </Link>
+          ))}
+        </nav>
+        <span class="who">{s.clientId}</span>
+        <button type="button" onClick={() => signOut()}>
+          Sign out
+        </button>
+      </header>
+      <main id="main">{page(route.path)}</main>
+    </>
+  );
+}

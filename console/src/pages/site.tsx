@@ -1,0 +1,173 @@
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { api } from '../api.js';
+import { AlarmTable } from '../alarm-table.js';
+import { ago, formatNumber, formatTime, isSilent } from '../format.js';
+import { Status, useLoad } from '../load.js';
+import { ID_FIELD, KIND_LABEL, loadSiteEquipment, type Alarm, type Equipment, type Kind, type Ticket } from '../model.js';
+import { Link, withQuery } from '../router.js';
+import { openStream, type StreamState } from '../stream.js';
+
+type Reading = Record<string, unknown> & { timestamp: string };
+const SNAPSHOT_KEYS: Record<string, Kind> = { sensors: 'sensor', meters: 'meter', pumps: 'pump', tankGroups: 'tank' };
+const DAY = 86_400_000;
+
+/** What a reading of each kind shows: its main figures with units. */
+function describe(e: Equipment, r: Reading | undefined): string {
+  if (!r) return 'no reading yet';
+  const n = (k: string, unit = '') => `${formatNumber(r[k])}${unit && typeof r[k] === 'number' ? ` ${unit}` : ''}`;
+  switch (e.kind) {
+    case 'sensor':
+      return n('value', e.units);
+    case 'meter':
+      return `${n('totalVolume', e.units)} total · ${n('flowRate')} rate`;
+    case 'pump':
+      return `${r.running === true ? 'Running' : r.running === false ? 'Stopped' : '—'} · ${n('frequency', 'Hz')} · ${n('pressure', 'psi')}`;
+    case 'tank':
+      return `entry ${n('entryTankLevel', 'ft')} · exit ${n('exitTankLevel', 'ft')} · ${n('totalVolume')} total`;
+  }
+}
+
+/** One site: its equipment with current values kept live by the stream, its active alarms, recent tickets. */
+export function SitePage({ siteId }: { siteId: number }) {
+  const config = useLoad((signal) => loadSiteEquipment(siteId, signal), [siteId]);
+  const [current, setCurrent] = useState(new Map<string, Reading>());
+  const [alarms, setAlarms] = useState<Alarm[] | undefined>();
+  const [lastComm, setLastComm] = useState<string | null>(null);
+  const [live, setLive] = useState<StreamState>('connecting');
+  const [changed, setChanged] = useState(new Set<string>());
+
+  useEffect(() => {
+    setAlarms(undefined);
+    setCurrent(new Map());
+    return openStream(
+      [siteId],
+      ({ event, data }) => {
+        if (event === 'snapshot') {
+          const site = data.sites.find((s: { SiteID: number }) => s.SiteID === siteId);
+          if (!site) return;
+          const map = new Map<string, Reading>();
+          for (const [key, kind] of Object.entries(SNAPSHOT_KEYS))
+            for (const r of site.Current?.[key] ?? []) map.set(`${kind}:${r[ID_FIELD[kind]]}`, r);
+          setCurrent(map);
+          setAlarms(site.ActiveAlarms);
+          setLastComm(site.LastCommunication);
+        } else if (event === 'reading' && data.siteId === siteId) {
+          const kind = data.kind as Kind;
+          const key = `${kind}:${data.record[ID_FIELD[kind]]}`;
+          setCurrent((m) => new Map(m).set(key, data.record));
+          setChanged((s) => new Set(s).add(key));
+          setTimeout(() => setChanged((s) => (s.delete(key), new Set(s))), 2000);
+          setLastComm((t) => (!t || data.record.timestamp > t ? data.record.timestamp : t));
+        } else if (event === 'alarm' && data.siteId === siteId) {
+          const a = data.alarm as Alarm;
+          setAlarms((list = []) => {
+            const rest = list.filter((x) => x.SiteAlarmLogID !== a.SiteAlarmLogID);
+            return data.status === 'resolved' ? rest : [a, ...rest];
+          });
+        }
+      },
+      setLive,
+    );
+  }, [siteId]);
+
+  const names = useMemo(() => new Map((config.data?.equipment ?? []).map((e) => [`${e.kind}:${e.id}`, e.name])), [config.data]);
+
+  return (
+    <Status load={config} what="the site">
+      {({ site, equipment }) => (
+        <section>
+          <p class="crumbs">
+            <Link href="/">Sites</Link> › {site.Name}
+          </p>
+          <h1>{site.Name}</h1>
+          <p class="muted">
+            {site.CompanyName} · {site.Active ? 'Active' : 'Inactive'} · time zone {site.TimeZone ?? 'UTC'} · last communication{' '}
+            {isSilent(lastComm) && <span class="badge warn">Silent</span>} <span title={formatTime(lastComm)}>{ago(lastComm)}</span> ·{' '}
+            <span class={`live ${live}`} role="status">
+              {live === 'live' ? 'Live' : live === 'connecting' ? 'Connecting…' : 'Reconnecting…'}
+            </span>
+          </p>
+
+          <h2>Active alarms</h2>
+          {alarms ? (
+            <AlarmTable alarms={alarms} names={names} onResolved={(a) => setAlarms((l) => l?.filter((x) => x.SiteAlarmLogID !== a.SiteAlarmLogID))} />
+          ) : (
+            <p class="loading" role="status">
+              Loading alarms…
+            </p>
+          )}
+
+          <h2>Equipment</h2>
+          <div class="groups">
+            {(Object.keys(KIND_LABEL) as Kind[]).map((kind) => {
+              const list = equipment.filter((e) => e.kind === kind);
+              if (!list.length) return null;
+              return (
+                <div class="group" key={kind}>
+                  <h3>{KIND_LABEL[kind]}</h3>
+                  <table class="equipment">
+                    <tbody>
+                      {list.map((e) => {
+                        const key = `${e.kind}:${e.id}`;
+                        const r = current.get(key);
+                        return (
+                          <tr key={key} class={changed.has(key) ? 'flash' : undefined}>
+                            <th scope="row">{e.name}</th>
+                            <td class="value">{describe(e, r)}</td>
+                            <td class="when" title={formatTime(r?.timestamp)}>
+                              {r ? ago(r.timestamp) : ''}
+                            </td>
+                            <td>
+                              <Link href={withQuery('/charts', { site: siteId, kind: e.kind, id: e.id })} aria-label={`Chart of ${e.name}`}>
+                                Chart
+                              </Link>
+                            </td>
+                          </tr>
+                        );
+                      })}
+                    </tbody>
+                  </table>
+                </div>
+              );
+            })}
+          </div>
+
+          <h2>Recent tickets</h2>
+          <RecentTickets siteId={siteId} />
+        </section>
+      )}
+    </Status>
+  );
+}
+
+function RecentTickets({ siteId }: { siteId: number }) {
+  const load = useLoad(async (signal) => {
+    const end = Date.now() + 60_000;
+    const list = await api<Ticket[]>('/v1/transactions/logs/load', {
+      body: { siteIds: [siteId], start: new Date(end - 30 * DAY).toISOString(), end: new Date(end).toISOString() },
+      signal,
+    });
+    return list.sort((a, b) => b.TransactionDate.localeCompare(a.TransactionDate)).slice(0, 8);
+  }, [siteId]);
+  return (
+    <Status load={load} what="the tickets">
+      {(tickets) =>
+        tickets.length ? (
+          <>
+            <ul class="tickets">
+              {tickets.map((t) => (
+                <li key={t.TransactionID}>
+                  <Link href={withQuery('/tickets', { site: siteId, ticket: t.TicketNumber, from: t.TransactionDate.slice(0, 10) })}>Ticket {t.TicketNumber}</Link> ·{' '}
+                  {formatTime(t.TransactionDate)} · {t.HaulerCompany ?? '—'} · {formatNumber(t.Volume)} {t.VolumeUnits ?? ''}
+                </li>
+              ))}
+            </ul>
+            <Link href={withQuery('/tickets', { site: siteId, from: new Date(Date.now() - 30 * DAY).toISOString().slice(0, 10) })}>Tickets of the last 30 days</Link>
+          </>
+        ) : (
+          <p class="muted">No tickets in the last 30 days.</p>
+        )
+      }
+    </Status>
+  );
+}

@@ -1,0 +1,67 @@
+import { connect as connectSocket } from 'node:net';
+
+// What "the database is unavailable" means to the rest of the service: a call that passed its
+// deadline, or an error that says the server could not be reached, went away, or gave up waiting.
+// Requests answer these 503 (uploads 500); anything else is a bug or bad data.
+
+/** A database call did not finish within its deadline; it was cancelled and its connection dropped. */
+export class DatabaseTimeout extends Error {
+  readonly code = 'DB_DEADLINE';
+  constructor(ms: number) {
+    super(`the database did not answer within ${ms} ms`);
+  }
+}
+
+// 08: connection exception; 57P01-03: shutdown, cannot connect now; 57014: statement cancelled
+// (server-side statement_timeout); 55P03: lock not available (lock_timeout); 53300: too many connections.
+const SERVER_CODES = /^(08|57P0[123]$|57014$|55P03$|53300$)/;
+const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const DRIVER_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|Cannot use a pool after calling end|PGlite is closed/;
+
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (err instanceof DatabaseTimeout) return true;
+  const e = err as { code?: unknown; message?: unknown } | undefined;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  return SERVER_CODES.test(code) || NETWORK_CODES.has(code) || DRIVER_MESSAGES.test(typeof e?.message === 'string' ? e.message : '');
+}
+
+/**
+ * Asks the server to cancel what a backend is running (the protocol's CancelRequest, on a connection
+ * of its own; no answer is sent). Best effort: a server that does not answer is given up after 2 s.
+ */
+export function cancelBackend(host: string, port: number, processId: number, secretKey: number): void {
+  const message = Buffer.alloc(16);
+  message.writeInt32BE(16, 0);
+  message.writeInt32BE(80877102, 4);
+  message.writeInt32BE(processId, 8);
+  message.writeInt32BE(secretKey, 12);
+  const socket = host.startsWith('/') ? connectSocket({ path: `${host}/.s.PGSQL.${port}` }) : connectSocket({ host, port });
+  socket.setTimeout(2000, () => socket.destroy());
+  socket.on('error', () => {});
+  socket.on('connect', () => socket.end(message));
+}
+
+/**
+ * Runs work, rejecting with DatabaseTimeout once ms have passed (Infinity: never). onExpire runs at
+ * that moment (it cancels and drops the connection); the work's own late outcome is ignored.
+ */
+export async function withinDeadline<T>(ms: number, work: (expired: () => boolean) => Promise<T>, onExpire?: () => void): Promise<T> {
+  if (!Number.isFinite(ms)) return work(() => false);
+  let expired = false;
+  let timer: NodeJS.Timeout | undefined;
+  const expiry = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      expired = true;
+      onExpire?.();
+      reject(new DatabaseTimeout(ms));
+    }, ms);
+  });
+  const running = work(() => expired);
+  running.catch(() => {}); // lost the race: its error is no longer anyone's
+  try {
+    return await Promise.race([running, expiry]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,213 @@
+import { readFileSync } from 'node:fs';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gzippedJsBytes, inkOf, launchBrowser, lowContrast, openPage, shot, signIn, startService, type Service } from './harness.js';
+
+// What an operator does in the console, checked by what they would see: signing in, a site's
+// values changing live, a chart drawn from summaries, an alarm resolved, a ticket's images.
+
+const SITE = 'Pecos SWD 1';
+const SENSOR = { id: 10100, name: 'Discharge Pressure 1' };
+
+describe('the console in Chromium', () => {
+  let svc: Service;
+  let browser: Browser;
+  beforeAll(async () => {
+    [svc, browser] = await Promise.all([startService(), launchBrowser()]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await svc?.stop();
+  });
+
+  it('opens at / on the sign-in form, signs in, and lists the sites; measures the first usable page and the JS size', async () => {
+    // npm start names the console's address beside the demo credentials.
+    expect(svc.server.stdout()).toMatch(/Console:\s+http:\/\/localhost:\d+\/console\/ /);
+    const { page, errors, context } = await openPage(browser);
+    await page.goto(`${svc.base}/`);
+    await page.getByLabel('Client ID').waitFor();
+    // Measured by the page itself: from the start of navigation (the redirect included) to the form rendered.
+    const mark = (name: string) => page.evaluate((n) => performance.getEntriesByName(n).at(-1)?.startTime ?? NaN, name);
+    const usable = await mark('console:sign-in-ready');
+    expect(usable).toBeGreaterThan(0);
+    expect(page.url()).toBe(`${svc.base}/console/`);
+    expect(await page.getByRole('button', { name: 'Sign in' }).isEnabled()).toBe(true);
+    await shot(page, 'sign-in');
+    expect(await lowContrast(page)).toEqual([]);
+
+    await page.getByLabel('Client ID').fill('demo');
+    await page.getByLabel('Client secret').fill(svc.secret);
+    const t1 = await page.evaluate(() => performance.now());
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('link', { name: SITE }).waitFor();
+    const sites = (await mark('console:sites-ready')) - t1;
+    const rows = page.locator('tbody tr');
+    expect(await rows.count()).toBe(4);
+    // Active alarm counts and how long ago each site last reported, as the API has them.
+    const pecos = rows.filter({ hasText: SITE });
+    await expect.poll(() => pecos.textContent()).toMatch(/Permian Water Services\s*Active\s*2\s*\d+ (s|min) ago/);
+    expect(await rows.filter({ hasText: 'Kermit Disposal' }).textContent()).toContain('Inactive');
+    // The token is in this tab's sessionStorage, never in a cookie or localStorage.
+    expect(await context.cookies()).toEqual([]);
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect(await page.evaluate(() => sessionStorage.getItem('site-monitor.session'))).toContain('"clientId":"demo"');
+
+    // Search by name keeps the filter in the address.
+    await page.getByLabel('Search by name').fill('mentone');
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(page.url()).toContain('name=mentone');
+    expect(await rows.first().textContent()).toContain('Mentone Tank Battery');
+    await page.getByLabel('Search by name').fill('');
+    await expect.poll(() => rows.count()).toBe(4);
+    await shot(page, 'sites');
+    expect(await lowContrast(page)).toEqual([]);
+
+    const js = gzippedJsBytes();
+    console.log(`console: sign-in form usable ${Math.round(usable)} ms after navigation (fresh profile); sites listed ${Math.round(sites)} ms after "Sign in"; JavaScript ${(js / 1024).toFixed(1)} KB gzipped`);
+    expect(js).toBeLessThan(150 * 1024);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('shows a site with live values: a reading uploaded through the API appears without reloading, and so does a new alarm', async () => {
+    const { page, errors, context } = await openPage(browser);
+    await signIn(page, svc);
+    await page.getByRole('link', { name: SITE }).click();
+    await page.getByRole('heading', { name: SITE }).waitFor();
+    await page.getByText('Live', { exact: true }).waitFor();
+    const row = page.getByRole('row', { name: new RegExp(`^${SENSOR.name}`) });
+    await expect.poll(() => row.textContent()).toMatch(/psi/);
+    expect(await row.textContent()).not.toContain('4,321.5 psi');
+
+    const upload = await svc.post('/v1/edge/readings/sensor', { sensorID: SENSOR.id, value: 4321.5, timestamp: new Date().toISOString() });
+    expect(upload.status).toBe(201);
+    await expect.poll(() => row.textContent(), { timeout: 15_000 }).toContain('4,321.5 psi');
+    expect(page.url()).toMatch(/\/console\/sites\/1$/);
+
+    const alarm = await svc.post('/v1/edge/alarms', { siteId: 1, sensorID: SENSOR.id, alarmType: 'ConsoleCheck', severity: 'minor', message: 'Seen from the browser test', value: 4321.5, timestamp: new Date().toISOString() });
+    expect(alarm.status).toBe(201);
+    const alarmRow = page.getByRole('row', { name: /ConsoleCheck/ });
+    await alarmRow.waitFor({ timeout: 15_000 });
+    expect(await alarmRow.textContent()).toContain(SENSOR.name);
+    await shot(page, 'site');
+    expect(await lowContrast(page)).toEqual([]);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('draws a chart from the summaries of the chosen range, and downloads them as CSV', async () => {
+    const { page, errors, context } = await openPage(browser);
+    await signIn(page, svc);
+    await page.goto(`${svc.base}/console/sites/1`);
+    await page.getByRole('link', { name: `Chart of ${SENSOR.name}` }).click();
+    await page.getByRole('button', { name: '7 d' }).click();
+    const chart = page.getByRole('img', { name: `Chart of ${SENSOR.name}` });
+    await chart.locator('canvas').waitFor();
+    await expect.poll(() => page.locator('figcaption').textContent()).toContain('1h summaries');
+    // As many points as the API has hourly buckets for that week (the demo holds a week of history).
+    const points = Number(await chart.getAttribute('data-points'));
+    expect(points).toBeGreaterThan(100);
+    const caption = (await page.locator('figcaption').textContent())!;
+    expect(caption).toContain(`${points} buckets`);
+    expect(caption).toContain('America/Chicago');
+    expect(await inkOf(page, '.chart canvas')).toBeGreaterThan(2000);
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
+    const csv = readFileSync((await download.path())!, 'utf8').trim().split(/\r?\n/);
+    expect(csv[0]).toBe('sensorID,start,end,count,min,max,avg,first,last');
+    expect(csv.length - 1).toBe(points);
+    await shot(page, 'charts');
+    expect(await lowContrast(page)).toEqual([]);
+
+    // A custom range of 24 whole hours (typed in the browser's zone, Paris here), per hour: 24 buckets.
+    const local = (ms: number) => new Date(ms).toLocaleString('sv-SE', { timeZone: 'Europe/Paris' }).slice(0, 16).replace(' ', 'T');
+    const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    await page.getByRole('button', { name: 'Custom' }).click();
+    await page.getByLabel('From').fill(local(hour - 48 * 3_600_000));
+    await page.getByLabel('To').fill(local(hour - 24 * 3_600_000));
+    await page.getByLabel('Interval').selectOption('1h');
+    await expect.poll(() => chart.getAttribute('data-points')).toBe('24');
+    expect(await page.locator('figcaption').textContent()).toContain('24 buckets');
+
+    // Raw values of the last 24 hours, in UTC.
+    await page.getByRole('button', { name: '24 h' }).click();
+    await page.getByLabel('Time zone').selectOption('utc');
+    await page.getByLabel('Raw values').check();
+    await expect.poll(() => page.locator('figcaption').textContent()).toMatch(/raw values.*\(UTC\)/);
+    // Denser than the hourly summaries of the same day; the caption counts what is drawn.
+    const raw = Number(await chart.getAttribute('data-points'));
+    expect(raw).toBeGreaterThan(48);
+    expect(await page.locator('figcaption').textContent()).toContain(`${raw} values`);
+    expect(await inkOf(page, '.chart canvas')).toBeGreaterThan(1000);
+    expect(page.url()).toContain('raw=1');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('resolves an alarm on the alarms page, with a note; it stays resolved after a reload', async () => {
+    const { page, errors, context } = await openPage(browser);
+    await signIn(page, svc);
+    await page.getByRole('link', { name: 'Alarms' }).click();
+    await page.getByRole('row', { name: /PumpTrip/ }).waitFor(); // a major alarm of another site, before filtering
+    // Equipment by name, from the configuration of its site.
+    expect(await page.getByRole('row', { name: /PumpTrip/ }).textContent()).toContain('Injection Pump 1');
+    await shot(page, 'alarms');
+    expect(await lowContrast(page)).toEqual([]);
+    await page.getByLabel('Severity').selectOption('critical');
+    const row = page.getByRole('row', { name: /HighDischargePressure/ });
+    // The header and the one critical alarm of the demo data.
+    await expect.poll(() => page.getByRole('row').count()).toBe(2);
+    expect(await row.textContent()).toContain('Pecos SWD 1');
+    expect(page.url()).toContain('severity=critical');
+    await row.getByRole('textbox').fill('Relief valve reset');
+    await row.getByRole('button', { name: 'Resolve' }).click();
+    await row.waitFor({ state: 'detached' });
+    await page.getByText('0 active alarms').waitFor();
+    await page.reload();
+    await page.getByText('0 active alarms').waitFor();
+    const active = await svc.post('/v1/edge/alarms/active', { siteIds: [1] });
+    expect(active.body.map((a: { AlarmType: string }) => a.AlarmType)).not.toContain('HighDischargePressure');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it("opens a ticket's images as thumbnails and full size, shows its change history, and zips the selection", async () => {
+    const end = new Date(Date.now() + 60_000);
+    const start = new Date(end.getTime() - 30 * 86_400_000);
+    const list = await svc.post('/v1/transactions/logs/load', { siteIds: [1], start, end, motionCap: true });
+    const ticket = list.body.find((t: { TicketImageIDs: string[] }) => t.TicketImageIDs.length > 0);
+    expect(ticket).toBeTruthy();
+    const { page, errors, context } = await openPage(browser);
+    await signIn(page, svc);
+    await page.goto(`${svc.base}/console/tickets?site=1&from=${start.toISOString().slice(0, 10)}`);
+    await page.getByRole('button', { name: String(ticket.TicketNumber), exact: true }).click();
+    const thumb = page.getByRole('img', { name: `Ticket image 1 of ticket ${ticket.TicketNumber}` }).first();
+    await thumb.waitFor();
+    await expect.poll(() => thumb.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBeGreaterThan(0);
+    await page.getByText('Change history').waitFor();
+    // The edits the API has for this ticket, each with its editor.
+    const from = new Date(Date.parse(ticket.TransactionDate) - 86_400_000);
+    const changes = await svc.post('/v1/transactions/change-logs', {
+      start: from, end: new Date(from.getTime() + 60 * 86_400_000), filters: { siteIds: [1], ticketNums: [ticket.TicketNumber] },
+    });
+    expect(changes.status).toBe(200);
+    if (changes.body.length) await page.locator('ul.changes').getByText(changes.body[0].Editor, { exact: false }).first().waitFor();
+    else await page.getByText('No changes recorded.').waitFor();
+    await page.getByRole('checkbox', { name: `Select ticket ${ticket.TicketNumber}` }).check();
+    await shot(page, 'tickets');
+    expect(await lowContrast(page)).toEqual([]);
+    await page.getByRole('button', { name: `Open Ticket image 1 of ticket ${ticket.TicketNumber}` }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    expect(await dialog.locator('img').evaluate((img: HTMLImageElement) => img.naturalWidth)).toBeGreaterThan(0);
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+
+    const button = page.getByRole('button', { name: `Download ticket images (${ticket.TicketImageIDs.length})` });
+    const [download] = await Promise.all([page.waitForEvent('download'), button.click()]);
+    const zip = readFileSync((await download.path())!);
+    expect(zip.subarray(0, 2).toString()).toBe('PK');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
