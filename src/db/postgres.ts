@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
-import type { Database, Transaction } from './types.js';
+import type { Database, QueryOptions, Transaction } from './types.js';
 import { cancelBackend, DatabaseTimeout, withinDeadline } from './deadline.js';
 
 export interface PostgresOptions {
@@ -31,7 +32,8 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   const q = (c: pg.PoolClient): Transaction => ({
-    async query(sql, params) {
+    async query(sql, params, options?: QueryOptions) {
+      if (options?.prepared) return (await c.query({ name: statementName(sql), text: sql, values: params as any[] })).rows;
       return (await c.query(sql, params as any[])).rows;
     },
     async exec(sql) {
@@ -100,7 +102,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
       };
       try {
         await client.query(begin);
-        const result = await fn({ query: (sql, params) => inTurn(() => c.query(sql, params)), exec: (sql) => inTurn(() => c.exec(sql)) });
+        const result = await fn({ query: (sql, params, options) => inTurn(() => c.query(sql, params, options)), exec: (sql) => inTurn(() => c.exec(sql)) });
         await end('COMMIT');
         return result;
       } catch (err) {
@@ -111,7 +113,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
 
   const view = (ms: number): Database => ({
     kind: 'postgres',
-    query: (sql, params) => onConnection(ms, (c) => q(c).query(sql, params)),
+    query: (sql, params, options) => onConnection(ms, (c) => q(c).query(sql, params, options)),
     transaction: (fn) => within(ms, 'BEGIN', fn),
     snapshot: (fn) => within(ms, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn),
     exec: (sql) => onConnection(ms, (c) => q(c).exec(sql)),
@@ -120,6 +122,21 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     close: () => pool.end(),
   });
   return view(Infinity);
+}
+
+const names = new Map<string, string>();
+/**
+ * A prepared statement's name: from its text, so one name always means one text (pg prepares it on
+ * each connection the first time that connection runs it; a new connection prepares it again).
+ */
+function statementName(sql: string): string {
+  let name = names.get(sql);
+  if (!name) {
+    if (names.size >= 1000) names.clear();
+    name = `s${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
+    names.set(sql, name);
+  }
+  return name;
 }
 
 /**

@@ -1,8 +1,17 @@
 export type Row = Record<string, any>;
 
+export interface QueryOptions {
+  /**
+   * The statement is sent often with this very text (the upload writer's): PostgreSQL keeps it
+   * parsed and planned on each connection (a named prepared statement) instead of planning it every
+   * time. Only for a bounded set of texts. PGlite ignores it.
+   */
+  prepared?: boolean;
+}
+
 /** Anything SQL can be sent to: the database itself or an open transaction. Values are always $n parameters. */
 export interface Queryable {
-  query<T = Row>(sql: string, params?: unknown[]): Promise<T[]>;
+  query<T = Row>(sql: string, params?: unknown[], options?: QueryOptions): Promise<T[]>;
 }
 
 /** An open transaction; exec runs a parameterless script of several statements (migrations). */
