@@ -39,6 +39,20 @@ interface Equipment {
 /** One reporting window: latencies of answered requests, errors by kind, requests by kind. */
 class Window {
   hist = new Histogram();
+  byKind = new Map<string, Histogram>();
+  add(kind: string, ms: number) {
+    this.hist.add(ms);
+    let h = this.byKind.get(kind);
+    if (!h) this.byKind.set(kind, (h = new Histogram()));
+    h.add(ms);
+  }
+  /** The kind of request with the highest p99 in this window, with that p99. */
+  slowest(): string {
+    let worst = '';
+    let p99 = -1;
+    for (const [kind, h] of this.byKind) if (h.pct(0.99) > p99) [worst, p99] = [kind, h.pct(0.99)];
+    return worst ? `${worst} ${p99.toFixed(0)}` : '';
+  }
   requests = new Map<string, number>();
   errors = new Map<string, number>();
 }
@@ -92,11 +106,11 @@ async function main() {
             signal: AbortSignal.timeout(30_000),
           });
           const body = res.headers.get('content-type')?.includes('json') ? await res.json() : await res.arrayBuffer();
-          window.hist.add(performance.now() - t0);
+          w.add(kind, performance.now() - t0);
           if (res.status !== ok) throw new Error(`${res.status}`);
           return body;
         } catch {
-          window.errors.set(kind, (window.errors.get(kind) ?? 0) + 1);
+          w.errors.set(kind, (w.errors.get(kind) ?? 0) + 1);
           return undefined;
         }
       }
@@ -145,8 +159,8 @@ async function main() {
       say(`Soak on PostgreSQL: ${SITES} sites (gateways every ${GATEWAY_MS} ms), ${VIEWERS} viewers, ${SUBSCRIBERS} stream subscribers, ${MINUTES} min; ` +
         `${cpus().length} cores (${cpus()[0]?.model.trim()}), Node ${process.version}, load average before ${loadavg()[0].toFixed(2)}.`);
       say('');
-      say('| minute | requests/s | p50 ms | p99 ms | errors | stream events | server RSS MB |');
-      say('|---|---|---|---|---|---|---|');
+      say('| minute | requests/s | p50 ms | p99 ms | slowest kind (its p99 ms) | errors | stream events | server RSS MB |');
+      say('|---|---|---|---|---|---|---|---|');
       const workers = [...fleet.map((e, i) => gateway(e, i)), ...Array.from({ length: VIEWERS }, (_, i) => viewer(i))];
       const started = performance.now();
       let events = 0;
@@ -160,7 +174,7 @@ async function main() {
         const mb = rssOf(stop.pid) / 1024 / 1024;
         rss.push(mb);
         const detail = errors ? ` (${[...w.errors].map(([k, v]) => `${k} ${v}`).join(', ')})` : '';
-        say(`| ${((performance.now() - started) / 60_000).toFixed(1)} | ${(total / REPORT_S).toFixed(0)} | ${w.hist.pct(0.5).toFixed(1)} | ${w.hist.pct(0.99).toFixed(1)} | ${errors}${detail} | ${received - events} | ${mb.toFixed(0)} |`);
+        say(`| ${((performance.now() - started) / 60_000).toFixed(1)} | ${(total / REPORT_S).toFixed(0)} | ${w.hist.pct(0.5).toFixed(1)} | ${w.hist.pct(0.99).toFixed(1)} | ${w.slowest()} | ${errors}${detail} | ${received - events} | ${mb.toFixed(0)} |`);
         events = received;
       }
       running = false;
