@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { refreshAll } from '../../src/telemetry/rollups/refresh.js';
+import { refreshAll, RollupRefresher } from '../../src/telemetry/rollups/refresh.js';
 import { describeEachBackend, startApp, type TestContext } from '../helper.js';
 import { count, METER, poster, PUMP, SENSOR } from './fixtures.js';
 import { iso, sensorLogs, sensorSummary as S, summaryLoader, type Kind } from './download-fixtures.js';
@@ -115,5 +115,33 @@ describeEachBackend('telemetry download after late uploads', (backend) => {
       expect.soft(await last('1h'), state).toEqual([[4, 75, 4, 'D']]);
       expect.soft(await last('1d'), state).toEqual([[4, 75, 4, 'D']]);
     });
+  });
+
+  it('background refresh rolls up ended quarters and leaves the one still being written, which summaries read from the logs', async () => {
+    await refreshAll(ctx.db);
+    // A quarter that cannot end while the test runs: the next one (uploads may be up to 24 h ahead).
+    const quarter = 15 * 60_000;
+    const open = Math.floor(Date.now() / quarter) * quarter + quarter;
+    const openTs = new Date(open + 60_000).toISOString();
+    const past = '2026-10-01T03:00:00Z'; // after every other test's data
+    expect(await upload('sensor', sensorLogs(SENSOR, [[past, 7], [openTs, 8]]), 2)).toBe(2);
+    const refresher = new RollupRefresher(ctx.db, { intervalMs: 10, batch: 100, onError: (err) => expect.fail(String(err)) });
+    refresher.start();
+    try {
+      const deadline = Date.now() + 10_000;
+      while ((await marks()) > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      // Several more cycles: the open quarter's mark is still there.
+      await new Promise((r) => setTimeout(r, 200));
+    } finally {
+      await refresher.stop();
+    }
+    const left = await ctx.db.query<{ bucket: Date }>('SELECT bucket FROM rollup_dirty');
+    expect(left.map((r) => new Date(r.bucket).getTime())).toEqual([open]);
+    const from = past;
+    const to = new Date(open + quarter).toISOString();
+    expect(await load('sensor', [SENSOR], from, to, { interval: 'all' })).toEqual([S(SENSOR, from, to, [7, 8])]);
+    // The whole range in hours: the open quarter's hour is read from the logs, the rest from rollups.
+    const hours = await load('sensor', [SENSOR], from, to);
+    expect(hours.at(-1)).toEqual(S(SENSOR, new Date(Math.floor(open / 3_600_000) * 3_600_000).toISOString(), new Date(Math.min(Math.floor(open / 3_600_000) * 3_600_000 + 3_600_000, open + quarter)).toISOString(), [8]));
   });
 });

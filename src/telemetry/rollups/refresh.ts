@@ -53,15 +53,22 @@ export async function rebuildBuckets(db: Queryable, spec: UnitSpec, ids: number[
   }
 }
 
-/** Takes up to `limit` marks of one kind and brings their rollups up to date; returns how many it took. */
-export async function refreshMarked(db: Database, spec: UnitSpec, limit: number): Promise<number> {
+/**
+ * Takes up to `limit` marks of one kind and brings their rollups up to date; returns how many it took.
+ * With `closedOnly`, marks of quarters that have not ended yet stay: a quarter that gateways are still
+ * writing would otherwise be recomputed from all its logs at every refresh, work that grows with each
+ * second of the quarter (at 200 sensors logging 6 samples a second, a million rows a refresh by its
+ * end). Its mark makes summaries read it from the logs meanwhile, and it is rolled up once it ends.
+ */
+export async function refreshMarked(db: Database, spec: UnitSpec, limit: number, closedOnly = false): Promise<number> {
   return db.transaction(async (tx) => {
     const marks = await tx.query<{ id: number; ms: number }>(
       `DELETE FROM rollup_dirty d USING (
-         SELECT equipment_id, bucket FROM rollup_dirty WHERE kind = $1 ORDER BY equipment_id, bucket LIMIT $2 FOR UPDATE SKIP LOCKED) s
+         SELECT equipment_id, bucket FROM rollup_dirty WHERE kind = $1 AND (NOT $3::boolean OR bucket <= now() - interval '15 minutes')
+          ORDER BY equipment_id, bucket LIMIT $2 FOR UPDATE SKIP LOCKED) s
        WHERE d.kind = $1 AND d.equipment_id = s.equipment_id AND d.bucket = s.bucket
        RETURNING d.equipment_id AS id, date_part('epoch', d.bucket) * 1000 AS ms`,
-      [spec.no, limit],
+      [spec.no, limit, closedOnly],
     );
     await rebuildBuckets(tx, spec, marks.map((m) => m.id), marks.map((m) => Math.round(m.ms)));
     return marks.length;
@@ -123,9 +130,9 @@ export interface RefresherOptions {
 }
 
 /**
- * Background refresh: every interval, and at once again while a batch came back full. Stale
- * buckets are read from the logs meanwhile, so the refresher only decides how fast summaries are,
- * never whether they are right.
+ * Background refresh: every interval, and at once again while a batch came back full; quarters are
+ * rolled up once they have ended (see refreshMarked). Stale buckets are read from the logs meanwhile,
+ * so the refresher only decides how fast summaries are, never whether they are right.
  */
 export class RollupRefresher {
   private timer: NodeJS.Timeout | undefined;
@@ -164,7 +171,7 @@ export class RollupRefresher {
     try {
       for (const spec of UNIT_LIST) {
         if (this.stopped) break;
-        if ((await refreshMarked(this.db, spec, this.opts.batch)) === this.opts.batch) full = true;
+        if ((await refreshMarked(this.db, spec, this.opts.batch, true)) === this.opts.batch) full = true;
       }
     } catch (err) {
       this.opts.onError(err);
