@@ -1,25 +1,16 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, openPage, shot, signIn, startService, type Service } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { openPage, shot, signIn, useServiceAndBrowser } from './harness.js';
 
 // Who sees what, and how: a client sees only its sites, an ended token returns to the sign-in page
 // with a plain message, the keyboard reaches everything with a visible focus, a phone is usable.
 
 describe('the console: access, keyboard and phone', () => {
-  let svc: Service;
-  let browser: Browser;
-  beforeAll(async () => {
-    [svc, browser] = await Promise.all([startService(), launchBrowser()]);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await svc?.stop();
-  });
+  const ctx = useServiceAndBrowser();
 
   const admin = async (method: string, path: string, body: unknown) => {
-    const res = await fetch(svc.base + path, {
+    const res = await fetch(ctx.svc.base + path, {
       method,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${await svc.token()}` },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${await ctx.svc.token()}` },
       body: JSON.stringify(body),
     });
     return { status: res.status, body: await res.json() };
@@ -28,13 +19,13 @@ describe('the console: access, keyboard and phone', () => {
   it('shows a client only its own sites, and sends it back to sign in with a message when its token stops working', async () => {
     const created = await admin('POST', '/v1/admin/clients', { clientId: 'viewer', siteIds: [2] });
     expect(created.status).toBe(201);
-    const { page, context } = await openPage(browser);
-    await signIn(page, svc, 'viewer', created.body.clientSecret);
+    const { page, context } = await openPage(ctx.browser);
+    await signIn(page, ctx.svc, 'viewer', created.body.clientSecret);
     await page.getByRole('link', { name: 'Mentone Tank Battery' }).waitFor();
     expect(await page.locator('tbody tr').count()).toBe(1);
     // A wrong secret is refused with a message, on the sign-in page.
-    const other = await openPage(browser);
-    await other.page.goto(`${svc.base}/console/`);
+    const other = await openPage(ctx.browser);
+    await other.page.goto(`${ctx.svc.base}/console/`);
     await other.page.getByLabel('Client ID').fill('viewer');
     await other.page.getByLabel('Client secret').fill('not-the-secret');
     await other.page.getByRole('button', { name: 'Sign in' }).click();
@@ -53,8 +44,8 @@ describe('the console: access, keyboard and phone', () => {
   it('marks a site that has not reported for over an hour as silent', async () => {
     const imported = await admin('POST', '/v1/admin/import', { sites: [{ SiteID: 90, Name: 'Quiet Creek', CompanyID: 1, Active: true, TimeZone: 'America/Denver' }] });
     expect(imported.status, JSON.stringify(imported.body)).toBe(200);
-    const { page, context } = await openPage(browser);
-    await signIn(page, svc);
+    const { page, context } = await openPage(ctx.browser);
+    await signIn(page, ctx.svc);
     const rows = page.locator('tbody tr');
     await expect.poll(() => rows.count()).toBe(5);
     expect(await rows.filter({ hasText: 'Pecos SWD 1' }).textContent()).not.toContain('Silent');
@@ -63,7 +54,7 @@ describe('the console: access, keyboard and phone', () => {
     expect(await rows.first().textContent()).toMatch(/Quiet Creek.*Silent\s*never/);
 
     // Paging, two sites a page: five sites, three pages, each site once.
-    await page.goto(`${svc.base}/console/?perPage=2`);
+    await page.goto(`${ctx.svc.base}/console/?perPage=2`);
     const seen: string[] = [];
     for (let n = 1; n <= 3; n++) {
       await page.getByText(`Page ${n} of 3`).waitFor();
@@ -80,8 +71,8 @@ describe('the console: access, keyboard and phone', () => {
   });
 
   it('is usable from the keyboard alone, with a visible focus', async () => {
-    const { page, context } = await openPage(browser);
-    await page.goto(`${svc.base}/console/`);
+    const { page, context } = await openPage(ctx.browser);
+    await page.goto(`${ctx.svc.base}/console/`);
     await page.getByLabel('Client ID').waitFor();
     const focused = () => page.evaluate(() => {
       const el = document.activeElement as HTMLElement;
@@ -94,7 +85,7 @@ describe('the console: access, keyboard and phone', () => {
     await page.keyboard.type('demo');
     await page.keyboard.press('Tab');
     expect((await focused()).id).toBe('client-secret');
-    await page.keyboard.type(svc.secret);
+    await page.keyboard.type(ctx.svc.secret);
     await page.keyboard.press('Tab');
     expect(await focused()).toMatchObject({ text: 'Sign in', outline: 'solid' });
     await page.keyboard.press('Enter');
@@ -108,8 +99,8 @@ describe('the console: access, keyboard and phone', () => {
   });
 
   it('fits a 390-pixel phone: no sideways scrolling of the page, every control reachable', async () => {
-    const { page, context, errors } = await openPage(browser, 390, 844);
-    await signIn(page, svc);
+    const { page, context, errors } = await openPage(ctx.browser, 390, 844);
+    await signIn(page, ctx.svc);
     const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(await overflow()).toBeLessThanOrEqual(0);
     for (const name of ['Sites', 'Alarms', 'Charts', 'Tickets', 'Sign out']) {
@@ -126,7 +117,7 @@ describe('the console: access, keyboard and phone', () => {
     const box = await resolve.boundingBox();
     expect(box!.x + box!.width).toBeLessThanOrEqual(390);
     await shot(page, 'phone-site');
-    await page.goto(`${svc.base}/console/charts?site=1&kind=tank&id=10501&range=30d`);
+    await page.goto(`${ctx.svc.base}/console/charts?site=1&kind=tank&id=10501&range=30d`);
     await page.locator('.chart canvas').waitFor();
     expect(await overflow()).toBeLessThanOrEqual(0);
     expect(Number(await page.locator('.chart').getAttribute('data-points'))).toBeGreaterThan(0);

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gzippedJsBytes, inkOf, launchBrowser, lowContrast, openPage, shot, signIn, startService, type Service } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { gzippedJsBytes, inkOf, lowContrast, openPage, shot, signIn, useServiceAndBrowser } from './harness.js';
 
 // What an operator does in the console, checked by what they would see: signing in, a site's
 // values changing live, a chart drawn from summaries, an alarm resolved, a ticket's images.
@@ -10,33 +9,25 @@ const SITE = 'Pecos SWD 1';
 const SENSOR = { id: 10100, name: 'Discharge Pressure 1' };
 
 describe('the console in Chromium', () => {
-  let svc: Service;
-  let browser: Browser;
-  beforeAll(async () => {
-    [svc, browser] = await Promise.all([startService(), launchBrowser()]);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await svc?.stop();
-  });
+  const ctx = useServiceAndBrowser();
 
   it('opens at / on the sign-in form, signs in, and lists the sites; measures the first usable page and the JS size', async () => {
     // npm start names the console's address beside the demo credentials.
-    expect(svc.server.stdout()).toMatch(/Console:\s+http:\/\/localhost:\d+\/console\/ /);
-    const { page, errors, context } = await openPage(browser);
-    await page.goto(`${svc.base}/`);
+    expect(ctx.svc.server.stdout()).toMatch(/Console:\s+http:\/\/localhost:\d+\/console\/ /);
+    const { page, errors, context } = await openPage(ctx.browser);
+    await page.goto(`${ctx.svc.base}/`);
     await page.getByLabel('Client ID').waitFor();
     // Measured by the page itself: from the start of navigation (the redirect included) to the form rendered.
     const mark = (name: string) => page.evaluate((n) => performance.getEntriesByName(n).at(-1)?.startTime ?? NaN, name);
     const usable = await mark('console:sign-in-ready');
     expect(usable).toBeGreaterThan(0);
-    expect(page.url()).toBe(`${svc.base}/console/`);
+    expect(page.url()).toBe(`${ctx.svc.base}/console/`);
     expect(await page.getByRole('button', { name: 'Sign in' }).isEnabled()).toBe(true);
     await shot(page, 'sign-in');
     expect(await lowContrast(page)).toEqual([]);
 
     await page.getByLabel('Client ID').fill('demo');
-    await page.getByLabel('Client secret').fill(svc.secret);
+    await page.getByLabel('Client secret').fill(ctx.svc.secret);
     const t1 = await page.evaluate(() => performance.now());
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('link', { name: SITE }).waitFor();
@@ -70,8 +61,8 @@ describe('the console in Chromium', () => {
   });
 
   it('shows a site with live values: a reading uploaded through the API appears without reloading, and so does a new alarm', async () => {
-    const { page, errors, context } = await openPage(browser);
-    await signIn(page, svc);
+    const { page, errors, context } = await openPage(ctx.browser);
+    await signIn(page, ctx.svc);
     await page.getByRole('link', { name: SITE }).click();
     await page.getByRole('heading', { name: SITE }).waitFor();
     await page.getByText('Live', { exact: true }).waitFor();
@@ -79,12 +70,12 @@ describe('the console in Chromium', () => {
     await expect.poll(() => row.textContent()).toMatch(/psi/);
     expect(await row.textContent()).not.toContain('4,321.5 psi');
 
-    const upload = await svc.post('/v1/edge/readings/sensor', { sensorID: SENSOR.id, value: 4321.5, timestamp: new Date().toISOString() });
+    const upload = await ctx.svc.post('/v1/edge/readings/sensor', { sensorID: SENSOR.id, value: 4321.5, timestamp: new Date().toISOString() });
     expect(upload.status).toBe(201);
     await expect.poll(() => row.textContent(), { timeout: 15_000 }).toContain('4,321.5 psi');
     expect(page.url()).toMatch(/\/console\/sites\/1$/);
 
-    const alarm = await svc.post('/v1/edge/alarms', { siteId: 1, sensorID: SENSOR.id, alarmType: 'ConsoleCheck', severity: 'minor', message: 'Seen from the browser test', value: 4321.5, timestamp: new Date().toISOString() });
+    const alarm = await ctx.svc.post('/v1/edge/alarms', { siteId: 1, sensorID: SENSOR.id, alarmType: 'ConsoleCheck', severity: 'minor', message: 'Seen from the browser test', value: 4321.5, timestamp: new Date().toISOString() });
     expect(alarm.status).toBe(201);
     const alarmRow = page.getByRole('row', { name: /ConsoleCheck/ });
     await alarmRow.waitFor({ timeout: 15_000 });
@@ -96,9 +87,9 @@ describe('the console in Chromium', () => {
   });
 
   it('draws a chart from the summaries of the chosen range, and downloads them as CSV', async () => {
-    const { page, errors, context } = await openPage(browser);
-    await signIn(page, svc);
-    await page.goto(`${svc.base}/console/sites/1`);
+    const { page, errors, context } = await openPage(ctx.browser);
+    await signIn(page, ctx.svc);
+    await page.goto(`${ctx.svc.base}/console/sites/1`);
     await page.getByRole('link', { name: `Chart of ${SENSOR.name}` }).click();
     await page.getByRole('button', { name: '7 d' }).click();
     const chart = page.getByRole('img', { name: `Chart of ${SENSOR.name}` });
@@ -145,8 +136,8 @@ describe('the console in Chromium', () => {
   });
 
   it('resolves an alarm on the alarms page, with a note; it stays resolved after a reload', async () => {
-    const { page, errors, context } = await openPage(browser);
-    await signIn(page, svc);
+    const { page, errors, context } = await openPage(ctx.browser);
+    await signIn(page, ctx.svc);
     await page.getByRole('link', { name: 'Alarms' }).click();
     await page.getByRole('row', { name: /PumpTrip/ }).waitFor(); // a major alarm of another site, before filtering
     // Equipment by name, from the configuration of its site.
@@ -165,7 +156,7 @@ describe('the console in Chromium', () => {
     await page.getByText('0 active alarms').waitFor();
     await page.reload();
     await page.getByText('0 active alarms').waitFor();
-    const active = await svc.post('/v1/edge/alarms/active', { siteIds: [1] });
+    const active = await ctx.svc.post('/v1/edge/alarms/active', { siteIds: [1] });
     expect(active.body.map((a: { AlarmType: string }) => a.AlarmType)).not.toContain('HighDischargePressure');
     expect(errors).toEqual([]);
     await context.close();
@@ -174,12 +165,12 @@ describe('the console in Chromium', () => {
   it("opens a ticket's images as thumbnails and full size, shows its change history, and zips the selection", async () => {
     const end = new Date(Date.now() + 60_000);
     const start = new Date(end.getTime() - 30 * 86_400_000);
-    const list = await svc.post('/v1/transactions/logs/load', { siteIds: [1], start, end, motionCap: true });
+    const list = await ctx.svc.post('/v1/transactions/logs/load', { siteIds: [1], start, end, motionCap: true });
     const ticket = list.body.find((t: { TicketImageIDs: string[] }) => t.TicketImageIDs.length > 0);
     expect(ticket).toBeTruthy();
-    const { page, errors, context } = await openPage(browser);
-    await signIn(page, svc);
-    await page.goto(`${svc.base}/console/tickets?site=1&from=${start.toISOString().slice(0, 10)}`);
+    const { page, errors, context } = await openPage(ctx.browser);
+    await signIn(page, ctx.svc);
+    await page.goto(`${ctx.svc.base}/console/tickets?site=1&from=${start.toISOString().slice(0, 10)}`);
     await page.getByRole('button', { name: String(ticket.TicketNumber), exact: true }).click();
     const thumb = page.getByRole('img', { name: `Ticket image 1 of ticket ${ticket.TicketNumber}` }).first();
     await thumb.waitFor();
@@ -187,7 +178,7 @@ describe('the console in Chromium', () => {
     await page.getByText('Change history').waitFor();
     // The edits the API has for this ticket, each with its editor.
     const from = new Date(Date.parse(ticket.TransactionDate) - 86_400_000);
-    const changes = await svc.post('/v1/transactions/change-logs', {
+    const changes = await ctx.svc.post('/v1/transactions/change-logs', {
       start: from, end: new Date(from.getTime() + 60 * 86_400_000), filters: { siteIds: [1], ticketNums: [ticket.TicketNumber] },
     });
     expect(changes.status).toBe(200);

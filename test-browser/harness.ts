@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { freePort, ROOT, runTs, waitFor, type Running } from '../test/operations/process.js';
 
@@ -64,6 +65,19 @@ export async function launchBrowser(): Promise<Browser> {
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+}
+
+/** The service and a browser for the tests of one describe block: started before them, stopped after. */
+export function useServiceAndBrowser(): { svc: Service; browser: Browser } {
+  const ctx = {} as { svc: Service; browser: Browser };
+  beforeAll(async () => {
+    [ctx.svc, ctx.browser] = await Promise.all([startService(), launchBrowser()]);
+  });
+  afterAll(async () => {
+    await ctx.browser?.close();
+    await ctx.svc?.stop();
+  });
+  return ctx;
 }
 
 /** A fresh browser profile's page (its own sessionStorage) of the given width; its errors (uncaught, or refused by the CSP) are collected. */
