@@ -19,8 +19,21 @@ import { freePort, startServer, writeResultsSection } from './harness.js';
 const DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,4,10').split(',').map(Number);
-const SITE = { sensorsPerSite: 1000, pumpsPerSite: 50, metersPerSite: 50, tanksPerSite: 20, actuatorsPerSite: 20 };
-const MINIMUM = { sensors: 200, pumps: 50, flow_meters: 50, tank_groups: 20, actuators: 20, registers: 2000 };
+const SITE = {
+  sensorsPerSite: 1000,
+  pumpsPerSite: 50,
+  metersPerSite: 50,
+  tanksPerSite: 20,
+  actuatorsPerSite: 20,
+};
+const MINIMUM = {
+  sensors: 200,
+  pumps: 50,
+  flow_meters: 50,
+  tank_groups: 20,
+  actuators: 20,
+  registers: 2000,
+};
 const SECRET = 'bench-secret-123456';
 
 /** What is measured: the two whole-site paths, and /updates (never served from the body cache). */
@@ -29,8 +42,14 @@ const PATHS = [
   { path: '/v1/config/site/compact?siteId=1', label: 'compact, gzip', gzip: true },
   { path: '/v1/config/site?siteId=1', label: 'full site' },
   { path: '/v1/config/site?siteId=1', label: 'full site, gzip', gzip: true },
-  { path: '/v1/config/updates/site/compact?siteId=1&startDate=2100-01-01T00:00Z', label: 'updates compact, nothing changed (edge polling)' },
-  { path: '/v1/config/updates/site/compact?siteId=1&startDate=2000-01-01T00:00Z', label: 'updates compact, everything changed (built and serialized every time)' },
+  {
+    path: '/v1/config/updates/site/compact?siteId=1&startDate=2100-01-01T00:00Z',
+    label: 'updates compact, nothing changed (edge polling)',
+  },
+  {
+    path: '/v1/config/updates/site/compact?siteId=1&startDate=2000-01-01T00:00Z',
+    label: 'updates compact, everything changed (built and serialized every time)',
+  },
 ];
 
 interface Run {
@@ -55,12 +74,24 @@ async function main() {
     const db = await openPostgres(DB_URL, { schema });
     await migrate(db);
     const t0 = Date.now();
-    await importDocument(db, generateDemo({ sites: 1, transactionsPerSite: 0, imagesPerSite: 0, now: new Date('2026-06-01T12:00:00Z'), ...SITE }));
+    await importDocument(
+      db,
+      generateDemo({
+        sites: 1,
+        transactionsPerSite: 0,
+        imagesPerSite: 0,
+        now: new Date('2026-06-01T12:00:00Z'),
+        ...SITE,
+      }),
+    );
     const counts: Record<string, number> = {};
     for (const table of Object.keys(MINIMUM))
-      counts[table] = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE site_id = 1`))[0].n;
+      counts[table] = (
+        await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE site_id = 1`)
+      )[0].n;
     for (const [table, min] of Object.entries(MINIMUM))
-      if (counts[table] < min) throw new Error(`site too small: ${counts[table]} ${table}, want at least ${min}`);
+      if (counts[table] < min)
+        throw new Error(`site too small: ${counts[table]} ${table}, want at least ${min}`);
     console.log(`imported site 1 in ${Date.now() - t0} ms:`, counts);
     await upsertClient(db, { clientId: 'bench', clientSecret: SECRET, siteIds: [1] });
     await db.close();
@@ -71,7 +102,9 @@ async function main() {
     stop = await startServer(port, { DATABASE_URL: url.toString(), RATE_LIMIT_MAX: '100000000' });
     const base = `http://127.0.0.1:${port}`;
     const tokenRes = await fetch(`${base}/token`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ clientId: 'bench', clientSecret: SECRET }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ clientId: 'bench', clientSecret: SECRET }),
     });
     const { accessToken } = (await tokenRes.json()) as { accessToken: string };
     const auth = { authorization: `Bearer ${accessToken}` };
@@ -91,17 +124,29 @@ async function main() {
         await autocannon({ url: base + path, headers, connections, duration: 2 }); // warm-up
         const r = await autocannon({ url: base + path, headers, connections, duration: DURATION });
         const run = {
-          label, path, connections, requests: r.requests.total, rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, bytes,
+          label,
+          path,
+          connections,
+          requests: r.requests.total,
+          rps: Math.round(r.requests.average),
+          p50: r.latency.p50,
+          p99: r.latency.p99,
+          bytes,
           errors: r.errors + r.non2xx,
         };
         runs.push(run);
-        console.log(`${label} c=${connections}: ${run.rps} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms, ${run.requests} requests, ${run.errors} errors, ${bytes} bytes`);
+        console.log(
+          `${label} c=${connections}: ${run.rps} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms, ${run.requests} requests, ${run.errors} errors, ${bytes} bytes`,
+        );
       }
     }
     const busy = Math.max(load, loadavg()[0]);
     console.log(`first request (cold: load, index, build, serialize): ${cold} ms`);
     const before = process.env.BENCH_BEFORE ? readBefore(process.env.BENCH_BEFORE) : undefined;
-    writeResultsSection('Configuration', report(runs, counts, load, busy, cold) + (before ? comparison(runs, before) : ''));
+    writeResultsSection(
+      'Configuration',
+      report(runs, counts, load, busy, cold) + (before ? comparison(runs, before) : ''),
+    );
     console.log('written to bench/RESULTS.md');
   } finally {
     await stop();
@@ -110,8 +155,17 @@ async function main() {
   }
 }
 
-function report(runs: Run[], counts: Record<string, number>, before: number, busy: number, cold: number): string {
-  const rows = runs.map((r) => `| ${r.label}: \`${r.path.replace('/v1/config', '')}\` | ${r.connections} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.requests} | ${r.errors} | ${Math.round(r.bytes / 1024)} KiB |`);
+function report(
+  runs: Run[],
+  counts: Record<string, number>,
+  before: number,
+  busy: number,
+  cold: number,
+): string {
+  const rows = runs.map(
+    (r) =>
+      `| ${r.label}: \`${r.path.replace('/v1/config', '')}\` | ${r.connections} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.requests} | ${r.errors} | ${Math.round(r.bytes / 1024)} KiB |`,
+  );
   const verdict = (label: string) => {
     const of = runs.filter((r) => r.label === label);
     const met = of.filter((r) => r.p99 < 50).map((r) => r.connections);
@@ -154,7 +208,11 @@ function comparison(runs: Run[], before: { figures: Figures; cold?: number }): s
   const pct = (a: number, b: number) => `${b >= a ? '+' : ''}${Math.round(((b - a) / a) * 100)} %`;
   const rows = runs.flatMap((r) => {
     const b = before.figures.get(keyOf(r.label, r.connections));
-    return b ? [`| ${r.label} | ${r.connections} | ${b.rps} → ${r.rps} (${pct(b.rps, r.rps)}) | ${b.p99} → ${r.p99} |`] : [];
+    return b
+      ? [
+          `| ${r.label} | ${r.connections} | ${b.rps} → ${r.rps} (${pct(b.rps, r.rps)}) | ${b.p99} → ${r.p99} |`,
+        ]
+      : [];
   });
   const within = runs.filter((r) => {
     const b = before.figures.get(keyOf(r.label, r.connections));

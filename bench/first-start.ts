@@ -31,7 +31,13 @@ async function timeFirstStart(): Promise<{ seconds: number; cpu: number; megabyt
   const started = performance.now();
   const child = spawn(process.execPath, ['dist/server.js'], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -39,7 +45,10 @@ async function timeFirstStart(): Promise<{ seconds: number; cpu: number; megabyt
     for (;;) {
       if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
       if (performance.now() - started > 120_000) throw new Error('no answer from /health in 120 s');
-      const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
+      const ok = await fetch(`http://127.0.0.1:${port}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -47,7 +56,9 @@ async function timeFirstStart(): Promise<{ seconds: number; cpu: number; megabyt
     const cpu = cpuSeconds(child.pid!);
     child.kill('SIGTERM');
     await exited;
-    const megabytes = Number(execFileSync('du', ['-sm', dataDir], { encoding: 'utf8' }).split('\t')[0]);
+    const megabytes = Number(
+      execFileSync('du', ['-sm', dataDir], { encoding: 'utf8' }).split('\t')[0],
+    );
     return { seconds, cpu, megabytes };
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
@@ -61,14 +72,18 @@ const results = [];
 for (let i = 0; i < runs; i++) {
   results.push(await timeFirstStart());
   const r = results.at(-1)!;
-  console.log(`run ${i + 1}: /health after ${r.seconds.toFixed(1)} s (${r.cpu.toFixed(1)} s of CPU), data directory ${r.megabytes} MB`);
+  console.log(
+    `run ${i + 1}: /health after ${r.seconds.toFixed(1)} s (${r.cpu.toFixed(1)} s of CPU), data directory ${r.megabytes} MB`,
+  );
 }
 const medianOf = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const median = medianOf(results.map((r) => r.seconds));
 const cpu = medianOf(results.map((r) => r.cpu));
 const loadAfter = loadavg()[0];
 const size = Math.max(...results.map((r) => r.megabytes));
-console.log(`build ${build.toFixed(1)} s; first start median ${median.toFixed(1)} s (${cpu.toFixed(1)} s of CPU); data directory ${size} MB`);
+console.log(
+  `build ${build.toFixed(1)} s; first start median ${median.toFixed(1)} s (${cpu.toFixed(1)} s of CPU); data directory ${size} MB`,
+);
 
 writeResultsSection(
   'First start',

@@ -31,12 +31,21 @@ export type Stop = (() => Promise<void>) & { pid: number };
  * Starts src/server.ts (through tsx) on 127.0.0.1:port; resolves once /health answers. Returns a stop
  * function. `serverRoot`: another checkout of the service to run instead of this one (to compare).
  */
-export async function startServer(port: number, env: Record<string, string>, serverRoot = root): Promise<Stop> {
+export async function startServer(
+  port: number,
+  env: Record<string, string>,
+  serverRoot = root,
+): Promise<Stop> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: serverRoot,
     env: {
-      ...process.env, PORT: String(port), HOST: '127.0.0.1', DEMO: '0', LOG_LEVEL: 'warn',
-      JWT_SECRET: 'bench-jwt-secret-of-at-least-32-characters', ...env,
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DEMO: '0',
+      LOG_LEVEL: 'warn',
+      JWT_SECRET: 'bench-jwt-secret-of-at-least-32-characters',
+      ...env,
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
@@ -51,7 +60,8 @@ export async function startServer(port: number, env: Record<string, string>, ser
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
     try {
-      if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return Object.assign(stop, { pid: child.pid! });
+      if ((await fetch(`http://127.0.0.1:${port}/health`)).ok)
+        return Object.assign(stop, { pid: child.pid! });
     } catch {
       // not listening yet
     }
@@ -85,7 +95,8 @@ export class Histogram {
   }
   pct(p: number) {
     let seen = 0;
-    for (let i = 0; i < this.counts.length; i++) if ((seen += this.counts[i]) >= p * this.n) return i / 10;
+    for (let i = 0; i < this.counts.length; i++)
+      if ((seen += this.counts[i]) >= p * this.n) return i / 10;
     return this.max;
   }
 }
@@ -108,7 +119,11 @@ export function writeResultsSection(title: string, body: string): void {
 }
 
 /** Runs fn on a schema of its own on the PostgreSQL at dbUrl (dropped after), with the server environment that selects it. */
-export async function onPostgres(dbUrl: string, name: string, fn: (db: Database, env: { DATABASE_URL: string }) => Promise<void>): Promise<void> {
+export async function onPostgres(
+  dbUrl: string,
+  name: string,
+  fn: (db: Database, env: { DATABASE_URL: string }) => Promise<void>,
+): Promise<void> {
   const schema = `bench_${name}_${randomBytes(4).toString('hex')}`;
   const admin = await openPostgres(dbUrl, { max: 1 });
   await admin.query(`CREATE SCHEMA ${schema}`);
@@ -131,7 +146,11 @@ export async function onPostgres(dbUrl: string, name: string, fn: (db: Database,
 export async function onEachDatabase(
   dbUrl: string,
   name: string,
-  fn: (backend: 'postgres' | 'pglite', db: Database, env: { DATABASE_URL?: string; DATA_DIR?: string }) => Promise<void>,
+  fn: (
+    backend: 'postgres' | 'pglite',
+    db: Database,
+    env: { DATABASE_URL?: string; DATA_DIR?: string },
+  ) => Promise<void>,
 ): Promise<void> {
   await onPostgres(dbUrl, name, (db, env) => fn('postgres', db, env));
   if (process.env.BENCH_SKIP_PGLITE === '1') return;

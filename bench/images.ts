@@ -28,7 +28,10 @@ const SECRET = 'bench-secret-123456';
 const kb = (line: string | undefined) => Number(/(\d+) kB/.exec(line ?? '')?.[1] ?? NaN);
 function memory(pid: number): { rss: number; hwm: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n');
-  return { rss: kb(status.find((l) => l.startsWith('VmRSS:'))), hwm: kb(status.find((l) => l.startsWith('VmHWM:'))) };
+  return {
+    rss: kb(status.find((l) => l.startsWith('VmRSS:'))),
+    hwm: kb(status.find((l) => l.startsWith('VmHWM:'))),
+  };
 }
 /** Resets the kernel's peak-RSS mark of the process (write "5" to clear_refs; Linux 4.0+). */
 const resetPeak = (pid: number) => writeFileSync(`/proc/${pid}/clear_refs`, '5');
@@ -51,13 +54,25 @@ async function main() {
   try {
     const db = await openPostgres(DB_URL, { schema });
     await migrate(db);
-    const doc = generateDemo({ sites: 1, transactionsPerSite: IMAGES, imagesPerSite: 0, now: new Date('2026-06-01T12:00:00Z') });
+    const doc = generateDemo({
+      sites: 1,
+      transactionsPerSite: IMAGES,
+      imagesPerSite: 0,
+      now: new Date('2026-06-01T12:00:00Z'),
+    });
     const images = doc.transactions.map((t: any, i: number) => ({
-      UUID: `be000000-0000-4000-8000-${String(i).padStart(12, '0')}`, Kind: 'ticket', SiteID: 1, TransactionID: t.TransactionID,
-      ContentType: 'image/jpeg', bytes: randomBytes(IMAGE_BYTES),
+      UUID: `be000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+      Kind: 'ticket',
+      SiteID: 1,
+      TransactionID: t.TransactionID,
+      ContentType: 'image/jpeg',
+      bytes: randomBytes(IMAGE_BYTES),
     }));
     const t0 = performance.now();
-    await importDocument(db, { ...doc, images: images.map(({ bytes, ...m }) => ({ ...m, DataBase64: bytes.toString('base64') })) });
+    await importDocument(db, {
+      ...doc,
+      images: images.map(({ bytes, ...m }) => ({ ...m, DataBase64: bytes.toString('base64') })),
+    });
     const importMs = Math.round(performance.now() - t0);
     console.log(`imported ${IMAGES} images of ${IMAGE_BYTES} bytes in ${importMs} ms`);
     await upsertClient(db, { clientId: 'bench', clientSecret: SECRET, siteIds: [1] });
@@ -66,16 +81,23 @@ async function main() {
     const port = await freePort();
     const url = new URL(DB_URL);
     url.searchParams.set('options', `-c search_path=${schema}`);
-    const server = await startServer(port, { DATABASE_URL: url.toString(), RATE_LIMIT_MAX: '100000000' });
+    const server = await startServer(port, {
+      DATABASE_URL: url.toString(),
+      RATE_LIMIT_MAX: '100000000',
+    });
     stop = server;
     const base = `http://127.0.0.1:${port}`;
     const tokenRes = await fetch(`${base}/token`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ clientId: 'bench', clientSecret: SECRET }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ clientId: 'bench', clientSecret: SECRET }),
     });
     const { accessToken } = (await tokenRes.json()) as { accessToken: string };
     const request = (uuids: string[]) =>
       fetch(`${base}/v1/images/tickets`, {
-        method: 'POST', headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ uuids }),
+        method: 'POST',
+        headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ uuids }),
       });
     // Warm-up: code paths compiled and the connection pool open, so the runs measure the bundle.
     await (await request(images.slice(0, 5).map((m) => m.UUID))).arrayBuffer();
@@ -100,14 +122,20 @@ async function main() {
       clearInterval(sampler);
       const after = memory(server.pid);
       const zip = Buffer.concat(parts);
-      if (zip.length !== Number(res.headers.get('content-length'))) throw new Error('content-length differs from the body');
+      if (zip.length !== Number(res.headers.get('content-length')))
+        throw new Error('content-length differs from the body');
       const entries = await readZip(zip);
       entries.forEach((e, i) => {
-        if (e.name !== `${images[i].UUID}.jpg` || !e.bytes.equals(images[i].bytes)) throw new Error(`entry ${i} differs`);
+        if (e.name !== `${images[i].UUID}.jpg` || !e.bytes.equals(images[i].bytes))
+          throw new Error(`entry ${i} differs`);
       });
       const run = {
-        firstByteMs: Math.round(firstByteMs), lastByteMs: Math.round(lastByteMs), bytes: zip.length, rssBeforeMb: before.rss / 1024,
-        sampledGrowthMb: (Math.max(peakRss, after.rss) - before.rss) / 1024, hwmGrowthMb: (after.hwm - before.rss) / 1024,
+        firstByteMs: Math.round(firstByteMs),
+        lastByteMs: Math.round(lastByteMs),
+        bytes: zip.length,
+        rssBeforeMb: before.rss / 1024,
+        sampledGrowthMb: (Math.max(peakRss, after.rss) - before.rss) / 1024,
+        hwmGrowthMb: (after.hwm - before.rss) / 1024,
       };
       runs.push(run);
       console.log(
@@ -138,11 +166,21 @@ function report(runs: Run[], importMs: number, before: number, busy: number): st
     '',
     '| run | zip | first byte ms | last byte ms | RSS before | growth (sampled VmRSS) | growth (VmHWM) |',
     '|---|---|---|---|---|---|---|',
-    ...runs.map((r, i) => `| ${i + 1} | ${(r.bytes / 1e6).toFixed(1)} MB | ${r.firstByteMs} | ${r.lastByteMs} | ${mb(r.rssBeforeMb)} MB | ${mb(r.sampledGrowthMb)} MB | ${mb(r.hwmGrowthMb)} MB |`),
+    ...runs.map(
+      (r, i) =>
+        `| ${i + 1} | ${(r.bytes / 1e6).toFixed(1)} MB | ${r.firstByteMs} | ${r.lastByteMs} | ${mb(r.rssBeforeMb)} MB | ${mb(r.sampledGrowthMb)} MB | ${mb(r.hwmGrowthMb)} MB |`,
+    ),
     '',
     `Target (peak memory growth ≤ ${TARGET_MB} MB): ${worst <= TARGET_MB ? 'met' : 'missed'}, largest growth seen ${mb(worst)} MB for a ${(runs[0].bytes / 1e6).toFixed(0)} MB bundle.`,
     ...(runs.length > 1
-      ? [`RSS before each run: ${runs.map((r) => mb(r.rssBeforeMb)).join(', ')} MB; the later runs grew it by ${runs.slice(1).map((r) => mb(Math.max(r.sampledGrowthMb, r.hwmGrowthMb))).join(', ')} MB (memory the process took at the first large response is kept and reused).`]
+      ? [
+          `RSS before each run: ${runs.map((r) => mb(r.rssBeforeMb)).join(', ')} MB; the later runs grew it by ${runs
+            .slice(1)
+            .map((r) => mb(Math.max(r.sampledGrowthMb, r.hwmGrowthMb)))
+            .join(
+              ', ',
+            )} MB (memory the process took at the first large response is kept and reused).`,
+        ]
       : []),
     `Before the first byte the server checks every image (404, 403) and has PostgreSQL hash each image's stored bytes against their digest (500 if any differ); then it writes the zip while sending it, reading one image at a time in slices of at most 1 MiB.`,
   ].join('\n');

@@ -12,20 +12,27 @@ export const SENSORS_PER_BATCH = 10;
 export const MINUTES_PER_BATCH = 100; // 10 sensors x 100 minutes = 1,000 records a request
 
 /** The rows of batch number c: one site's gateway sends ten sensors' next 100 minutes. */
-export function batchRows(fleet: Fleet, c: number, each: (sensor: number, ts: string, value: number) => void): void {
+export function batchRows(
+  fleet: Fleet,
+  c: number,
+  each: (sensor: number, ts: string, value: number) => void,
+): void {
   const site = c % fleet.sitesSensors.length;
   const window = Math.floor(c / fleet.sitesSensors.length);
   const sensors = fleet.sitesSensors[site].slice(0, SENSORS_PER_BATCH);
   for (let m = 0; m < MINUTES_PER_BATCH; m++) {
     const minute = window * MINUTES_PER_BATCH + m;
     const ts = new Date(fleet.base + minute * 60_000).toISOString();
-    for (const s of sensors) each(s, ts, Math.round(((s % 97) * 10 + Math.sin(minute / 60) * 50) * 100) / 100);
+    for (const s of sensors)
+      each(s, ts, Math.round(((s % 97) * 10 + Math.sin(minute / 60) * 50) * 100) / 100);
   }
 }
 
 export function batchBody(fleet: Fleet, c: number): string {
   const parts: string[] = [];
-  batchRows(fleet, c, (s, ts, v) => parts.push(`{"sensorID":${s},"value":${v},"timestamp":"${ts}"}`));
+  batchRows(fleet, c, (s, ts, v) =>
+    parts.push(`{"sensorID":${s},"value":${v},"timestamp":"${ts}"}`),
+  );
   return `[${parts.join(',')}]`;
 }
 

@@ -22,8 +22,12 @@ export interface Run {
 const n = (x: number) => x.toLocaleString('en-US');
 const verdict = (ok: boolean) => (ok ? '**met**' : '**not met**');
 
-export function report(runs: Run[], env: { cpu: string; before: number; idle?: number; duration: number }): string {
-  const find = (kind: Run['kind'], backend: Run['backend'], group: boolean) => runs.find((r) => r.kind === kind && r.backend === backend && r.group === group);
+export function report(
+  runs: Run[],
+  env: { cpu: string; before: number; idle?: number; duration: number },
+): string {
+  const find = (kind: Run['kind'], backend: Run['backend'], group: boolean) =>
+    runs.find((r) => r.kind === kind && r.backend === backend && r.group === group);
   const a = find('batch', 'postgres', true);
   const copy = runs.find((r) => r.kind === 'copy');
   const c = find('single', 'postgres', true);
@@ -47,13 +51,27 @@ export function report(runs: Run[], env: { cpu: string; before: number; idle?: n
     '',
     'Targets (2-core machine):',
   ];
-  if (a) lines.push(`- (a) batch logs at least 100,000 records/s: ${n(a.records)}, ${verdict(a.records >= 100_000)}.`);
+  if (a)
+    lines.push(
+      `- (a) batch logs at least 100,000 records/s: ${n(a.records)}, ${verdict(a.records >= 100_000)}.`,
+    );
   if (a && copy)
-    lines.push(`- (a) at least half of (b): (a)/(b) = ${n(a.records)} / ${n(copy.records)} = ${ratio.toFixed(3)}, ${verdict(ratio >= 0.5)}.`);
-  if (c) lines.push(`- (c) single readings at least 5,000 req/s with p99 under 20 ms: ${n(c.rps)} req/s, p99 ${c.p99} ms, ${verdict(c.rps >= 5000 && c.p99 < 20)}.`);
+    lines.push(
+      `- (a) at least half of (b): (a)/(b) = ${n(a.records)} / ${n(copy.records)} = ${ratio.toFixed(3)}, ${verdict(ratio >= 0.5)}.`,
+    );
+  if (c)
+    lines.push(
+      `- (c) single readings at least 5,000 req/s with p99 under 20 ms: ${n(c.rps)} req/s, p99 ${c.p99} ms, ${verdict(c.rps >= 5000 && c.p99 < 20)}.`,
+    );
   const d = runs.filter((r) => r.backend === 'pglite' && r.group);
-  if (d.length) lines.push(`- (d) PGlite (no target of its own): ${d.map((r) => `${r.kind === 'batch' ? 'batches' : 'readings'} ${n(r.kind === 'batch' ? r.records : r.rps)} ${r.kind === 'batch' ? 'records/s' : `req/s, p99 ${r.p99} ms`}`).join('; ')}.`);
+  if (d.length)
+    lines.push(
+      `- (d) PGlite (no target of its own): ${d.map((r) => `${r.kind === 'batch' ? 'batches' : 'readings'} ${n(r.kind === 'batch' ? r.records : r.rps)} ${r.kind === 'batch' ? 'records/s' : `req/s, p99 ${r.p99} ms`}`).join('; ')}.`,
+    );
   const off = find('single', 'postgres', false);
-  if (c && off) lines.push(`- Group commit for single readings on PostgreSQL: ${n(off.rps)} req/s (p99 ${off.p99} ms) without, ${n(c.rps)} req/s (p99 ${c.p99} ms) with.`);
+  if (c && off)
+    lines.push(
+      `- Group commit for single readings on PostgreSQL: ${n(off.rps)} req/s (p99 ${off.p99} ms) without, ${n(c.rps)} req/s (p99 ${c.p99} ms) with.`,
+    );
   return lines.join('\n');
 }

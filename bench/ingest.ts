@@ -67,49 +67,82 @@ async function provision(db: Database): Promise<Fleet> {
   await importDocument(db, doc);
   await upsertClient(db, { clientId: 'bench', clientSecret: SECRET, siteIds: '*' });
   const bySite = new Map<number, number[]>();
-  for (const s of doc.sensors!) bySite.set(s.SiteID, [...(bySite.get(s.SiteID) ?? []), s.SiteSensorID]);
+  for (const s of doc.sensors!)
+    bySite.set(s.SiteID, [...(bySite.get(s.SiteID) ?? []), s.SiteSensorID]);
   // 55 days back, as a gateway's catch-up would be: every batch moves its site's window 100 minutes
   // on, so a compare run (about 22,000 batches, 30 days) still ends before now + 24 h, past which
   // the service refuses a timestamp.
-  return { sitesSensors: [...bySite.values()], base: Math.floor((Date.now() - 55 * 86_400_000) / 60_000) * 60_000 };
+  return {
+    sitesSensors: [...bySite.values()],
+    base: Math.floor((Date.now() - 55 * 86_400_000) / 60_000) * 60_000,
+  };
 }
 
 async function tokenFor(base: string): Promise<string> {
   const res = await fetch(`${base}/token`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ clientId: 'bench', clientSecret: SECRET }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ clientId: 'bench', clientSecret: SECRET }),
   });
   return ((await res.json()) as { accessToken: string }).accessToken;
 }
 
 /** autocannon with a fresh body per request from make(counter); returns the run and how many requests were sent. */
-async function load(url: string, token: string, connections: number, duration: number, make: (c: number) => string, start: number) {
+async function load(
+  url: string,
+  token: string,
+  connections: number,
+  duration: number,
+  make: (c: number) => string,
+  start: number,
+) {
   let c = start;
   const r = await autocannon({
-    url, connections, duration, method: 'POST',
+    url,
+    connections,
+    duration,
+    method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     requests: [{ setupRequest: (req) => ({ ...req, body: make(c++) }) }],
   });
   return { r, next: c };
 }
 
-async function measure(label: string, backend: Run['backend'], group: boolean, base: string, fleet: Fleet, counter: { batch: number; single: number }, streams = SUBSCRIBERS): Promise<Run[]> {
+async function measure(
+  label: string,
+  backend: Run['backend'],
+  group: boolean,
+  base: string,
+  fleet: Fleet,
+  counter: { batch: number; single: number },
+  streams = SUBSCRIBERS,
+): Promise<Run[]> {
   const token = await tokenFor(base);
   const runs: Run[] = [];
   const subscribers = streams ? await openSubscribers(base, token, '1', streams) : undefined;
   // Batch bodies are made before the run (55 kB each), so the load generator spends its share of the
   // two cores sending rather than building JSON; past the prepared ones, bodies are made on the fly.
   const prepared = new Map<number, string>();
-  for (let c = counter.batch; c < counter.batch + BATCH_PREPARED; c++) prepared.set(c, batchBody(fleet, c));
+  for (let c = counter.batch; c < counter.batch + BATCH_PREPARED; c++)
+    prepared.set(c, batchBody(fleet, c));
   const batch = (c: number) => {
     const body = prepared.get(c) ?? batchBody(fleet, c);
     prepared.delete(c);
     return body;
   };
   // A short warm-up, then the measured run. Counters go on, so every batch is new.
-  for (const [kind, connections, path, make, per] of ([
-    ['batch', BATCH_CONNECTIONS, '/v1/edge/logs/sensor/batch', batch, 1000],
-    ['single', SINGLE_CONNECTIONS, '/v1/edge/readings/sensor', (c: number) => readingBody(fleet, c), 1],
-  ] as const).filter(([kind]) => KINDS.includes(kind))) {
+  for (const [kind, connections, path, make, per] of (
+    [
+      ['batch', BATCH_CONNECTIONS, '/v1/edge/logs/sensor/batch', batch, 1000],
+      [
+        'single',
+        SINGLE_CONNECTIONS,
+        '/v1/edge/readings/sensor',
+        (c: number) => readingBody(fleet, c),
+        1,
+      ],
+    ] as const
+  ).filter(([kind]) => KINDS.includes(kind))) {
     const key = kind as 'batch' | 'single';
     counter[key] = (await load(base + path, token, connections, 2, make, counter[key])).next;
     const load0 = loadavg()[0];
@@ -118,12 +151,26 @@ async function measure(label: string, backend: Run['backend'], group: boolean, b
     const ok = r['2xx'];
     const run: Run = {
       label: `${label}: ${kind === 'batch' ? 'batch sensor logs, 1,000 a request' : 'single sensor readings'}`,
-      kind: key, backend, group, connections, requests: ok, rps: Math.round(ok / r.duration), records: Math.round((ok * per) / r.duration),
-      p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx + r.timeouts, load: Math.max(load0, loadavg()[0]),
+      kind: key,
+      backend,
+      group,
+      connections,
+      requests: ok,
+      rps: Math.round(ok / r.duration),
+      records: Math.round((ok * per) / r.duration),
+      p50: r.latency.p50,
+      p99: r.latency.p99,
+      errors: r.errors + r.non2xx + r.timeouts,
+      load: Math.max(load0, loadavg()[0]),
     };
     runs.push(run);
-    if (subscribers) console.log(`  ${streams} subscribers of site 1 got ${subscribers.readings.reduce((a, b) => a + b, 0)} readings and ${subscribers.others.reduce((a, b) => a + b, 0)} other events so far, ${subscribers.ended} streams ended`);
-    console.log(`${run.label} [${backend}, group commit ${group ? 'on' : 'off'}, c=${connections}]: ${run.rps} req/s, ${run.records} records/s, p50 ${run.p50} ms, p99 ${run.p99} ms, ${run.errors} errors`);
+    if (subscribers)
+      console.log(
+        `  ${streams} subscribers of site 1 got ${subscribers.readings.reduce((a, b) => a + b, 0)} readings and ${subscribers.others.reduce((a, b) => a + b, 0)} other events so far, ${subscribers.ended} streams ended`,
+      );
+    console.log(
+      `${run.label} [${backend}, group commit ${group ? 'on' : 'off'}, c=${connections}]: ${run.rps} req/s, ${run.records} records/s, p50 ${run.p50} ms, p99 ${run.p99} ms, ${run.errors} errors`,
+    );
   }
   subscribers?.close();
   return runs;
@@ -137,12 +184,25 @@ async function rawCopy(url: string, fleet: Fleet, batches: number): Promise<Run>
     await client.query('TRUNCATE sensor_logs');
     const chunks = [...copyChunks(fleet, batches)];
     const started = performance.now();
-    await pipeline(Readable.from(chunks), client.query(copyFrom('COPY sensor_logs (sensor_id, ts, value) FROM STDIN')));
+    await pipeline(
+      Readable.from(chunks),
+      client.query(copyFrom('COPY sensor_logs (sensor_id, ts, value) FROM STDIN')),
+    );
     const seconds = (performance.now() - started) / 1000;
     const rows = batches * 1000;
     const run: Run = {
-      label: '(b) raw COPY of the same rows, one client', kind: 'copy', backend: 'postgres', group: false, connections: 1,
-      requests: 1, rps: 0, records: Math.round(rows / seconds), p50: 0, p99: 0, errors: 0, load: loadavg()[0],
+      label: '(b) raw COPY of the same rows, one client',
+      kind: 'copy',
+      backend: 'postgres',
+      group: false,
+      connections: 1,
+      requests: 1,
+      rps: 0,
+      records: Math.round(rows / seconds),
+      p50: 0,
+      p99: 0,
+      errors: 0,
+      load: loadavg()[0],
     };
     console.log(`${run.label}: ${rows} rows in ${seconds.toFixed(2)} s = ${run.records} rows/s`);
     return run;
@@ -155,7 +215,9 @@ async function rawCopy(url: string, fleet: Fleet, batches: number): Promise<Run>
 async function compare(otherRoot: string) {
   const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
   const streams = SUBSCRIBERS || 100;
-  const commit = execFileSync('git', ['-C', otherRoot, 'log', '-1', '--format=%h %s'], { encoding: 'utf8' }).trim();
+  const commit = execFileSync('git', ['-C', otherRoot, 'log', '-1', '--format=%h %s'], {
+    encoding: 'utf8',
+  }).trim();
   const idle = await cpuIdle(3000);
   const before = loadavg()[0];
   const configs = [
@@ -176,7 +238,15 @@ async function compare(otherRoot: string) {
         const port = await freePort();
         const stop = await startServer(port, { ...env, RATE_LIMIT_MAX: '1000000000' }, config.root);
         try {
-          const measured = await measure(config.name, 'postgres', true, `http://127.0.0.1:${port}`, fleet, counter, config.streams);
+          const measured = await measure(
+            config.name,
+            'postgres',
+            true,
+            `http://127.0.0.1:${port}`,
+            fleet,
+            counter,
+            config.streams,
+          );
           if (round > 0) for (const run of measured) runs.push({ config: config.name, round, run });
         } finally {
           await stop();
@@ -199,21 +269,38 @@ async function compare(otherRoot: string) {
   };
   for (const config of configs)
     for (let round = 1; round <= rounds; round++) {
-      const b = runs.find((r) => r.config === config.name && r.round === round && r.run.kind === 'batch')!.run;
-      const s = runs.find((r) => r.config === config.name && r.round === round && r.run.kind === 'single')!.run;
-      lines.push(`| ${config.name} | ${round} | ${n(b.records)} | ${b.p99} | ${n(s.rps)} | ${s.p50} | ${s.p99} | ${b.errors + s.errors} |`);
+      const b = runs.find(
+        (r) => r.config === config.name && r.round === round && r.run.kind === 'batch',
+      )!.run;
+      const s = runs.find(
+        (r) => r.config === config.name && r.round === round && r.run.kind === 'single',
+      )!.run;
+      lines.push(
+        `| ${config.name} | ${round} | ${n(b.records)} | ${b.p99} | ${n(s.rps)} | ${s.p50} | ${s.p99} | ${b.errors + s.errors} |`,
+      );
     }
-  lines.push('', '| server (mean of the rounds) | batch records/s | vs before | readings/s | vs before | readings p99 ms |', '|---|---|---|---|---|---|');
-  const base = { batch: mean(configs[0].name, 'batch', (r) => r.records), single: mean(configs[0].name, 'single', (r) => r.rps) };
+  lines.push(
+    '',
+    '| server (mean of the rounds) | batch records/s | vs before | readings/s | vs before | readings p99 ms |',
+    '|---|---|---|---|---|---|',
+  );
+  const base = {
+    batch: mean(configs[0].name, 'batch', (r) => r.records),
+    single: mean(configs[0].name, 'single', (r) => r.rps),
+  };
   for (const config of configs) {
     const batch = mean(config.name, 'batch', (r) => r.records);
     const single = mean(config.name, 'single', (r) => r.rps);
-    const pct = (x: number, y: number) => `${x >= y ? '+' : ''}${(((x - y) / y) * 100).toFixed(1)} %`;
-    lines.push(`| ${config.name} | ${n(batch)} | ${pct(batch, base.batch)} | ${n(single)} | ${pct(single, base.single)} | ${mean(config.name, 'single', (r) => r.p99).toFixed(1)} |`);
+    const pct = (x: number, y: number) =>
+      `${x >= y ? '+' : ''}${(((x - y) / y) * 100).toFixed(1)} %`;
+    lines.push(
+      `| ${config.name} | ${n(batch)} | ${pct(batch, base.batch)} | ${n(single)} | ${pct(single, base.single)} | ${mean(config.name, 'single', (r) => r.p99).toFixed(1)} |`,
+    );
   }
   const text = lines.join('\n');
   console.log(text);
-  if (process.env.BENCH_WRITE !== '0') writeResultsSection('Ingest compared with the service before the live stream', text);
+  if (process.env.BENCH_WRITE !== '0')
+    writeResultsSection('Ingest compared with the service before the live stream', text);
 }
 
 async function main() {
@@ -228,10 +315,23 @@ async function main() {
     const counter = { batch: 0, single: 0 };
     for (const group of [true, false]) {
       const port = await freePort();
-      const stop = await startServer(port, { ...env, RATE_LIMIT_MAX: '1000000000', GROUP_COMMIT: group ? '1' : '0' });
+      const stop = await startServer(port, {
+        ...env,
+        RATE_LIMIT_MAX: '1000000000',
+        GROUP_COMMIT: group ? '1' : '0',
+      });
       const label = backend === 'postgres' ? '(a)/(c)' : '(d)';
       try {
-        runs.push(...(await measure(group ? label : `${label} without group commit`, backend, group, `http://127.0.0.1:${port}`, fleet, counter)));
+        runs.push(
+          ...(await measure(
+            group ? label : `${label} without group commit`,
+            backend,
+            group,
+            `http://127.0.0.1:${port}`,
+            fleet,
+            counter,
+          )),
+        );
       } finally {
         await stop();
       }
@@ -244,7 +344,10 @@ async function main() {
     : '';
   const text = report(runs, { cpu, before, idle, duration: DURATION }) + streams;
   if (process.env.BENCH_WRITE === '0') return void console.log(text);
-  writeResultsSection(SUBSCRIBERS ? `Ingest with ${SUBSCRIBERS} stream subscribers` : 'Ingest', text);
+  writeResultsSection(
+    SUBSCRIBERS ? `Ingest with ${SUBSCRIBERS} stream subscribers` : 'Ingest',
+    text,
+  );
   console.log('written to bench/RESULTS.md');
 }
 

@@ -22,7 +22,10 @@ await new Partitions(db).cover(Date.now());
 const ids = doc.sensors!.map((s) => s.SiteSensorID as number).slice(0, 500);
 const start = new Date(Date.now() - 40 * 86_400_000);
 start.setUTCHours(0, 0, 0, 0);
-await db.query(`INSERT INTO sensor_logs (sensor_id, ts, value) SELECT s, g, random() FROM unnest($1::int[]) s, generate_series($2::timestamptz, $2::timestamptz + interval '2 days' - interval '1 minute', interval '1 minute') g`, [ids, start.toISOString()]);
+await db.query(
+  `INSERT INTO sensor_logs (sensor_id, ts, value) SELECT s, g, random() FROM unnest($1::int[]) s, generate_series($2::timestamptz, $2::timestamptz + interval '2 days' - interval '1 minute', interval '1 minute') g`,
+  [ids, start.toISOString()],
+);
 await db.query('VACUUM ANALYZE');
 await markAll(db, UNITS.sensor);
 const [{ n }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM rollup_dirty');
@@ -30,19 +33,33 @@ console.log('marks', n);
 const times: number[] = [0, 0, 0, 0];
 const timedDb = {
   ...db,
-  transaction: (fn: any) => db.transaction((tx) => {
-    let i = 0;
-    return fn({ ...tx, query: async (sql: string, params: unknown[]) => { const t = performance.now(); try { return await tx.query(sql, params); } finally { times[i++ % 4] += performance.now() - t; } } });
-  }),
+  transaction: (fn: any) =>
+    db.transaction((tx) => {
+      let i = 0;
+      return fn({
+        ...tx,
+        query: async (sql: string, params: unknown[]) => {
+          const t = performance.now();
+          try {
+            return await tx.query(sql, params);
+          } finally {
+            times[i++ % 4] += performance.now() - t;
+          }
+        },
+      });
+    }),
 } as typeof db;
-let total = 0, batches = 0;
+let total = 0,
+  batches = 0;
 const t0 = performance.now();
 for (;;) {
   const t = performance.now();
   const k = await refreshMarked(timedDb, UNITS.sensor, 2000);
   if (!k) break;
-  total += k; batches++;
-  if (batches <= 3) console.log(`batch ${batches}: ${k} marks in ${(performance.now() - t).toFixed(0)} ms`);
+  total += k;
+  batches++;
+  if (batches <= 3)
+    console.log(`batch ${batches}: ${k} marks in ${(performance.now() - t).toFixed(0)} ms`);
 }
 console.log('delete marks, quarters, hours, days (ms):', times.map((x) => x.toFixed(0)).join(', '));
 console.log(`${total} marks (${total * 15} log rows) in ${(performance.now() - t0).toFixed(0)} ms`);

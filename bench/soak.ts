@@ -15,7 +15,14 @@ import { upsertClient } from '../src/auth/clients.js';
 import { migrate } from '../src/db/migrate.js';
 import { generateDemo } from '../src/provisioning/demo.js';
 import { importDocument } from '../src/provisioning/import.js';
-import { freePort, Histogram, onPostgres, rssOf, startServer, writeResultsSection } from './harness.js';
+import {
+  freePort,
+  Histogram,
+  onPostgres,
+  rssOf,
+  startServer,
+  writeResultsSection,
+} from './harness.js';
 import { openSubscribers, type Subscribers } from './stream-clients.js';
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -67,12 +74,22 @@ async function main() {
   };
   await onPostgres(DB_URL, 'soak', async (db, dbEnv) => {
     await migrate(db);
-    const doc = generateDemo({ sites: SITES, sensorsPerSite: 10, pumpsPerSite: 3, transactionsPerSite: 20, imagesPerSite: 0 });
+    const doc = generateDemo({
+      sites: SITES,
+      sensorsPerSite: 10,
+      pumpsPerSite: 3,
+      transactionsPerSite: 20,
+      imagesPerSite: 0,
+    });
     await importDocument(db, doc);
     await upsertClient(db, { clientId: 'soak', clientSecret: SECRET, siteIds: '*' });
     await db.close();
-    const ofSite = (site: number, list: Record<string, unknown>[] | undefined, id: string, siteKey = 'SiteID') =>
-      (list ?? []).filter((r) => r[siteKey] === site).map((r) => r[id] as number);
+    const ofSite = (
+      site: number,
+      list: Record<string, unknown>[] | undefined,
+      id: string,
+      siteKey = 'SiteID',
+    ) => (list ?? []).filter((r) => r[siteKey] === site).map((r) => r[id] as number);
     const fleet: Equipment[] = doc.sites!.map((s) => ({
       site: s.SiteID as number,
       sensors: ofSite(s.SiteID as number, doc.sensors, 'SiteSensorID'),
@@ -82,30 +99,49 @@ async function main() {
     }));
 
     const port = await freePort();
-    const stop = await startServer(port, { ...dbEnv, RATE_LIMIT_MAX: '1000000000', ROLLUP_REFRESH_MS: '1000' });
+    const stop = await startServer(port, {
+      ...dbEnv,
+      RATE_LIMIT_MAX: '1000000000',
+      ROLLUP_REFRESH_MS: '1000',
+    });
     const base = `http://127.0.0.1:${port}`;
     let window = new Window();
     let running = true;
     let subs: Subscribers | undefined;
     const rss: number[] = [];
     try {
-      const tokenRes = await fetch(`${base}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ clientId: 'soak', clientSecret: SECRET }) });
+      const tokenRes = await fetch(`${base}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ clientId: 'soak', clientSecret: SECRET }),
+      });
       const token = ((await tokenRes.json()) as { accessToken: string }).accessToken;
       const auth = { authorization: `Bearer ${token}` };
 
       /** One request, counted in the current window; `ok` is the expected status. */
-      async function call(kind: string, path: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}, ok = 200): Promise<unknown> {
+      async function call(
+        kind: string,
+        path: string,
+        init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+        ok = 200,
+      ): Promise<unknown> {
         const w = window;
         w.requests.set(kind, (w.requests.get(kind) ?? 0) + 1);
         const t0 = performance.now();
         try {
           const res = await fetch(`${base}${path}`, {
             method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
-            headers: { ...auth, ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}), ...init.headers },
+            headers: {
+              ...auth,
+              ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+              ...init.headers,
+            },
             body: init.body === undefined ? undefined : JSON.stringify(init.body),
             signal: AbortSignal.timeout(30_000),
           });
-          const body = res.headers.get('content-type')?.includes('json') ? await res.json() : await res.arrayBuffer();
+          const body = res.headers.get('content-type')?.includes('json')
+            ? await res.json()
+            : await res.arrayBuffer();
           w.add(kind, performance.now() - t0);
           if (res.status !== ok) throw new Error(`${res.status}`);
           return body;
@@ -121,22 +157,61 @@ async function main() {
           const next = performance.now() + GATEWAY_MS;
           const now = Date.now();
           // Six samples a sensor, 100 ms apart: every batch writes new keys.
-          const logs = e.sensors.flatMap((id, i) => Array.from({ length: 6 }, (_, k) => ({ sensorID: id, value: (round + i + k) % 100, timestamp: new Date(now - k * 100).toISOString() })));
+          const logs = e.sensors.flatMap((id, i) =>
+            Array.from({ length: 6 }, (_, k) => ({
+              sensorID: id,
+              value: (round + i + k) % 100,
+              timestamp: new Date(now - k * 100).toISOString(),
+            })),
+          );
           const ts = new Date(now).toISOString();
           const readings = [
-            ...e.pumps.map((id) => ({ sitePumpID: id, running: round % 7 !== 0, frequency: 50 + (round % 5), pressure: 900, timestamp: ts })),
-            ...e.meters.map((id) => ({ flowMeterID: id, totalVolume: round * 10, flowRate: 80, timestamp: ts })),
-            ...e.tanks.map((id) => ({ siteTankGroupID: id, entryTankLevel: 10 + (round % 20), exitTankLevel: 9, timestamp: ts })),
+            ...e.pumps.map((id) => ({
+              sitePumpID: id,
+              running: round % 7 !== 0,
+              frequency: 50 + (round % 5),
+              pressure: 900,
+              timestamp: ts,
+            })),
+            ...e.meters.map((id) => ({
+              flowMeterID: id,
+              totalVolume: round * 10,
+              flowRate: 80,
+              timestamp: ts,
+            })),
+            ...e.tanks.map((id) => ({
+              siteTankGroupID: id,
+              entryTankLevel: 10 + (round % 20),
+              exitTankLevel: 9,
+              timestamp: ts,
+            })),
           ];
           await Promise.all([
             call('logs batch', '/v1/edge/logs/sensor/batch', { body: logs }, 201),
             call('readings batch', '/v1/edge/readings/generic', { body: { readings } }, 201),
           ]);
           if ((round + n) % 10 === 0) {
-            const sent = (await call('alarm', '/v1/edge/alarms', { body: { siteId: e.site, sitePumpID: e.pumps[0], alarmType: `Trip${round % 3}`, message: 'pump tripped', value: round, timestamp: ts } }, 201)) as { SiteAlarmLogID?: string } | undefined;
+            const sent = (await call(
+              'alarm',
+              '/v1/edge/alarms',
+              {
+                body: {
+                  siteId: e.site,
+                  sitePumpID: e.pumps[0],
+                  alarmType: `Trip${round % 3}`,
+                  message: 'pump tripped',
+                  value: round,
+                  timestamp: ts,
+                },
+              },
+              201,
+            )) as { SiteAlarmLogID?: string } | undefined;
             if (sent?.SiteAlarmLogID) alarms.push(sent.SiteAlarmLogID);
           }
-          if (alarms.length > 2) await call('alarm resolve', '/v1/edge/alarms/resolve', { body: { siteId: e.site, alarms: [{ SiteAlarmLogID: alarms.shift() }] } });
+          if (alarms.length > 2)
+            await call('alarm resolve', '/v1/edge/alarms/resolve', {
+              body: { siteId: e.site, alarms: [{ SiteAlarmLogID: alarms.shift() }] },
+            });
           await sleep(Math.max(0, next - performance.now()));
         }
       }
@@ -146,22 +221,51 @@ async function main() {
           const e = fleet[(n + round) % fleet.length];
           const now = Date.now();
           await call('sites', '/v1/sites?page=1&perPage=50&dataType=additional');
-          await call('config', `/v1/config/site?siteId=${e.site}`, { headers: { 'accept-encoding': 'gzip' } });
-          await call('summaries', '/v1/sensors/logs/load', { body: { sensorIds: e.sensors, start: new Date(now - 86_400_000).toISOString(), end: new Date(now).toISOString(), interval: '1h' } });
-          await call('active alarms', '/v1/edge/alarms/active', { body: { siteIds: fleet.map((f) => f.site) } });
-          await call('tickets', '/v1/transactions/logs/load', { body: { siteIds: [e.site], start: new Date(now - 30 * 86_400_000).toISOString(), end: new Date(now).toISOString() } });
+          await call('config', `/v1/config/site?siteId=${e.site}`, {
+            headers: { 'accept-encoding': 'gzip' },
+          });
+          await call('summaries', '/v1/sensors/logs/load', {
+            body: {
+              sensorIds: e.sensors,
+              start: new Date(now - 86_400_000).toISOString(),
+              end: new Date(now).toISOString(),
+              interval: '1h',
+            },
+          });
+          await call('active alarms', '/v1/edge/alarms/active', {
+            body: { siteIds: fleet.map((f) => f.site) },
+          });
+          await call('tickets', '/v1/transactions/logs/load', {
+            body: {
+              siteIds: [e.site],
+              start: new Date(now - 30 * 86_400_000).toISOString(),
+              end: new Date(now).toISOString(),
+            },
+          });
           await sleep(250);
         }
       }
 
       const sites = fleet.map((f) => f.site);
-      subs = await openSubscribers(base, token, sites.slice(0, Math.min(5, sites.length)).join(','), SUBSCRIBERS);
-      say(`Soak on PostgreSQL: ${SITES} sites (gateways every ${GATEWAY_MS} ms), ${VIEWERS} viewers, ${SUBSCRIBERS} stream subscribers, ${MINUTES} min; ` +
-        `${cpus().length} cores (${cpus()[0]?.model.trim()}), Node ${process.version}, load average before ${loadavg()[0].toFixed(2)}.`);
+      subs = await openSubscribers(
+        base,
+        token,
+        sites.slice(0, Math.min(5, sites.length)).join(','),
+        SUBSCRIBERS,
+      );
+      say(
+        `Soak on PostgreSQL: ${SITES} sites (gateways every ${GATEWAY_MS} ms), ${VIEWERS} viewers, ${SUBSCRIBERS} stream subscribers, ${MINUTES} min; ` +
+          `${cpus().length} cores (${cpus()[0]?.model.trim()}), Node ${process.version}, load average before ${loadavg()[0].toFixed(2)}.`,
+      );
       say('');
-      say('| minute | requests/s | p50 ms | p99 ms | slowest kind (its p99 ms) | errors | stream events | server RSS MB |');
+      say(
+        '| minute | requests/s | p50 ms | p99 ms | slowest kind (its p99 ms) | errors | stream events | server RSS MB |',
+      );
       say('|---|---|---|---|---|---|---|---|');
-      const workers = [...fleet.map((e, i) => gateway(e, i)), ...Array.from({ length: VIEWERS }, (_, i) => viewer(i))];
+      const workers = [
+        ...fleet.map((e, i) => gateway(e, i)),
+        ...Array.from({ length: VIEWERS }, (_, i) => viewer(i)),
+      ];
       const started = performance.now();
       let events = 0;
       while (performance.now() - started < MINUTES * 60_000) {
@@ -174,7 +278,9 @@ async function main() {
         const mb = rssOf(stop.pid) / 1024 / 1024;
         rss.push(mb);
         const detail = errors ? ` (${[...w.errors].map(([k, v]) => `${k} ${v}`).join(', ')})` : '';
-        say(`| ${((performance.now() - started) / 60_000).toFixed(1)} | ${(total / REPORT_S).toFixed(0)} | ${w.hist.pct(0.5).toFixed(1)} | ${w.hist.pct(0.99).toFixed(1)} | ${w.slowest()} | ${errors}${detail} | ${received - events} | ${mb.toFixed(0)} |`);
+        say(
+          `| ${((performance.now() - started) / 60_000).toFixed(1)} | ${(total / REPORT_S).toFixed(0)} | ${w.hist.pct(0.5).toFixed(1)} | ${w.hist.pct(0.99).toFixed(1)} | ${w.slowest()} | ${errors}${detail} | ${received - events} | ${mb.toFixed(0)} |`,
+        );
         events = received;
       }
       running = false;
@@ -185,9 +291,11 @@ async function main() {
       const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
       const [first, second] = [mean(steady.slice(0, half)), mean(steady.slice(half))];
       say('');
-      say(half
-        ? `Server RSS after the first minute: first half ${first.toFixed(0)} MB, second half ${second.toFixed(0)} MB (${(((second - first) / first) * 100).toFixed(1)} %): ${Math.abs(second - first) <= first * 0.1 ? 'flat' : 'NOT flat'}. Streams ended early: ${subs.ended}.`
-        : `Too short to judge memory (needs at least two reports after the first minute). Streams ended early: ${subs.ended}.`);
+      say(
+        half
+          ? `Server RSS after the first minute: first half ${first.toFixed(0)} MB, second half ${second.toFixed(0)} MB (${(((second - first) / first) * 100).toFixed(1)} %): ${Math.abs(second - first) <= first * 0.1 ? 'flat' : 'NOT flat'}. Streams ended early: ${subs.ended}.`
+          : `Too short to judge memory (needs at least two reports after the first minute). Streams ended early: ${subs.ended}.`,
+      );
     } finally {
       running = false;
       subs?.close();

@@ -19,19 +19,29 @@ let batch = [];
 
 const post = (i) => {
   const body = `{"sensorID":${sensors[i % sensors.length]},"value":${i},"timestamp":"${new Date(t0 + i).toISOString()}"}`;
-  const req = request(`${base}/v1/edge/readings/sensor`, {
-    method: 'POST', agent: agents[i % sensors.length], headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-  }, (res) => {
-    let body = '';
-    res.setEncoding('utf8');
-    res.on('data', (d) => (body += d));
-    res.on('end', () => {
-      done++;
-      // stored 0: an older reading than the current one (requests overtake each other): no event is due.
-      if (res.statusCode === 201) batch.push(i, now(), body.includes('"stored":1') ? 1 : 0);
-      else errors++;
-    });
-  });
+  const req = request(
+    `${base}/v1/edge/readings/sensor`,
+    {
+      method: 'POST',
+      agent: agents[i % sensors.length],
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+      },
+    },
+    (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (body += d));
+      res.on('end', () => {
+        done++;
+        // stored 0: an older reading than the current one (requests overtake each other): no event is due.
+        if (res.statusCode === 201) batch.push(i, now(), body.includes('"stored":1') ? 1 : 0);
+        else errors++;
+      });
+    },
+  );
   req.on('error', () => (done++, errors++));
   req.end(body);
 };

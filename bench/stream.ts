@@ -17,7 +17,15 @@ import type { Database } from '../src/db/index.js';
 import { migrate } from '../src/db/migrate.js';
 import { generateDemo } from '../src/provisioning/demo.js';
 import { importDocument } from '../src/provisioning/import.js';
-import { cpuSeconds, freePort, Histogram, onEachDatabase, rssOf, startServer, writeResultsSection } from './harness.js';
+import {
+  cpuSeconds,
+  freePort,
+  Histogram,
+  onEachDatabase,
+  rssOf,
+  startServer,
+  writeResultsSection,
+} from './harness.js';
 import { openSubscribers } from './stream-clients.js';
 
 const DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -50,7 +58,12 @@ interface Result {
 
 async function provision(db: Database): Promise<number[]> {
   await migrate(db);
-  const doc = generateDemo({ sites: 1, sensorsPerSite: 100, transactionsPerSite: 0, imagesPerSite: 0 });
+  const doc = generateDemo({
+    sites: 1,
+    sensorsPerSite: 100,
+    transactionsPerSite: 0,
+    imagesPerSite: 0,
+  });
   await importDocument(db, doc);
   await upsertClient(db, { clientId: 'bench', clientSecret: SECRET, siteIds: '*' });
   return doc.sensors!.map((s) => s.SiteSensorID);
@@ -58,12 +71,20 @@ async function provision(db: Database): Promise<number[]> {
 
 const rssMb = (pid: number) => rssOf(pid) / 1024 / 1024;
 
-async function measure(backend: string, env: Record<string, string>, sensors: number[]): Promise<Result> {
+async function measure(
+  backend: string,
+  env: Record<string, string>,
+  sensors: number[],
+): Promise<Result> {
   const port = await freePort();
   const stop = await startServer(port, { ...env, RATE_LIMIT_MAX: '1000000000' });
   const base = `http://127.0.0.1:${port}`;
   try {
-    const tokenRes = await fetch(`${base}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ clientId: 'bench', clientSecret: SECRET }) });
+    const tokenRes = await fetch(`${base}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ clientId: 'bench', clientSecret: SECRET }),
+    });
     const token = ((await tokenRes.json()) as { accessToken: string }).accessToken;
     const total = Math.ceil(RATE * (DURATION + 1));
     const answered = new Float64Array(total + 1); // performance.now() of each upload's 201 (0: not yet)
@@ -81,24 +102,36 @@ async function measure(backend: string, env: Record<string, string>, sensors: nu
 
     const rss: Result['rss'] = [];
     const started = performance.now();
-    const sample = () => rss.push({ at: Math.round((performance.now() - started) / 1000), mb: Math.round(rssMb(stop.pid)) });
+    const sample = () =>
+      rss.push({
+        at: Math.round((performance.now() - started) / 1000),
+        mb: Math.round(rssMb(stop.pid)),
+      });
     sample();
     const sampler = setInterval(sample, 10_000);
     const cpu0 = process.cpuUsage();
     const serverCpu0 = cpuSeconds(stop.pid);
     // The uploader runs in a worker thread; times are compared on one clock (epoch milliseconds).
     const toHere = (epochMs: number) => epochMs - performance.timeOrigin;
-    const upload = await new Promise<{ sent: number; errors: number; elapsed: number }>((resolve, reject) => {
-      const worker = new Worker(new URL('./stream-uploader.mjs', import.meta.url), { workerData: { base, token, sensors, rate: RATE, duration: DURATION } });
-      worker.on('message', (m: { answered: number[]; sent?: number; errors?: number; elapsed?: number }) => {
-        for (let k = 0; k < m.answered.length; k += 3) {
-          answered[m.answered[k]] = toHere(m.answered[k + 1]);
-          if (m.answered[k + 2]) replaced[m.answered[k]] = 1;
-        }
-        if (m.sent !== undefined) resolve({ sent: m.sent, errors: m.errors!, elapsed: m.elapsed! });
-      });
-      worker.on('error', reject);
-    });
+    const upload = await new Promise<{ sent: number; errors: number; elapsed: number }>(
+      (resolve, reject) => {
+        const worker = new Worker(new URL('./stream-uploader.mjs', import.meta.url), {
+          workerData: { base, token, sensors, rate: RATE, duration: DURATION },
+        });
+        worker.on(
+          'message',
+          (m: { answered: number[]; sent?: number; errors?: number; elapsed?: number }) => {
+            for (let k = 0; k < m.answered.length; k += 3) {
+              answered[m.answered[k]] = toHere(m.answered[k + 1]);
+              if (m.answered[k + 2]) replaced[m.answered[k]] = 1;
+            }
+            if (m.sent !== undefined)
+              resolve({ sent: m.sent, errors: m.errors!, elapsed: m.elapsed! });
+          },
+        );
+        worker.on('error', reject);
+      },
+    );
     const { sent, errors, elapsed } = upload;
     await new Promise((r) => setTimeout(r, 3000)); // the last deliveries
     clearInterval(sampler);
@@ -129,8 +162,23 @@ async function measure(backend: string, env: Record<string, string>, sensors: nu
       }
     }
     return {
-      backend, uploads: sent - errors, errors, due: replaced.reduce((a, b) => a + b, 0), rate: Math.round((sent - errors) / elapsed), deliveries: hist.n, p50: hist.pct(0.5), p99: hist.pct(0.99),
-      max: Math.round(hist.max), early, coalesced, lost, ended: subs.ended, rss, cpu: (cpu.user + cpu.system) / 1e6 / elapsed, serverCpu, load: loadavg()[0],
+      backend,
+      uploads: sent - errors,
+      errors,
+      due: replaced.reduce((a, b) => a + b, 0),
+      rate: Math.round((sent - errors) / elapsed),
+      deliveries: hist.n,
+      p50: hist.pct(0.5),
+      p99: hist.pct(0.99),
+      max: Math.round(hist.max),
+      early,
+      coalesced,
+      lost,
+      ended: subs.ended,
+      rss,
+      cpu: (cpu.user + cpu.system) / 1e6 / elapsed,
+      serverCpu,
+      load: loadavg()[0],
     };
   } finally {
     await stop();
@@ -155,12 +203,15 @@ function report(results: Result[], before: number): string {
     'Targets:',
     ...results.map((r) => {
       // The garbage collector makes RSS go up and down: compare the mean of each half of the run.
-      const mean = (xs: { mb: number }[]) => Math.round(xs.reduce((a, x) => a + x.mb, 0) / xs.length);
+      const mean = (xs: { mb: number }[]) =>
+        Math.round(xs.reduce((a, x) => a + x.mb, 0) / xs.length);
       const first = mean(r.rss.filter((x) => x.at > 0 && x.at <= DURATION / 2));
       const second = mean(r.rss.filter((x) => x.at > DURATION / 2));
       const growth = (second - first) / first;
-      return `- ${r.backend}: p99 ${r.p99} ms (target <= 100 ms) **${r.p99 <= 100 ? 'met' : 'not met'}**; lost ${r.lost} (target 0) **${r.lost === 0 ? 'met' : 'not met'}**` +
-        `${r.coalesced ? `, ${n(r.coalesced)} coalesced` : ''}; memory: mean ${first} MB in the first half, ${second} MB in the second (${growth >= 0 ? '+' : ''}${(growth * 100).toFixed(1)} %) **${growth < 0.1 ? 'flat' : 'grew'}**.`;
+      return (
+        `- ${r.backend}: p99 ${r.p99} ms (target <= 100 ms) **${r.p99 <= 100 ? 'met' : 'not met'}**; lost ${r.lost} (target 0) **${r.lost === 0 ? 'met' : 'not met'}**` +
+        `${r.coalesced ? `, ${n(r.coalesced)} coalesced` : ''}; memory: mean ${first} MB in the first half, ${second} MB in the second (${growth >= 0 ? '+' : ''}${(growth * 100).toFixed(1)} %) **${growth < 0.1 ? 'flat' : 'grew'}**.`
+      );
     }),
   ];
   return lines.join('\n');

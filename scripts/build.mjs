@@ -4,7 +4,15 @@
 // With --if-available (npm's `prepare`, run by `npm install` / `npm ci`) it also does nothing where
 // the compiler is not installed (an install without dev dependencies, which ships dist/ itself).
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -26,7 +34,10 @@ function newest(dir) {
 const ifNeeded = process.argv.includes('--if-needed');
 const ifAvailable = process.argv.includes('--if-available');
 const fresh = (marker, sources) =>
-  ifNeeded && existsSync(marker) && Math.max(...sources.map(newest), statSync(join(root, 'package.json')).mtimeMs) <= statSync(marker).mtimeMs;
+  ifNeeded &&
+  existsSync(marker) &&
+  Math.max(...sources.map(newest), statSync(join(root, 'package.json')).mtimeMs) <=
+    statSync(marker).mtimeMs;
 const resolve = (id) => {
   try {
     return createRequire(import.meta.url).resolve(id);
@@ -45,10 +56,14 @@ const marker = join(dist, 'server.js');
 if (!fresh(marker, [src])) {
   const tsc = resolve('typescript/bin/tsc');
   if (tsc) {
-    execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+    execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], {
+      stdio: 'inherit',
+    });
     cpSync(join(src, 'db', 'migrations'), join(dist, 'db', 'migrations'), { recursive: true });
     // The packed empty database a first start unpacks instead of running initdb (src/db/pglite-template.ts).
-    const { writeTemplate } = await import(pathToFileURL(join(dist, 'db', 'pglite-template.js')).href);
+    const { writeTemplate } = await import(
+      pathToFileURL(join(dist, 'db', 'pglite-template.js')).href
+    );
     await writeTemplate();
     // touch the marker so --if-needed sees a fresh build even when tsc wrote nothing
     touch(marker);
@@ -66,7 +81,8 @@ if (!fresh(consoleMarker, [consoleSrc]) && resolve('vite')) {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const p = join(dir, e.name);
       if (e.isDirectory()) compress(p);
-      else if (/\.(js|css|html|svg|json)$/.test(e.name)) writeFileSync(`${p}.gz`, gzipSync(readFileSync(p), { level: 9 }));
+      else if (/\.(js|css|html|svg|json)$/.test(e.name))
+        writeFileSync(`${p}.gz`, gzipSync(readFileSync(p), { level: 9 }));
     }
   };
   compress(consoleOut);

@@ -25,7 +25,10 @@ export interface BuildOptions {
   consoleDir?: string;
 }
 
-export async function buildApp(config: Config = loadConfig(), opts: BuildOptions = {}): Promise<FastifyTypebox> {
+export async function buildApp(
+  config: Config = loadConfig(),
+  opts: BuildOptions = {},
+): Promise<FastifyTypebox> {
   const app = Fastify({
     logger: opts.logger ?? { level: config.LOG_LEVEL },
     bodyLimit: config.BODY_LIMIT,
@@ -38,7 +41,10 @@ export async function buildApp(config: Config = loadConfig(), opts: BuildOptions
     http: {
       headersTimeout: config.HEADERS_TIMEOUT_MS,
       requestTimeout: config.REQUEST_TIMEOUT_MS,
-      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.HEADERS_TIMEOUT_MS / 4))),
+      connectionsCheckingInterval: Math.max(
+        50,
+        Math.min(1000, Math.floor(config.HEADERS_TIMEOUT_MS / 4)),
+      ),
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -47,7 +53,10 @@ export async function buildApp(config: Config = loadConfig(), opts: BuildOptions
   // Every call a request makes is bounded in time (db/types.ts, bounded); the CLI and migrations are not.
   app.decorate('db', db.bounded(config.QUERY_TIMEOUT_MS));
   app.decorate('config', config);
-  app.decorate('tokens', createTokenService(await loadJwtSecret(db, config.JWT_SECRET), config.TOKEN_TTL));
+  app.decorate(
+    'tokens',
+    createTokenService(await loadJwtSecret(db, config.JWT_SECRET), config.TOKEN_TTL),
+  );
   const stream = new StreamService(app.db, config, app.log);
   await stream.start();
   app.decorate('stream', stream);

@@ -3,7 +3,13 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig } from './config.js';
 import { connect, type Database } from './db/index.js';
-import { changeClient, createClient, listVisibleClients, OPERATOR, rotateSecret } from './admin/clients.js';
+import {
+  changeClient,
+  createClient,
+  listVisibleClients,
+  OPERATOR,
+  rotateSecret,
+} from './admin/clients.js';
 import { HttpError } from './errors.js';
 import { ImportError, importDocument } from './provisioning/import.js';
 import { generateDemo } from './provisioning/demo.js';
@@ -31,7 +37,8 @@ const idList = (v: string | undefined, flag: string): number[] | '*' | undefined
   if (v.trim() === '*') return '*';
   if (v.trim() === 'none') return [];
   const ids = v.split(',').map((s) => Number(s.trim()));
-  if (!ids.length || ids.some((n) => !Number.isInteger(n) || n < 1)) throw new UsageError(`${flag} takes a comma-separated list of ids, or '*'`);
+  if (!ids.length || ids.some((n) => !Number.isInteger(n) || n < 1))
+    throw new UsageError(`${flag} takes a comma-separated list of ids, or '*'`);
   return ids;
 };
 /** parseArgs, with its errors (unknown option, missing value) as usage errors. */
@@ -74,7 +81,10 @@ async function run(argv: string[]): Promise<void> {
   } else if (command === 'client') {
     await runClientCommand(sub, rest);
   } else if (command === 'demo') {
-    const { values } = parse([sub, ...rest].filter(Boolean) as string[], { out: { type: 'string' } } as const);
+    const { values } = parse(
+      [sub, ...rest].filter(Boolean) as string[],
+      { out: { type: 'string' } } as const,
+    );
     const json = JSON.stringify(generateDemo(), null, 2);
     if (values.out) writeFileSync(values.out, json);
     else process.stdout.write(`${json}\n`);
@@ -88,8 +98,12 @@ async function run(argv: string[]): Promise<void> {
 /** The client commands: the same functions as the admin API, acting as the operator (no limits). */
 async function runClientCommand(sub: string | undefined, args: string[]): Promise<void> {
   const flags = {
-    id: { type: 'string' }, secret: { type: 'string' }, sites: { type: 'string' }, cameras: { type: 'string' },
-    admin: { type: 'boolean' }, 'no-admin': { type: 'boolean' },
+    id: { type: 'string' },
+    secret: { type: 'string' },
+    sites: { type: 'string' },
+    cameras: { type: 'string' },
+    admin: { type: 'boolean' },
+    'no-admin': { type: 'boolean' },
   } as const;
   const { values, positionals } = parse(args, flags);
   const id = positionals[0];
@@ -99,31 +113,57 @@ async function runClientCommand(sub: string | undefined, args: string[]): Promis
   };
   if (sub === 'create') {
     if (!values.id || !values.sites) throw new UsageError('client create needs --id and --sites');
-    const request = { clientId: values.id, clientSecret: values.secret, siteIds: idList(values.sites, '--sites')!, cameraIds: idList(values.cameras, '--cameras'), admin: values.admin };
-    const { client, generatedSecret } = await withDatabase((db) => createClient(db, OPERATOR, request));
-    log(`client ${client.clientId} created: sites=${shown(client.siteIds)} cameras=${shown(client.cameraIds)}${client.admin ? ' admin' : ''}`);
+    const request = {
+      clientId: values.id,
+      clientSecret: values.secret,
+      siteIds: idList(values.sites, '--sites')!,
+      cameraIds: idList(values.cameras, '--cameras'),
+      admin: values.admin,
+    };
+    const { client, generatedSecret } = await withDatabase((db) =>
+      createClient(db, OPERATOR, request),
+    );
+    log(
+      `client ${client.clientId} created: sites=${shown(client.siteIds)} cameras=${shown(client.cameraIds)}${client.admin ? ' admin' : ''}`,
+    );
     if (generatedSecret) {
       log('its secret (shown only now, keep it):');
       out(generatedSecret);
     }
   } else if (sub === 'update') {
-    if (values.admin && values['no-admin']) throw new UsageError('give --admin or --no-admin, not both');
-    if (!values.sites && !values.cameras && !values.admin && !values['no-admin']) throw new UsageError('client update needs --sites, --cameras, --admin or --no-admin');
-    const change = { siteIds: idList(values.sites, '--sites'), cameraIds: idList(values.cameras, '--cameras'), admin: values.admin ? true : values['no-admin'] ? false : undefined };
+    if (values.admin && values['no-admin'])
+      throw new UsageError('give --admin or --no-admin, not both');
+    if (!values.sites && !values.cameras && !values.admin && !values['no-admin'])
+      throw new UsageError('client update needs --sites, --cameras, --admin or --no-admin');
+    const change = {
+      siteIds: idList(values.sites, '--sites'),
+      cameraIds: idList(values.cameras, '--cameras'),
+      admin: values.admin ? true : values['no-admin'] ? false : undefined,
+    };
     const { changes } = await withDatabase((db) => changeClient(db, OPERATOR, needId(), change));
-    const what = Object.entries(changes).map(([k, c]) => `${k} ${shown(c!.from)} -> ${shown(c!.to)}`);
+    const what = Object.entries(changes).map(
+      ([k, c]) => `${k} ${shown(c!.from)} -> ${shown(c!.to)}`,
+    );
     log(`client ${id} ${what.length ? `updated: ${what.join('; ')}` : 'unchanged'}`);
   } else if (sub === 'disable' || sub === 'enable') {
-    const { changes } = await withDatabase((db) => changeClient(db, OPERATOR, needId(), { disabled: sub === 'disable' }));
+    const { changes } = await withDatabase((db) =>
+      changeClient(db, OPERATOR, needId(), { disabled: sub === 'disable' }),
+    );
     log(`client ${id} ${changes.disabled ? `${sub}d` : `was already ${sub}d`}`);
   } else if (sub === 'rotate-secret') {
     const secret = await withDatabase((db) => rotateSecret(db, OPERATOR, needId()));
-    log(`client ${id} has a new secret (shown only now, keep it); the old one and the tokens issued with it no longer work:`);
+    log(
+      `client ${id} has a new secret (shown only now, keep it); the old one and the tokens issued with it no longer work:`,
+    );
     out(secret);
   } else if (sub === 'list') {
-    const { clients } = await withDatabase((db) => listVisibleClients(db, OPERATOR, { limit: 100_000, offset: 0 }));
+    const { clients } = await withDatabase((db) =>
+      listVisibleClients(db, OPERATOR, { limit: 100_000, offset: 0 }),
+    );
     for (const c of clients)
-      out(`${c.clientId}\tsites=${shown(c.siteIds)}\tcameras=${shown(c.cameraIds)}${c.admin ? '\tadmin' : ''}${c.disabled ? '\tdisabled' : ''}`);
+      out(
+        `${c.clientId}\tsites=${shown(c.siteIds)}\tcameras=${shown(c.cameraIds)}${c.admin ? '\tadmin' : ''}${c.disabled ? '\tdisabled' : ''}`,
+      );
     if (!clients.length) log('no clients');
   } else {
     throw new UsageError(`unknown client command: ${sub ?? '(none)'}`);
@@ -134,10 +174,14 @@ run(process.argv.slice(2)).then(
   () => process.exit(0),
   (err) => {
     // One line each; only a usage error points at the usage text.
-    if (err instanceof UsageError) log(`site-monitor: ${err.message} (see: npm run site-monitor -- help)`);
-    else if (err instanceof ImportError) log(`site-monitor: import failed, nothing was changed: ${err.message}`);
+    if (err instanceof UsageError)
+      log(`site-monitor: ${err.message} (see: npm run site-monitor -- help)`);
+    else if (err instanceof ImportError)
+      log(`site-monitor: import failed, nothing was changed: ${err.message}`);
     else log(`site-monitor: ${err?.message ?? String(err)}`);
     // 2: the request was refused (bad usage, document, id); 1: the command could not run.
-    process.exit(err instanceof UsageError || err instanceof ImportError || err instanceof HttpError ? 2 : 1);
+    process.exit(
+      err instanceof UsageError || err instanceof ImportError || err instanceof HttpError ? 2 : 1,
+    );
   },
 );

@@ -56,18 +56,24 @@ export type Config = Static<typeof ConfigSchema>;
 export class ConfigError extends Error {}
 
 /** Reads settings from an env-like record; unknown keys are ignored. Throws ConfigError naming the bad key. */
-export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  overrides: Partial<Config> = {},
+): Config {
   const raw: Record<string, unknown> = {};
   for (const key of Object.keys(ConfigSchema.properties)) {
     const v = env[key];
-    if (v !== undefined && v !== '') raw[key] = key === 'DEMO' ? !['0', 'false', 'no', 'off'].includes(v.toLowerCase()) : v;
+    if (v !== undefined && v !== '')
+      raw[key] = key === 'DEMO' ? !['0', 'false', 'no', 'off'].includes(v.toLowerCase()) : v;
   }
   const withDefaults = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw));
   const merged = { ...(withDefaults as object), ...overrides };
   const err = Value.Errors(ConfigSchema, merged).First();
-  if (err) throw new ConfigError(`invalid setting ${err.path.slice(1) || '(root)'}: ${err.message}`);
+  if (err)
+    throw new ConfigError(`invalid setting ${err.path.slice(1) || '(root)'}: ${err.message}`);
   const config = merged as Config;
   // Node refuses a headers timeout longer than the whole request's.
-  if (config.HEADERS_TIMEOUT_MS > config.REQUEST_TIMEOUT_MS) throw new ConfigError('invalid setting HEADERS_TIMEOUT_MS: must not exceed REQUEST_TIMEOUT_MS');
+  if (config.HEADERS_TIMEOUT_MS > config.REQUEST_TIMEOUT_MS)
+    throw new ConfigError('invalid setting HEADERS_TIMEOUT_MS: must not exceed REQUEST_TIMEOUT_MS');
   return config;
 }

@@ -14,10 +14,13 @@ export class HttpError extends Error {
   }
 }
 
-export const badRequest = (message: string, details?: ErrorDetail[]) => new HttpError(400, message, details);
-export const unauthorized = (message = 'missing or invalid bearer token') => new HttpError(401, message);
+export const badRequest = (message: string, details?: ErrorDetail[]) =>
+  new HttpError(400, message, details);
+export const unauthorized = (message = 'missing or invalid bearer token') =>
+  new HttpError(401, message);
 export const forbidden = (message: string) => new HttpError(403, message);
-export const notFound = (message: string, details?: ErrorDetail[]) => new HttpError(404, message, details);
+export const notFound = (message: string, details?: ErrorDetail[]) =>
+  new HttpError(404, message, details);
 export const serverError = (message: string) => new HttpError(500, message);
 
 /** Ids for a message, bounded: at most `max` named, then "and N more". */

@@ -35,7 +35,10 @@ async function main() {
 
   await app.listen({ port: config.PORT, host: config.HOST });
   const consoleUrl = `http://localhost:${config.PORT}/console/`;
-  if (!credentials) process.stdout.write(`\n  Console: ${consoleUrl}  (sign in with an API client's ID and secret)\n\n`);
+  if (!credentials)
+    process.stdout.write(
+      `\n  Console: ${consoleUrl}  (sign in with an API client's ID and secret)\n\n`,
+    );
   if (credentials) {
     // Shown once, on the console only: the database keeps just a hash of the secret.
     process.stdout.write(

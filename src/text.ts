@@ -8,7 +8,8 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 /** Why a string (or key) cannot be stored as text. */
 export function textProblem(s: string): string | undefined {
   if (s.includes('\u0000')) return 'NUL is not allowed';
-  if (LONE_SURROGATE.test(s)) return 'a lone UTF-16 surrogate (\\ud800-\\udfff without its pair) is not allowed';
+  if (LONE_SURROGATE.test(s))
+    return 'a lone UTF-16 surrogate (\\ud800-\\udfff without its pair) is not allowed';
   return undefined;
 }
 
@@ -16,7 +17,10 @@ export function textProblem(s: string): string | undefined {
  * JSON pointer of the first string (or key) that cannot be stored as text, and why; or undefined.
  * A loop, not recursion: a body may nest thousands of levels deep.
  */
-export function badTextAt(root: unknown, rootPath = ''): { path: string; message: string } | undefined {
+export function badTextAt(
+  root: unknown,
+  rootPath = '',
+): { path: string; message: string } | undefined {
   const stack: [unknown, string][] = [[root, rootPath]];
   while (stack.length) {
     const [v, at] = stack.pop()!;

@@ -6,7 +6,8 @@
 // rather than read as something else. Calendar dates must exist (no February 30).
 import { badRequest } from './errors.js';
 
-const ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+const ISO =
+  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
 /** Milliseconds since the epoch, or undefined when the text is not an ISO 8601 date-time. */
 export function parseTime(text: string): number | undefined {
@@ -37,21 +38,29 @@ export const toIso = (t: Date | number | string | null | undefined): string | nu
 const DAY_MS = 86_400_000;
 
 /** What every time field says when parseTime refuses it. */
-export const NOT_A_TIME = 'must be an ISO 8601 date-time with a time of day (hours 00-23, seconds 00-59, a real calendar date)';
+export const NOT_A_TIME =
+  'must be an ISO 8601 date-time with a time of day (hours 00-23, seconds 00-59, a real calendar date)';
 
 /**
  * A request's `[start, end)` range in ms, checked as every range input is: both ISO 8601, end after
  * start, at most maxDays long. Throws HttpError 400 naming the field.
  */
-export function parseRange(start: string, end: string, maxDays: number): { start: number; end: number } {
-  const bad = (path: string, message: string) => badRequest(`${path.slice(1)} ${message}`, [{ path, message }]);
+export function parseRange(
+  start: string,
+  end: string,
+  maxDays: number,
+): { start: number; end: number } {
+  const bad = (path: string, message: string) =>
+    badRequest(`${path.slice(1)} ${message}`, [{ path, message }]);
   const from = parseTime(start);
   if (from === undefined) throw bad('/start', NOT_A_TIME);
   const to = parseTime(end);
   if (to === undefined) throw bad('/end', NOT_A_TIME);
   if (to <= from) throw bad('/end', 'must be after start');
-  if (to - from > maxDays * DAY_MS) throw bad('/end', `must be at most ${maxDays} days after start`);
+  if (to - from > maxDays * DAY_MS)
+    throw bad('/end', `must be at most ${maxDays} days after start`);
   return { start: from, end: to };
 }
 /** SQL of a timestamptz column as the outputs write it (UTC, milliseconds, Z), for JSON built in SQL. */
-export const isoSql = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+export const isoSql = (col: string) =>
+  `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;

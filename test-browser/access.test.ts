@@ -10,7 +10,10 @@ describe('the console: access, keyboard and phone', () => {
   const admin = async (method: string, path: string, body: unknown) => {
     const res = await fetch(ctx.svc.base + path, {
       method,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${await ctx.svc.token()}` },
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${await ctx.svc.token()}`,
+      },
       body: JSON.stringify(body),
     });
     return { status: res.status, body: await res.json() };
@@ -29,7 +32,10 @@ describe('the console: access, keyboard and phone', () => {
     await other.page.getByLabel('Client ID').fill('viewer');
     await other.page.getByLabel('Client secret').fill('not-the-secret');
     await other.page.getByRole('button', { name: 'Sign in' }).click();
-    await other.page.getByRole('alert').filter({ hasText: 'Unknown client ID or wrong secret.' }).waitFor();
+    await other.page
+      .getByRole('alert')
+      .filter({ hasText: 'Unknown client ID or wrong secret.' })
+      .waitFor();
     await other.context.close();
 
     // The client is disabled: its token answers 401, and the next page it opens says so.
@@ -42,7 +48,11 @@ describe('the console: access, keyboard and phone', () => {
   });
 
   it('marks a site that has not reported for over an hour as silent', async () => {
-    const imported = await admin('POST', '/v1/admin/import', { sites: [{ SiteID: 90, Name: 'Quiet Creek', CompanyID: 1, Active: true, TimeZone: 'America/Denver' }] });
+    const imported = await admin('POST', '/v1/admin/import', {
+      sites: [
+        { SiteID: 90, Name: 'Quiet Creek', CompanyID: 1, Active: true, TimeZone: 'America/Denver' },
+      ],
+    });
     expect(imported.status, JSON.stringify(imported.body)).toBe(200);
     const { page, context } = await openPage(ctx.browser);
     await signIn(page, ctx.svc);
@@ -74,11 +84,17 @@ describe('the console: access, keyboard and phone', () => {
     const { page, context } = await openPage(ctx.browser);
     await page.goto(`${ctx.svc.base}/console/`);
     await page.getByLabel('Client ID').waitFor();
-    const focused = () => page.evaluate(() => {
-      const el = document.activeElement as HTMLElement;
-      const style = getComputedStyle(el);
-      return { id: el.id, text: el.textContent?.trim(), outline: style.outlineStyle, width: parseFloat(style.outlineWidth) };
-    });
+    const focused = () =>
+      page.evaluate(() => {
+        const el = document.activeElement as HTMLElement;
+        const style = getComputedStyle(el);
+        return {
+          id: el.id,
+          text: el.textContent?.trim(),
+          outline: style.outlineStyle,
+          width: parseFloat(style.outlineWidth),
+        };
+      });
     await page.keyboard.press('Tab');
     expect(await focused()).toMatchObject({ id: 'client-id', outline: 'solid' });
     expect((await focused()).width).toBeGreaterThanOrEqual(2);
@@ -91,7 +107,8 @@ describe('the console: access, keyboard and phone', () => {
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Sites' }).waitFor();
     // Tab through the header to the first site's link and open it with Enter.
-    for (let i = 0; i < 30 && (await focused()).text !== 'Kermit Disposal'; i++) await page.keyboard.press('Tab');
+    for (let i = 0; i < 30 && (await focused()).text !== 'Kermit Disposal'; i++)
+      await page.keyboard.press('Tab');
     expect((await focused()).outline).toBe('solid');
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Kermit Disposal' }).waitFor();
@@ -101,10 +118,15 @@ describe('the console: access, keyboard and phone', () => {
   it('fits a 390-pixel phone: no sideways scrolling of the page, every control reachable', async () => {
     const { page, context, errors } = await openPage(ctx.browser, 390, 844);
     await signIn(page, ctx.svc);
-    const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    const overflow = () =>
+      page.evaluate(
+        () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      );
     expect(await overflow()).toBeLessThanOrEqual(0);
     for (const name of ['Sites', 'Alarms', 'Charts', 'Tickets', 'Sign out']) {
-      const box = await page.getByRole(name === 'Sign out' ? 'button' : 'link', { name, exact: true }).boundingBox();
+      const box = await page
+        .getByRole(name === 'Sign out' ? 'button' : 'link', { name, exact: true })
+        .boundingBox();
       expect(box, name).not.toBeNull();
       expect(box!.x + box!.width, name).toBeLessThanOrEqual(390);
     }

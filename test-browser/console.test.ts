@@ -1,6 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { gzippedJsBytes, inkOf, lowContrast, openPage, shot, signIn, useServiceAndBrowser } from './harness.js';
+import {
+  gzippedJsBytes,
+  inkOf,
+  lowContrast,
+  openPage,
+  shot,
+  signIn,
+  useServiceAndBrowser,
+} from './harness.js';
 
 // What an operator does in the console, checked by what they would see: signing in, a site's
 // values changing live, a chart drawn from summaries, an alarm resolved, a ticket's images.
@@ -18,7 +26,8 @@ describe('the console in Chromium', () => {
     await page.goto(`${ctx.svc.base}/`);
     await page.getByLabel('Client ID').waitFor();
     // Measured by the page itself: from the start of navigation (the redirect included) to the form rendered.
-    const mark = (name: string) => page.evaluate((n) => performance.getEntriesByName(n).at(-1)?.startTime ?? NaN, name);
+    const mark = (name: string) =>
+      page.evaluate((n) => performance.getEntriesByName(n).at(-1)?.startTime ?? NaN, name);
     const usable = await mark('console:sign-in-ready');
     expect(usable).toBeGreaterThan(0);
     expect(page.url()).toBe(`${ctx.svc.base}/console/`);
@@ -36,12 +45,16 @@ describe('the console in Chromium', () => {
     expect(await rows.count()).toBe(4);
     // Active alarm counts and how long ago each site last reported, as the API has them.
     const pecos = rows.filter({ hasText: SITE });
-    await expect.poll(() => pecos.textContent()).toMatch(/Permian Water Services\s*Active\s*2\s*\d+ (s|min) ago/);
+    await expect
+      .poll(() => pecos.textContent())
+      .toMatch(/Permian Water Services\s*Active\s*2\s*\d+ (s|min) ago/);
     expect(await rows.filter({ hasText: 'Kermit Disposal' }).textContent()).toContain('Inactive');
     // The token is in this tab's sessionStorage, never in a cookie or localStorage.
     expect(await context.cookies()).toEqual([]);
     expect(await page.evaluate(() => localStorage.length)).toBe(0);
-    expect(await page.evaluate(() => sessionStorage.getItem('site-monitor.session'))).toContain('"clientId":"demo"');
+    expect(await page.evaluate(() => sessionStorage.getItem('site-monitor.session'))).toContain(
+      '"clientId":"demo"',
+    );
 
     // Search by name keeps the filter in the address.
     await page.getByLabel('Search by name').fill('mentone');
@@ -54,7 +67,9 @@ describe('the console in Chromium', () => {
     expect(await lowContrast(page)).toEqual([]);
 
     const js = gzippedJsBytes();
-    console.log(`console: sign-in form usable ${Math.round(usable)} ms after navigation (fresh profile); sites listed ${Math.round(sites)} ms after "Sign in"; JavaScript ${(js / 1024).toFixed(1)} KB gzipped`);
+    console.log(
+      `console: sign-in form usable ${Math.round(usable)} ms after navigation (fresh profile); sites listed ${Math.round(sites)} ms after "Sign in"; JavaScript ${(js / 1024).toFixed(1)} KB gzipped`,
+    );
     expect(js).toBeLessThan(150 * 1024);
     expect(errors).toEqual([]);
     await context.close();
@@ -70,12 +85,24 @@ describe('the console in Chromium', () => {
     await expect.poll(() => row.textContent()).toMatch(/psi/);
     expect(await row.textContent()).not.toContain('4,321.5 psi');
 
-    const upload = await ctx.svc.post('/v1/edge/readings/sensor', { sensorID: SENSOR.id, value: 4321.5, timestamp: new Date().toISOString() });
+    const upload = await ctx.svc.post('/v1/edge/readings/sensor', {
+      sensorID: SENSOR.id,
+      value: 4321.5,
+      timestamp: new Date().toISOString(),
+    });
     expect(upload.status).toBe(201);
     await expect.poll(() => row.textContent(), { timeout: 15_000 }).toContain('4,321.5 psi');
     expect(page.url()).toMatch(/\/console\/sites\/1$/);
 
-    const alarm = await ctx.svc.post('/v1/edge/alarms', { siteId: 1, sensorID: SENSOR.id, alarmType: 'ConsoleCheck', severity: 'minor', message: 'Seen from the browser test', value: 4321.5, timestamp: new Date().toISOString() });
+    const alarm = await ctx.svc.post('/v1/edge/alarms', {
+      siteId: 1,
+      sensorID: SENSOR.id,
+      alarmType: 'ConsoleCheck',
+      severity: 'minor',
+      message: 'Seen from the browser test',
+      value: 4321.5,
+      timestamp: new Date().toISOString(),
+    });
     expect(alarm.status).toBe(201);
     const alarmRow = page.getByRole('row', { name: /ConsoleCheck/ });
     await alarmRow.waitFor({ timeout: 15_000 });
@@ -103,15 +130,24 @@ describe('the console in Chromium', () => {
     expect(caption).toContain('America/Chicago');
     expect(await inkOf(page, '.chart canvas')).toBeGreaterThan(2000);
 
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
-    const csv = readFileSync((await download.path())!, 'utf8').trim().split(/\r?\n/);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download CSV' }).click(),
+    ]);
+    const csv = readFileSync((await download.path())!, 'utf8')
+      .trim()
+      .split(/\r?\n/);
     expect(csv[0]).toBe('sensorID,start,end,count,min,max,avg,first,last');
     expect(csv.length - 1).toBe(points);
     await shot(page, 'charts');
     expect(await lowContrast(page)).toEqual([]);
 
     // A custom range of 24 whole hours (typed in the browser's zone, Paris here), per hour: 24 buckets.
-    const local = (ms: number) => new Date(ms).toLocaleString('sv-SE', { timeZone: 'Europe/Paris' }).slice(0, 16).replace(' ', 'T');
+    const local = (ms: number) =>
+      new Date(ms)
+        .toLocaleString('sv-SE', { timeZone: 'Europe/Paris' })
+        .slice(0, 16)
+        .replace(' ', 'T');
     const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
     await page.getByRole('button', { name: 'Custom' }).click();
     await page.getByLabel('From').fill(local(hour - 48 * 3_600_000));
@@ -124,7 +160,9 @@ describe('the console in Chromium', () => {
     await page.getByRole('button', { name: '24 h' }).click();
     await page.getByLabel('Time zone').selectOption('utc');
     await page.getByLabel('Raw values').check();
-    await expect.poll(() => page.locator('figcaption').textContent()).toMatch(/raw values.*\(UTC\)/);
+    await expect
+      .poll(() => page.locator('figcaption').textContent())
+      .toMatch(/raw values.*\(UTC\)/);
     // Denser than the hourly summaries of the same day; the caption counts what is drawn.
     const raw = Number(await chart.getAttribute('data-points'));
     expect(raw).toBeGreaterThan(48);
@@ -141,7 +179,9 @@ describe('the console in Chromium', () => {
     await page.getByRole('link', { name: 'Alarms' }).click();
     await page.getByRole('row', { name: /PumpTrip/ }).waitFor(); // a major alarm of another site, before filtering
     // Equipment by name, from the configuration of its site.
-    expect(await page.getByRole('row', { name: /PumpTrip/ }).textContent()).toContain('Injection Pump 1');
+    expect(await page.getByRole('row', { name: /PumpTrip/ }).textContent()).toContain(
+      'Injection Pump 1',
+    );
     await shot(page, 'alarms');
     expect(await lowContrast(page)).toEqual([]);
     await page.getByLabel('Severity').selectOption('critical');
@@ -157,7 +197,9 @@ describe('the console in Chromium', () => {
     await page.reload();
     await page.getByText('0 active alarms').waitFor();
     const active = await ctx.svc.post('/v1/edge/alarms/active', { siteIds: [1] });
-    expect(active.body.map((a: { AlarmType: string }) => a.AlarmType)).not.toContain('HighDischargePressure');
+    expect(active.body.map((a: { AlarmType: string }) => a.AlarmType)).not.toContain(
+      'HighDischargePressure',
+    );
     expect(errors).toEqual([]);
     await context.close();
   });
@@ -165,36 +207,60 @@ describe('the console in Chromium', () => {
   it("opens a ticket's images as thumbnails and full size, shows its change history, and zips the selection", async () => {
     const end = new Date(Date.now() + 60_000);
     const start = new Date(end.getTime() - 30 * 86_400_000);
-    const list = await ctx.svc.post('/v1/transactions/logs/load', { siteIds: [1], start, end, motionCap: true });
+    const list = await ctx.svc.post('/v1/transactions/logs/load', {
+      siteIds: [1],
+      start,
+      end,
+      motionCap: true,
+    });
     const ticket = list.body.find((t: { TicketImageIDs: string[] }) => t.TicketImageIDs.length > 0);
     expect(ticket).toBeTruthy();
     const { page, errors, context } = await openPage(ctx.browser);
     await signIn(page, ctx.svc);
-    await page.goto(`${ctx.svc.base}/console/tickets?site=1&from=${start.toISOString().slice(0, 10)}`);
+    await page.goto(
+      `${ctx.svc.base}/console/tickets?site=1&from=${start.toISOString().slice(0, 10)}`,
+    );
     await page.getByRole('button', { name: String(ticket.TicketNumber), exact: true }).click();
-    const thumb = page.getByRole('img', { name: `Ticket image 1 of ticket ${ticket.TicketNumber}` }).first();
+    const thumb = page
+      .getByRole('img', { name: `Ticket image 1 of ticket ${ticket.TicketNumber}` })
+      .first();
     await thumb.waitFor();
-    await expect.poll(() => thumb.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBeGreaterThan(0);
+    await expect
+      .poll(() => thumb.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth))
+      .toBeGreaterThan(0);
     await page.getByText('Change history').waitFor();
     // The edits the API has for this ticket, each with its editor.
     const from = new Date(Date.parse(ticket.TransactionDate) - 86_400_000);
     const changes = await ctx.svc.post('/v1/transactions/change-logs', {
-      start: from, end: new Date(from.getTime() + 60 * 86_400_000), filters: { siteIds: [1], ticketNums: [ticket.TicketNumber] },
+      start: from,
+      end: new Date(from.getTime() + 60 * 86_400_000),
+      filters: { siteIds: [1], ticketNums: [ticket.TicketNumber] },
     });
     expect(changes.status).toBe(200);
-    if (changes.body.length) await page.locator('ul.changes').getByText(changes.body[0].Editor, { exact: false }).first().waitFor();
+    if (changes.body.length)
+      await page
+        .locator('ul.changes')
+        .getByText(changes.body[0].Editor, { exact: false })
+        .first()
+        .waitFor();
     else await page.getByText('No changes recorded.').waitFor();
     await page.getByRole('checkbox', { name: `Select ticket ${ticket.TicketNumber}` }).check();
     await shot(page, 'tickets');
     expect(await lowContrast(page)).toEqual([]);
-    await page.getByRole('button', { name: `Open Ticket image 1 of ticket ${ticket.TicketNumber}` }).click();
+    await page
+      .getByRole('button', { name: `Open Ticket image 1 of ticket ${ticket.TicketNumber}` })
+      .click();
     const dialog = page.getByRole('dialog');
     await dialog.waitFor();
-    expect(await dialog.locator('img').evaluate((img: HTMLImageElement) => img.naturalWidth)).toBeGreaterThan(0);
+    expect(
+      await dialog.locator('img').evaluate((img: HTMLImageElement) => img.naturalWidth),
+    ).toBeGreaterThan(0);
     await dialog.getByRole('button', { name: 'Close' }).click();
     await dialog.waitFor({ state: 'hidden' });
 
-    const button = page.getByRole('button', { name: `Download ticket images (${ticket.TicketImageIDs.length})` });
+    const button = page.getByRole('button', {
+      name: `Download ticket images (${ticket.TicketImageIDs.length})`,
+    });
     const [download] = await Promise.all([page.waitForEvent('download'), button.click()]);
     const zip = readFileSync((await download.path())!);
     expect(zip.subarray(0, 2).toString()).toBe('PK');

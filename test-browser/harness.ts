@@ -12,7 +12,10 @@ import { freePort, ROOT, runTs, waitFor, type Running } from '../test/operations
 export const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 export const CONSOLE_DIR = join(ROOT, 'dist', 'console');
 /** Screenshots go to docs/screenshots with SCREENSHOTS=1 (npm run screenshots), else to a scratch folder. */
-export const SHOTS = process.env.SCREENSHOTS === '1' ? join(ROOT, 'docs', 'screenshots') : join(tmpdir(), 'site-monitor-console-screenshots');
+export const SHOTS =
+  process.env.SCREENSHOTS === '1'
+    ? join(ROOT, 'docs', 'screenshots')
+    : join(tmpdir(), 'site-monitor-console-screenshots');
 
 export interface Service {
   base: string;
@@ -26,23 +29,36 @@ export interface Service {
 }
 
 export async function startService(): Promise<Service> {
-  if (!existsSync(join(CONSOLE_DIR, 'index.html'))) throw new Error('the console is not built: run npm run build (npm run test:browser does)');
+  if (!existsSync(join(CONSOLE_DIR, 'index.html')))
+    throw new Error('the console is not built: run npm run build (npm run test:browser does)');
   const dataDir = mkdtempSync(join(tmpdir(), 'console-test-'));
   const port = await freePort();
-  const server = runTs('server.ts', [], { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' });
+  const server = runTs('server.ts', [], {
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+  });
   const base = `http://127.0.0.1:${port}`;
   await waitFor(async () => ((await fetch(`${base}/health`)).ok ? true : undefined), 150_000);
   const secret = await waitFor(() => /clientSecret:\s+(\S+)/.exec(server.stdout())?.[1]);
   const send = async (path: string, body: unknown, bearer?: string) => {
     const res = await fetch(base + path, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) },
+      headers: {
+        'content-type': 'application/json',
+        ...(bearer ? { authorization: `Bearer ${bearer}` } : {}),
+      },
       body: JSON.stringify(body),
     });
-    return { status: res.status, body: res.headers.get('content-type')?.includes('json') ? await res.json() : await res.text() };
+    return {
+      status: res.status,
+      body: res.headers.get('content-type')?.includes('json') ? await res.json() : await res.text(),
+    };
   };
   let demoToken: string | undefined;
-  const token = async () => (demoToken ??= (await send('/token', { clientId: 'demo', clientSecret: secret })).body.accessToken as string);
+  const token = async () =>
+    (demoToken ??= (await send('/token', { clientId: 'demo', clientSecret: secret })).body
+      .accessToken as string);
   return {
     base,
     secret,
@@ -60,10 +76,20 @@ export async function startService(): Promise<Service> {
 }
 
 export async function launchBrowser(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM)`);
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -81,13 +107,25 @@ export function useServiceAndBrowser(): { svc: Service; browser: Browser } {
 }
 
 /** A fresh browser profile's page (its own sessionStorage) of the given width; its errors (uncaught, or refused by the CSP) are collected. */
-export async function openPage(browser: Browser, width = 1280, height = 800): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport: { width, height }, acceptDownloads: true, timezoneId: 'Europe/Paris' });
+export async function openPage(
+  browser: Browser,
+  width = 1280,
+  height = 800,
+): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({
+    viewport: { width, height },
+    acceptDownloads: true,
+    timezoneId: 'Europe/Paris',
+  });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   // Anything the page's Content-Security-Policy refused would be a part of the console that does not work.
-  page.on('console', (m) => m.type() === 'error' && /Content.Security.Policy/i.test(m.text()) && errors.push(m.text()));
+  page.on(
+    'console',
+    (m) =>
+      m.type() === 'error' && /Content.Security.Policy/i.test(m.text()) && errors.push(m.text()),
+  );
   return { context, page, errors };
 }
 
@@ -119,7 +157,8 @@ export const inkOf = (page: Page, selector: string) =>
   page.locator(selector).evaluate((c: HTMLCanvasElement) => {
     const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
     let n = 0;
-    for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && (d[i] < 200 || d[i + 1] < 200 || d[i + 2] < 200)) n++;
+    for (let i = 0; i < d.length; i += 4)
+      if (d[i + 3] > 0 && (d[i] < 200 || d[i + 1] < 200 || d[i + 2] < 200)) n++;
     return n;
   });
 
@@ -133,7 +172,9 @@ export const lowContrast = (page: Page) =>
   page.evaluate(() => {
     const rgb = (c: string) => (c.match(/[\d.]+/g) ?? []).map(Number);
     const lum = ([r, g, b]: number[]) =>
-      [r, g, b].map((v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)).reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
+      [r, g, b]
+        .map((v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4))
+        .reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
     const background = (el: Element | null): number[] => {
       for (; el; el = el.parentElement) {
         const c = rgb(getComputedStyle(el).backgroundColor);

@@ -14,7 +14,10 @@ export type Backend = 'pglite' | 'postgres';
 
 /** PGlite always; PostgreSQL too when TEST_DATABASE_URL is set (TEST_BACKENDS=postgres runs only that). */
 export const backends: Backend[] = (() => {
-  const all: Backend[] = ['pglite', ...(process.env.TEST_DATABASE_URL ? (['postgres'] as const) : [])];
+  const all: Backend[] = [
+    'pglite',
+    ...(process.env.TEST_DATABASE_URL ? (['postgres'] as const) : []),
+  ];
   const only = process.env.TEST_BACKENDS?.split(',');
   return only ? all.filter((b) => only.includes(b)) : all;
 })();
@@ -24,7 +27,10 @@ export const describeEachBackend = (name: string, fn: (backend: Backend) => void
   describe.each(backends)(`${name} [%s]`, (backend) => fn(backend as Backend));
 
 /** A fresh, migrated database (unless migrate: false): in-memory PGlite, or a schema of its own on the test PostgreSQL. */
-export async function openTestDb(backend: Backend, opts: { migrate?: boolean } = {}): Promise<Database> {
+export async function openTestDb(
+  backend: Backend,
+  opts: { migrate?: boolean } = {},
+): Promise<Database> {
   if (backend === 'pglite') {
     const db = await openPglite();
     if (opts.migrate !== false) await migrate(db);
@@ -50,7 +56,16 @@ export async function openTestDb(backend: Backend, opts: { migrate?: boolean } =
 }
 
 export const testConfig = (overrides: Partial<Config> = {}): Config =>
-  loadConfig({}, { LOG_LEVEL: 'silent', JWT_SECRET: 'test-secret-of-at-least-32-characters!!', RATE_LIMIT_MAX: 100_000, CLIENT_CACHE_MS: 0, ...overrides });
+  loadConfig(
+    {},
+    {
+      LOG_LEVEL: 'silent',
+      JWT_SECRET: 'test-secret-of-at-least-32-characters!!',
+      RATE_LIMIT_MAX: 100_000,
+      CLIENT_CACHE_MS: 0,
+      ...overrides,
+    },
+  );
 
 export interface TestContext {
   app: FastifyTypebox;
@@ -77,7 +92,11 @@ export async function startApp(
       const clientId = extra.clientId ?? `client-${++n}`;
       const clientSecret = extra.clientSecret ?? 'secret-123456';
       await upsertClient(db, { clientId, clientSecret, siteIds: sites, ...extra });
-      const res = await app.inject({ method: 'POST', url: '/token', payload: { clientId, clientSecret } });
+      const res = await app.inject({
+        method: 'POST',
+        url: '/token',
+        payload: { clientId, clientSecret },
+      });
       if (res.statusCode !== 200) throw new Error(`token: ${res.statusCode} ${res.body}`);
       return res.json().accessToken;
     },
@@ -94,7 +113,14 @@ export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
  * The database with some of its methods replaced (to count, fail or delay calls), in its bounded
  * views too: the service calls the database through views with deadlines (Database.bounded).
  */
-export function instrument(db: Database, over: (view: Database, ms: number) => Partial<Database>): Database {
-  const make = (view: Database, ms: number): Database => ({ ...view, ...over(view, ms), bounded: (next) => make(view.bounded(next), next) });
+export function instrument(
+  db: Database,
+  over: (view: Database, ms: number) => Partial<Database>,
+): Database {
+  const make = (view: Database, ms: number): Database => ({
+    ...view,
+    ...over(view, ms),
+    bounded: (next) => make(view.bounded(next), next),
+  });
   return make(db, Infinity);
 }

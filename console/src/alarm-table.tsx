@@ -32,7 +32,13 @@ export function AlarmTable({ alarms, names, sites, onResolved }: Props) {
         </thead>
         <tbody>
           {alarms.map((a) => (
-            <AlarmRow key={a.SiteAlarmLogID} alarm={a} names={names} sites={sites} onResolved={onResolved} />
+            <AlarmRow
+              key={a.SiteAlarmLogID}
+              alarm={a}
+              names={names}
+              sites={sites}
+              onResolved={onResolved}
+            />
           ))}
         </tbody>
       </table>
@@ -40,19 +46,31 @@ export function AlarmTable({ alarms, names, sites, onResolved }: Props) {
   );
 }
 
-function AlarmRow({ alarm: a, names, sites, onResolved }: { alarm: Alarm } & Omit<Props, 'alarms'>) {
+function AlarmRow({
+  alarm: a,
+  names,
+  sites,
+  onResolved,
+}: { alarm: Alarm } & Omit<Props, 'alarms'>) {
   const [note, setNote] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
   const kind = a.EquipmentTypeID ? ALARM_KIND[a.EquipmentTypeID] : undefined;
-  const equipment = kind ? (names?.get(`${kind}:${a.EquipmentID}`) ?? `${kind} ${a.EquipmentID}`) : 'Site';
+  const equipment = kind
+    ? (names?.get(`${kind}:${a.EquipmentID}`) ?? `${kind} ${a.EquipmentID}`)
+    : 'Site';
   const noteId = `note-${a.SiteAlarmLogID}`;
 
   const resolve = async () => {
     setBusy(true);
     setError('');
     try {
-      await api('/v1/edge/alarms/resolve', { body: { siteId: a.SiteID, alarms: [{ SiteAlarmLogID: a.SiteAlarmLogID, note: note.trim() || undefined }] } });
+      await api('/v1/edge/alarms/resolve', {
+        body: {
+          siteId: a.SiteID,
+          alarms: [{ SiteAlarmLogID: a.SiteAlarmLogID, note: note.trim() || undefined }],
+        },
+      });
       onResolved(a);
     } catch (err) {
       setError((err as Error).message);
@@ -83,7 +101,13 @@ function AlarmRow({ alarm: a, names, sites, onResolved }: { alarm: Alarm } & Omi
         <label class="sr-only" for={noteId}>
           Note for {a.AlarmType} alarm {a.SiteAlarmLogID}
         </label>
-        <input id={noteId} placeholder="Note (optional)" maxLength={1000} value={note} onInput={(e) => setNote(e.currentTarget.value)} />
+        <input
+          id={noteId}
+          placeholder="Note (optional)"
+          maxLength={1000}
+          value={note}
+          onInput={(e) => setNote(e.currentTarget.value)}
+        />
         <button type="button" disabled={busy} onClick={resolve}>
           Resolve
         </button>

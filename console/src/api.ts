@@ -12,7 +12,8 @@ export class ApiError extends Error {
   }
 }
 
-export const EXPIRED = 'Your session has ended (the token expired or was revoked). Please sign in again.';
+export const EXPIRED =
+  'Your session has ended (the token expired or was revoked). Please sign in again.';
 
 async function failure(res: Response): Promise<ApiError> {
   if (res.status === 401 && session()) signOut(EXPIRED);
@@ -68,7 +69,8 @@ export async function requestToken(clientId: string, clientSecret: string): Prom
   }).catch(() => {
     throw new ApiError(0, 'The service cannot be reached.');
   });
-  if (res.status === 400 || res.status === 401) throw new ApiError(res.status, 'Unknown client ID or wrong secret.');
+  if (res.status === 400 || res.status === 401)
+    throw new ApiError(res.status, 'Unknown client ID or wrong secret.');
   if (!res.ok) throw await failure(res);
   const body = (await res.json()) as { accessToken: string; expiresIn: number };
   return { clientId, token: body.accessToken, expiresAt: Date.now() + body.expiresIn * 1000 };

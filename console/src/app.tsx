@@ -51,7 +51,11 @@ export function App() {
         <span class="brand">site-monitor</span>
         <nav aria-label="Main">
           {NAV.map((n) => (
-            <Link key={n.href} href={n.href} aria-current={n.match(route.path) ? 'page' : undefined}>
+            <Link
+              key={n.href}
+              href={n.href}
+              aria-current={n.match(route.path) ? 'page' : undefined}
+            >
               {n.label}
             </Link>
           ))}

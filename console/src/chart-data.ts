@@ -33,10 +33,29 @@ const SUMMARY: Record<Kind, { path: string; ids: string }> = {
 };
 
 /** The download call a chart shows, as JSON or (for the CSV button) as CSV. */
-export function fetchChart(r: ChartRequest, accept: 'application/json' | 'text/csv', signal?: AbortSignal): Promise<Response> {
-  if (r.raw) return call('/v1/sensors/logs/raw', { body: { sensorId: r.id, start: r.start, end: r.end }, accept, signal });
+export function fetchChart(
+  r: ChartRequest,
+  accept: 'application/json' | 'text/csv',
+  signal?: AbortSignal,
+): Promise<Response> {
+  if (r.raw)
+    return call('/v1/sensors/logs/raw', {
+      body: { sensorId: r.id, start: r.start, end: r.end },
+      accept,
+      signal,
+    });
   const s = SUMMARY[r.kind];
-  return call(s.path, { body: { [s.ids]: [r.id], start: r.start, end: r.end, interval: r.interval, timeZone: r.timeZone }, accept, signal });
+  return call(s.path, {
+    body: {
+      [s.ids]: [r.id],
+      start: r.start,
+      end: r.end,
+      interval: r.interval,
+      timeZone: r.timeZone,
+    },
+    accept,
+    signal,
+  });
 }
 
 type Row = Record<string, number | string | null>;
@@ -48,11 +67,18 @@ export interface ChartData {
   rows: number;
 }
 
-const col = (rows: Row[], k: string) => rows.map((r) => (typeof r[k] === 'number' ? (r[k] as number) : null));
+const col = (rows: Row[], k: string) =>
+  rows.map((r) => (typeof r[k] === 'number' ? (r[k] as number) : null));
 
 /** Series per kind: min/avg/max for sensors and tank levels, volume for meters, running % for pumps. */
 export function toSeries(kind: Kind, raw: boolean, rows: Row[], units?: string): ChartData {
-  if (raw) return { x: rows.map((r) => Date.parse(r.timestamp as string) / 1000), series: [{ label: 'Value', values: col(rows, 'value'), color: '#1f5fbf' }], units, rows: rows.length };
+  if (raw)
+    return {
+      x: rows.map((r) => Date.parse(r.timestamp as string) / 1000),
+      series: [{ label: 'Value', values: col(rows, 'value'), color: '#1f5fbf' }],
+      units,
+      rows: rows.length,
+    };
   const x = rows.map((r) => Date.parse(r.start as string) / 1000);
   const band = (lo: string, avg: string, hi: string): Series[] => [
     { label: 'Min', values: col(rows, lo), color: '#5a8f29', dashed: true },
@@ -63,10 +89,25 @@ export function toSeries(kind: Kind, raw: boolean, rows: Row[], units?: string):
     case 'sensor':
       return { x, series: band('min', 'avg', 'max'), units, rows: rows.length };
     case 'meter':
-      return { x, series: [{ label: 'Volume', values: col(rows, 'volume'), color: '#1f5fbf' }], units, rows: rows.length };
+      return {
+        x,
+        series: [{ label: 'Volume', values: col(rows, 'volume'), color: '#1f5fbf' }],
+        units,
+        rows: rows.length,
+      };
     case 'pump':
-      return { x, series: [{ label: 'Running %', values: col(rows, 'runningPercent'), color: '#1f5fbf' }], units: '%', rows: rows.length };
+      return {
+        x,
+        series: [{ label: 'Running %', values: col(rows, 'runningPercent'), color: '#1f5fbf' }],
+        units: '%',
+        rows: rows.length,
+      };
     case 'tank':
-      return { x, series: band('minEntryTankLevel', 'avgEntryTankLevel', 'maxEntryTankLevel'), units: 'ft', rows: rows.length };
+      return {
+        x,
+        series: band('minEntryTankLevel', 'avgEntryTankLevel', 'maxEntryTankLevel'),
+        units: 'ft',
+        rows: rows.length,
+      };
   }
 }

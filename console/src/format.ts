@@ -14,7 +14,11 @@ export function formatTime(iso: string | number | null | undefined, zone?: strin
   const key = zone ?? '';
   let f = formats.get(key);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: zone });
+    f = new Intl.DateTimeFormat('en-GB', {
+      dateStyle: 'medium',
+      timeStyle: 'short',
+      timeZone: zone,
+    });
     formats.set(key, f);
   }
   return f.format(new Date(iso));
@@ -31,7 +35,8 @@ export function ago(iso: string | null | undefined, now = Date.now()): string {
 }
 
 /** Silent: nothing heard for more than an hour (or ever). */
-export const isSilent = (iso: string | null | undefined, now = Date.now()) => !iso || now - Date.parse(iso) > 3_600_000;
+export const isSilent = (iso: string | null | undefined, now = Date.now()) =>
+  !iso || now - Date.parse(iso) > 3_600_000;
 
 export function formatNumber(v: unknown, digits = 2): string {
   if (typeof v === 'boolean') return v ? 'yes' : 'no';

@@ -12,7 +12,9 @@ export interface Loaded<T> {
 
 /** Runs `fn` whenever `deps` change; an older answer arriving late is dropped. */
 export function useLoad<T>(fn: (signal: AbortSignal) => Promise<T>, deps: unknown[]): Loaded<T> {
-  const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
+  const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({
+    loading: true,
+  });
   const [n, setN] = useState(0);
   useEffect(() => {
     const ctl = new AbortController();
@@ -27,11 +29,21 @@ export function useLoad<T>(fn: (signal: AbortSignal) => Promise<T>, deps: unknow
 }
 
 /** The page's content once loaded; a spinner line before, the error with a retry after a failure. */
-export function Status<T>({ load, what, children }: { load: Loaded<T>; what: string; children: (data: T) => ComponentChildren }) {
+export function Status<T>({
+  load,
+  what,
+  children,
+}: {
+  load: Loaded<T>;
+  what: string;
+  children: (data: T) => ComponentChildren;
+}) {
   if (load.error)
     return (
       <div class="error" role="alert">
-        <p>Could not load {what}: {load.error}</p>
+        <p>
+          Could not load {what}: {load.error}
+        </p>
         <button type="button" onClick={load.reload}>
           Try again
         </button>

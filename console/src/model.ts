@@ -63,9 +63,19 @@ export interface Equipment {
   units?: string;
 }
 
-export const KIND_LABEL: Record<Kind, string> = { sensor: 'Sensors', meter: 'Flow meters', pump: 'Pumps', tank: 'Tank groups' };
+export const KIND_LABEL: Record<Kind, string> = {
+  sensor: 'Sensors',
+  meter: 'Flow meters',
+  pump: 'Pumps',
+  tank: 'Tank groups',
+};
 /** The id field of a reading record of each kind. */
-export const ID_FIELD: Record<Kind, string> = { sensor: 'sensorID', meter: 'flowMeterID', pump: 'sitePumpID', tank: 'siteTankGroupID' };
+export const ID_FIELD: Record<Kind, string> = {
+  sensor: 'sensorID',
+  meter: 'flowMeterID',
+  pump: 'sitePumpID',
+  tank: 'siteTankGroupID',
+};
 /** Kind of an alarm's EquipmentTypeID, as the alarm list writes them. */
 export const ALARM_KIND: Record<number, Kind> = { 1: 'meter', 2: 'pump', 3: 'tank', 5: 'sensor' };
 
@@ -83,15 +93,32 @@ export interface SiteEquipment {
 }
 
 /** A site's record and its equipment, from its light configuration. */
-export async function loadSiteEquipment(siteId: number, signal?: AbortSignal): Promise<SiteEquipment> {
+export async function loadSiteEquipment(
+  siteId: number,
+  signal?: AbortSignal,
+): Promise<SiteEquipment> {
   const c = await api<SiteConfig>(`/v1/config/site/light?siteId=${siteId}`, { signal });
   return {
     site: c.site,
     equipment: [
-      ...c.sensors.map((s) => ({ kind: 'sensor' as const, id: s.sensor.SiteSensorID, name: s.sensor.Name, units: s.sensor.Units })),
-      ...c.meters.map((m) => ({ kind: 'meter' as const, id: m.meter.SiteFlowMeterID, name: m.meter.Name, units: m.meter.VolumeUnits })),
+      ...c.sensors.map((s) => ({
+        kind: 'sensor' as const,
+        id: s.sensor.SiteSensorID,
+        name: s.sensor.Name,
+        units: s.sensor.Units,
+      })),
+      ...c.meters.map((m) => ({
+        kind: 'meter' as const,
+        id: m.meter.SiteFlowMeterID,
+        name: m.meter.Name,
+        units: m.meter.VolumeUnits,
+      })),
       ...c.pumps.map((p) => ({ kind: 'pump' as const, id: p.pump.SitePumpID, name: p.pump.Name })),
-      ...c.tankGroups.map((t) => ({ kind: 'tank' as const, id: t.tankGroup.SiteTankGroupID, name: t.tankGroup.Name })),
+      ...c.tankGroups.map((t) => ({
+        kind: 'tank' as const,
+        id: t.tankGroup.SiteTankGroupID,
+        name: t.tankGroup.Name,
+      })),
     ],
   };
 }

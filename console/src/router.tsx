@@ -26,9 +26,13 @@ export function navigate(to: string, opts: { replace?: boolean } = {}) {
 }
 
 /** The query of `to` with the given keys set (empty values dropped). */
-export function withQuery(path: string, values: Record<string, string | number | undefined | null>): string {
+export function withQuery(
+  path: string,
+  values: Record<string, string | number | undefined | null>,
+): string {
   const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(values)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  for (const [k, v] of Object.entries(values))
+    if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
   const s = q.toString();
   return s ? `${path}?${s}` : path;
 }
@@ -47,7 +51,10 @@ export function useRoute(): Route {
   return route;
 }
 
-type AnchorProps = Omit<JSX.HTMLAttributes<HTMLAnchorElement>, 'href'> & { href: string; children: ComponentChildren };
+type AnchorProps = Omit<JSX.HTMLAttributes<HTMLAnchorElement>, 'href'> & {
+  href: string;
+  children: ComponentChildren;
+};
 
 /** A link inside the console: a real href (open in a new tab works), followed without reloading. */
 export function Link({ href, children, ...rest }: AnchorProps) {

@@ -10,7 +10,11 @@ export function SiteSelect(props: {
   return (
     <>
       <label for={props.id}>Site</label>
-      <select id={props.id} value={props.value || ''} onChange={(e) => props.onChange(e.currentTarget.value)}>
+      <select
+        id={props.id}
+        value={props.value || ''}
+        onChange={(e) => props.onChange(e.currentTarget.value)}
+      >
         <option value="">{props.none}</option>
         {props.sites?.map((s) => (
           <option key={s.SiteID} value={s.SiteID}>

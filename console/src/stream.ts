@@ -12,7 +12,11 @@ export interface StreamEvent {
 
 export type StreamState = 'connecting' | 'live' | 'reconnecting' | 'stopped';
 
-export function openStream(siteIds: number[], onEvent: (e: StreamEvent) => void, onState: (s: StreamState) => void): () => void {
+export function openStream(
+  siteIds: number[],
+  onEvent: (e: StreamEvent) => void,
+  onState: (s: StreamState) => void,
+): () => void {
   const ctl = new AbortController();
   let lastId: string | undefined;
   let retryMs = 1000;
@@ -43,9 +47,16 @@ export function openStream(siteIds: number[], onEvent: (e: StreamEvent) => void,
       const s = session();
       if (!s) break;
       try {
-        const headers: Record<string, string> = { authorization: `Bearer ${s.token}`, accept: 'text/event-stream' };
+        const headers: Record<string, string> = {
+          authorization: `Bearer ${s.token}`,
+          accept: 'text/event-stream',
+        };
         if (lastId) headers['last-event-id'] = lastId;
-        const res = await fetch(`/v1/stream?siteIds=${siteIds.join(',')}`, { headers, signal: ctl.signal, cache: 'no-store' });
+        const res = await fetch(`/v1/stream?siteIds=${siteIds.join(',')}`, {
+          headers,
+          signal: ctl.signal,
+          cache: 'no-store',
+        });
         if (res.status === 401) {
           signOut(EXPIRED);
           break;

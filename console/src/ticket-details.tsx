@@ -17,17 +17,28 @@ interface Change {
 const DAY = 86_400_000;
 
 export function TicketDetails({ ticket: t }: { ticket: Ticket }) {
-  const changes = useLoad((signal) => {
-    // Changes follow the ticket; the route reads at most 60 days at a time.
-    const start = Date.parse(t.TransactionDate) - DAY;
-    return api<Change[]>('/v1/transactions/change-logs', {
-      body: { start: new Date(start).toISOString(), end: new Date(start + 60 * DAY).toISOString(), filters: { siteIds: [t.SiteID], ticketNums: [t.TicketNumber] } },
-      signal,
-    });
-  }, [t.TransactionID]);
+  const changes = useLoad(
+    (signal) => {
+      // Changes follow the ticket; the route reads at most 60 days at a time.
+      const start = Date.parse(t.TransactionDate) - DAY;
+      return api<Change[]>('/v1/transactions/change-logs', {
+        body: {
+          start: new Date(start).toISOString(),
+          end: new Date(start + 60 * DAY).toISOString(),
+          filters: { siteIds: [t.SiteID], ticketNums: [t.TicketNumber] },
+        },
+        signal,
+      });
+    },
+    [t.TransactionID],
+  );
   const images = [
     ...t.TicketImageIDs.map((uuid) => ({ uuid, kind: 'tickets', label: 'Ticket image' })),
-    ...(t.MotionCaptureImageIDs ?? []).map((uuid) => ({ uuid, kind: 'motion-capture', label: 'Motion capture' })),
+    ...(t.MotionCaptureImageIDs ?? []).map((uuid) => ({
+      uuid,
+      kind: 'motion-capture',
+      label: 'Motion capture',
+    })),
   ];
   return (
     <div class="details">
@@ -36,7 +47,10 @@ export function TicketDetails({ ticket: t }: { ticket: Ticket }) {
         <ul class="thumbs">
           {images.map((m, i) => (
             <li key={m.uuid}>
-              <Thumb path={`/v1/images/${m.kind}/${m.uuid}`} alt={`${m.label} ${i + 1} of ticket ${t.TicketNumber}`} />
+              <Thumb
+                path={`/v1/images/${m.kind}/${m.uuid}`}
+                alt={`${m.label} ${i + 1} of ticket ${t.TicketNumber}`}
+              />
             </li>
           ))}
         </ul>
@@ -55,7 +69,8 @@ export function TicketDetails({ ticket: t }: { ticket: Ticket }) {
                   <ul>
                     {c.ChangeItems.map((item, j) => (
                       <li key={j}>
-                        {item.PropertyName}: {item.OriginalValue || '(empty)'} → {item.NewValue || '(empty)'}
+                        {item.PropertyName}: {item.OriginalValue || '(empty)'} →{' '}
+                        {item.NewValue || '(empty)'}
                       </li>
                     ))}
                   </ul>
@@ -88,11 +103,21 @@ function Thumb({ path, alt }: { path: string; alt: string }) {
       if (made) URL.revokeObjectURL(made);
     };
   }, [path]);
-  if (error) return <span class="error">{alt}: {error}</span>;
+  if (error)
+    return (
+      <span class="error">
+        {alt}: {error}
+      </span>
+    );
   if (!url) return <span class="thumb loading">Loading…</span>;
   return (
     <>
-      <button type="button" class="thumb" onClick={() => dialog.current?.showModal()} aria-label={`Open ${alt}`}>
+      <button
+        type="button"
+        class="thumb"
+        onClick={() => dialog.current?.showModal()}
+        aria-label={`Open ${alt}`}
+      >
         <img src={url} alt={alt} />
       </button>
       <dialog ref={dialog} aria-label={alt}>

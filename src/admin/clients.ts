@@ -2,7 +2,14 @@ import { randomBytes } from 'node:crypto';
 import type { Database, Queryable } from '../db/index.js';
 import type { Access } from '../auth/access.js';
 import {
-  CLIENT_ID_PATTERN, findClientForUpdate, insertClient, listClients, replaceSecret, updateClient, type ClientChange, type ClientRecord,
+  CLIENT_ID_PATTERN,
+  findClientForUpdate,
+  insertClient,
+  listClients,
+  replaceSecret,
+  updateClient,
+  type ClientChange,
+  type ClientRecord,
 } from '../auth/clients.js';
 import { hashSecret } from '../auth/secrets.js';
 import { badRequest, forbidden, HttpError, notFound } from '../errors.js';
@@ -28,8 +35,13 @@ export interface ClientView {
 }
 
 export const viewOf = (c: ClientRecord): ClientView => ({
-  clientId: c.clientId, siteIds: c.siteIds ?? '*', cameraIds: c.cameraIds ?? '*', admin: c.admin, disabled: c.disabled,
-  createdAt: new Date(c.createdAt).toISOString(), updatedAt: new Date(c.updatedAt).toISOString(),
+  clientId: c.clientId,
+  siteIds: c.siteIds ?? '*',
+  cameraIds: c.cameraIds ?? '*',
+  admin: c.admin,
+  disabled: c.disabled,
+  createdAt: new Date(c.createdAt).toISOString(),
+  updatedAt: new Date(c.updatedAt).toISOString(),
 });
 
 const MIN_SECRET = 8;
@@ -42,23 +54,47 @@ const OUT_OF_REACH = 'no access to one or more of the requested sites or cameras
 
 /** "1, 2, 3, 4, 5 and 7 more": an error names a few ids, never an unbounded list. */
 export function someIds(ids: (number | string)[], max = 5): string {
-  return ids.length <= max ? ids.join(', ') : `${ids.slice(0, max).join(', ')} and ${ids.length - max} more`;
+  return ids.length <= max
+    ? ids.join(', ')
+    : `${ids.slice(0, max).join(', ')} and ${ids.length - max} more`;
 }
 
 /** Refuses a grant beyond the actor's own (403), then ids that do not exist (400). */
-async function checkGrant(db: Queryable, actor: Actor, siteIds: Ids, cameraIds: Ids): Promise<void> {
-  if (actor !== OPERATOR && !actor.covers({ siteIds: asNull(siteIds), cameraIds: asNull(cameraIds) })) throw forbidden(OUT_OF_REACH);
+async function checkGrant(
+  db: Queryable,
+  actor: Actor,
+  siteIds: Ids,
+  cameraIds: Ids,
+): Promise<void> {
+  if (
+    actor !== OPERATOR &&
+    !actor.covers({ siteIds: asNull(siteIds), cameraIds: asNull(cameraIds) })
+  )
+    throw forbidden(OUT_OF_REACH);
   if (siteIds !== '*' && siteIds.length) {
-    const found = await db.query<{ id: number }>(`SELECT site_id AS id FROM sites WHERE site_id = ANY($1::int[])`, [siteIds]);
+    const found = await db.query<{ id: number }>(
+      `SELECT site_id AS id FROM sites WHERE site_id = ANY($1::int[])`,
+      [siteIds],
+    );
     const missing = missingOf(siteIds, found);
-    if (missing.length) throw badRequest(`unknown site${missing.length > 1 ? 's' : ''} ${someIds(missing)}`, [{ path: '/siteIds', message: 'no such site' }]);
+    if (missing.length)
+      throw badRequest(`unknown site${missing.length > 1 ? 's' : ''} ${someIds(missing)}`, [
+        { path: '/siteIds', message: 'no such site' },
+      ]);
   }
   if (cameraIds !== '*' && cameraIds.length) {
-    const found = await db.query<{ id: number; site: number }>(`SELECT camera_id AS id, site_id AS site FROM cameras WHERE camera_id = ANY($1::int[])`, [cameraIds]);
+    const found = await db.query<{ id: number; site: number }>(
+      `SELECT camera_id AS id, site_id AS site FROM cameras WHERE camera_id = ANY($1::int[])`,
+      [cameraIds],
+    );
     const missing = missingOf(cameraIds, found);
-    if (missing.length) throw badRequest(`unknown camera${missing.length > 1 ? 's' : ''} ${someIds(missing)}`, [{ path: '/cameraIds', message: 'no such camera' }]);
+    if (missing.length)
+      throw badRequest(`unknown camera${missing.length > 1 ? 's' : ''} ${someIds(missing)}`, [
+        { path: '/cameraIds', message: 'no such camera' },
+      ]);
     // A site-limited admin hands out only cameras of its own sites.
-    if (actor !== OPERATOR && found.some((c) => !actor.canReachSite(c.site))) throw forbidden(OUT_OF_REACH);
+    if (actor !== OPERATOR && found.some((c) => !actor.canReachSite(c.site)))
+      throw forbidden(OUT_OF_REACH);
   }
 }
 
@@ -69,9 +105,16 @@ const missingOf = (ids: number[], found: { id: number }[]) => {
 
 function checkIdentity(clientId: string, clientSecret: string | undefined): void {
   if (!new RegExp(CLIENT_ID_PATTERN).test(clientId))
-    throw badRequest('a client id is 1 to 200 letters, digits or . _ : @ -', [{ path: '/clientId', message: 'invalid client id' }]);
-  if (clientSecret !== undefined && (clientSecret.length < MIN_SECRET || clientSecret.length > MAX_SECRET))
-    throw badRequest(`a client secret is ${MIN_SECRET} to ${MAX_SECRET} characters`, [{ path: '/clientSecret', message: 'invalid length' }]);
+    throw badRequest('a client id is 1 to 200 letters, digits or . _ : @ -', [
+      { path: '/clientId', message: 'invalid client id' },
+    ]);
+  if (
+    clientSecret !== undefined &&
+    (clientSecret.length < MIN_SECRET || clientSecret.length > MAX_SECRET)
+  )
+    throw badRequest(`a client secret is ${MIN_SECRET} to ${MAX_SECRET} characters`, [
+      { path: '/clientSecret', message: 'invalid length' },
+    ]);
 }
 
 export interface NewClientRequest {
@@ -84,21 +127,43 @@ export interface NewClientRequest {
 }
 
 /** Creates a client; an existing id is a 409 and changes nothing. */
-export async function createClient(db: Database, actor: Actor, req: NewClientRequest): Promise<{ client: ClientView; generatedSecret?: string }> {
+export async function createClient(
+  db: Database,
+  actor: Actor,
+  req: NewClientRequest,
+): Promise<{ client: ClientView; generatedSecret?: string }> {
   checkIdentity(req.clientId, req.clientSecret);
   const cameraIds = req.cameraIds ?? [];
   await checkGrant(db, actor, req.siteIds, cameraIds);
   const secret = req.clientSecret ?? generateSecret();
-  const created = await insertClient(db, { clientId: req.clientId, clientSecret: secret, siteIds: req.siteIds, cameraIds, admin: req.admin });
-  if (!created) throw new HttpError(409, `client ${req.clientId} already exists (update it, or rotate its secret, instead)`);
-  return { client: viewOf(created), generatedSecret: req.clientSecret === undefined ? secret : undefined };
+  const created = await insertClient(db, {
+    clientId: req.clientId,
+    clientSecret: secret,
+    siteIds: req.siteIds,
+    cameraIds,
+    admin: req.admin,
+  });
+  if (!created)
+    throw new HttpError(
+      409,
+      `client ${req.clientId} already exists (update it, or rotate its secret, instead)`,
+    );
+  return {
+    client: viewOf(created),
+    generatedSecret: req.clientSecret === undefined ? secret : undefined,
+  };
 }
 
 /** The client, locked for this transaction, when the actor may touch it: 404 when absent, 403 when beyond the actor. */
-async function reachableClient(tx: Queryable, actor: Actor, clientId: string): Promise<ClientRecord> {
+async function reachableClient(
+  tx: Queryable,
+  actor: Actor,
+  clientId: string,
+): Promise<ClientRecord> {
   const client = await findClientForUpdate(tx, clientId);
   if (!client) throw notFound(`no client ${clientId}`);
-  if (actor !== OPERATOR && !actor.covers(client)) throw forbidden('no access to this client: it reaches sites or cameras beyond yours');
+  if (actor !== OPERATOR && !actor.covers(client))
+    throw forbidden('no access to this client: it reaches sites or cameras beyond yours');
   return client;
 }
 
@@ -111,18 +176,33 @@ export async function changeClient(
   clientId: string,
   change: ClientChange,
 ): Promise<{ client: ClientView; changes: ClientChanges }> {
-  const fields = (['siteIds', 'cameraIds', 'admin', 'disabled'] as const).filter((k) => change[k] !== undefined);
-  if (!fields.length) throw badRequest('nothing to change: give siteIds, cameraIds, admin or disabled');
-  if (actor !== OPERATOR && actor.client.clientId === clientId && (change.disabled === true || change.admin === false))
-    throw forbidden('an admin cannot disable itself or give up its own admin right; another admin or the CLI can');
+  const fields = (['siteIds', 'cameraIds', 'admin', 'disabled'] as const).filter(
+    (k) => change[k] !== undefined,
+  );
+  if (!fields.length)
+    throw badRequest('nothing to change: give siteIds, cameraIds, admin or disabled');
+  if (
+    actor !== OPERATOR &&
+    actor.client.clientId === clientId &&
+    (change.disabled === true || change.admin === false)
+  )
+    throw forbidden(
+      'an admin cannot disable itself or give up its own admin right; another admin or the CLI can',
+    );
   return db.transaction(async (tx) => {
     const before = viewOf(await reachableClient(tx, actor, clientId));
     if (change.siteIds !== undefined || change.cameraIds !== undefined)
-      await checkGrant(tx, actor, change.siteIds ?? before.siteIds, change.cameraIds ?? before.cameraIds);
+      await checkGrant(
+        tx,
+        actor,
+        change.siteIds ?? before.siteIds,
+        change.cameraIds ?? before.cameraIds,
+      );
     const after = viewOf((await updateClient(tx, clientId, change))!);
     const changes: ClientChanges = {};
     for (const k of fields)
-      if (JSON.stringify(before[k]) !== JSON.stringify(after[k])) changes[k] = { from: before[k], to: after[k] };
+      if (JSON.stringify(before[k]) !== JSON.stringify(after[k]))
+        changes[k] = { from: before[k], to: after[k] };
     return { client: after, changes };
   });
 }
@@ -139,8 +219,15 @@ export async function rotateSecret(db: Database, actor: Actor, clientId: string)
 }
 
 /** The clients the actor may see, by id, a page at a time. */
-export async function listVisibleClients(db: Queryable, actor: Actor, page: { limit: number; offset: number }) {
-  const within = actor === OPERATOR ? { siteIds: null, cameraIds: null } : { siteIds: actor.siteIds, cameraIds: actor.client.cameraIds };
+export async function listVisibleClients(
+  db: Queryable,
+  actor: Actor,
+  page: { limit: number; offset: number },
+) {
+  const within =
+    actor === OPERATOR
+      ? { siteIds: null, cameraIds: null }
+      : { siteIds: actor.siteIds, cameraIds: actor.client.cameraIds };
   const { clients, total } = await listClients(db, within, page);
   return { clients: clients.map(viewOf), total };
 }

@@ -12,22 +12,60 @@ import type { ProvisioningDocument } from '../provisioning/document.js';
 /** Lists whose records carry SiteID, with the table and key that tell where an existing record is now. */
 const SITE_LISTS = [
   { list: 'sites', table: 'sites', key: 'site_id', field: 'SiteID', type: 'int' },
-  { list: 'modbusDevices', table: 'modbus_devices', key: 'device_id', field: 'SiteModbusInOutDeviceID', type: 'int' },
+  {
+    list: 'modbusDevices',
+    table: 'modbus_devices',
+    key: 'device_id',
+    field: 'SiteModbusInOutDeviceID',
+    type: 'int',
+  },
   { list: 'sensors', table: 'sensors', key: 'sensor_id', field: 'SiteSensorID', type: 'int' },
-  { list: 'flowMeters', table: 'flow_meters', key: 'meter_id', field: 'SiteFlowMeterID', type: 'int' },
+  {
+    list: 'flowMeters',
+    table: 'flow_meters',
+    key: 'meter_id',
+    field: 'SiteFlowMeterID',
+    type: 'int',
+  },
   { list: 'pumps', table: 'pumps', key: 'pump_id', field: 'SitePumpID', type: 'int' },
-  { list: 'tankGroups', table: 'tank_groups', key: 'tank_group_id', field: 'SiteTankGroupID', type: 'int' },
-  { list: 'actuators', table: 'actuators', key: 'actuator_id', field: 'SiteActuatorID', type: 'int' },
+  {
+    list: 'tankGroups',
+    table: 'tank_groups',
+    key: 'tank_group_id',
+    field: 'SiteTankGroupID',
+    type: 'int',
+  },
+  {
+    list: 'actuators',
+    table: 'actuators',
+    key: 'actuator_id',
+    field: 'SiteActuatorID',
+    type: 'int',
+  },
   { list: 'cameras', table: 'cameras', key: 'camera_id', field: 'CameraID', type: 'int' },
-  { list: 'transactions', table: 'transactions', key: 'transaction_id', field: 'TransactionID', type: 'int' },
+  {
+    list: 'transactions',
+    table: 'transactions',
+    key: 'transaction_id',
+    field: 'TransactionID',
+    type: 'int',
+  },
   { list: 'images', table: 'images', key: 'uuid', field: 'UUID', type: 'uuid' },
 ] as const;
 
 const refuse = (path: string) =>
-  new HttpError(403, 'no access to one or more of the sites this document touches', [{ path, message: 'outside the sites of this administrator' }]);
+  new HttpError(403, 'no access to one or more of the sites this document touches', [
+    { path, message: 'outside the sites of this administrator' },
+  ]);
 
 /** Where the records of the document with these ids are now: id (as text, lower case) -> site. */
-async function sitesNow(db: Queryable, table: string, key: string, type: string, ids: unknown[]): Promise<Map<string, number>> {
+async function sitesNow(
+  db: Queryable,
+  table: string,
+  key: string,
+  type: string,
+  ids: unknown[],
+): Promise<Map<string, number>> {
   if (!ids.length) return new Map();
   const rows = await db.query<{ id: string; site: number }>(
     `SELECT ${key}::text AS id, site_id AS site FROM ${table} WHERE ${key} = ANY($1::${type}[])`,
@@ -37,14 +75,23 @@ async function sitesNow(db: Queryable, table: string, key: string, type: string,
 }
 
 /** 403 (as a whole, naming the first record in the way) unless the actor may import every record of the document. */
-export async function authorizeDocument(db: Queryable, doc: ProvisioningDocument, actor: Access): Promise<void> {
+export async function authorizeDocument(
+  db: Queryable,
+  doc: ProvisioningDocument,
+  actor: Access,
+): Promise<void> {
   const clients = doc.clients ?? [];
   const star = (v: unknown) => (v === '*' ? null : ((v as number[] | undefined) ?? []));
   clients.forEach((c, i) => {
-    if (!actor.covers({ siteIds: star(c.siteIds), cameraIds: star(c.cameraIds) })) throw refuse(`/clients/${i}`);
+    if (!actor.covers({ siteIds: star(c.siteIds), cameraIds: star(c.cameraIds) }))
+      throw refuse(`/clients/${i}`);
   });
   if (clients.length) {
-    const existing = await db.query<{ id: string; siteIds: number[] | null; cameraIds: number[] | null }>(
+    const existing = await db.query<{
+      id: string;
+      siteIds: number[] | null;
+      cameraIds: number[] | null;
+    }>(
       `SELECT client_id AS id, site_ids AS "siteIds", camera_ids AS "cameraIds" FROM clients WHERE client_id = ANY($1::text[])`,
       [clients.map((c) => c.clientId)],
     );
@@ -62,46 +109,87 @@ export async function authorizeDocument(db: Queryable, doc: ProvisioningDocument
     records.forEach((r, i) => {
       if (!actor.canReachSite(r.SiteID as number)) throw refuse(`/${list}/${i}/SiteID`);
     });
-    const now = await sitesNow(db, table, key, type, records.map((r) => r[field]));
+    const now = await sitesNow(
+      db,
+      table,
+      key,
+      type,
+      records.map((r) => r[field]),
+    );
     records.forEach((r, i) => {
       const site = now.get(String(r[field]).toLowerCase());
       if (site !== undefined && !actor.canReachSite(site)) throw refuse(`/${list}/${i}/${field}`);
     });
   }
   // Cameras handed to clients must be at the actor's sites too.
-  const camerasInDoc = new Map(((doc.cameras ?? []) as Record<string, unknown>[]).map((c) => [String(c.CameraID), c.SiteID as number]));
+  const camerasInDoc = new Map(
+    ((doc.cameras ?? []) as Record<string, unknown>[]).map((c) => [
+      String(c.CameraID),
+      c.SiteID as number,
+    ]),
+  );
   const granted = clients.map((c) => (Array.isArray(c.cameraIds) ? (c.cameraIds as number[]) : []));
   const camerasNow = await sitesNow(db, 'cameras', 'camera_id', 'int', granted.flat());
   granted.forEach((ids, i) =>
     ids.forEach((id, j) => {
       const site = camerasInDoc.get(String(id)) ?? camerasNow.get(String(id));
-      if (site !== undefined && !actor.canReachSite(site)) throw refuse(`/clients/${i}/cameraIds/${j}`);
+      if (site !== undefined && !actor.canReachSite(site))
+        throw refuse(`/clients/${i}/cameraIds/${j}`);
     }),
   );
   // A register's site is its Modbus device's (in the document, checked above, or in the database);
   // an existing register must be at one of the actor's sites as well.
   const registers = (doc.registers ?? []) as Record<string, unknown>[];
-  const devicesInDoc = new Map(((doc.modbusDevices ?? []) as Record<string, unknown>[]).map((d) => [String(d.SiteModbusInOutDeviceID), d.SiteID as number]));
-  const devicesNow = await sitesNow(db, 'modbus_devices', 'device_id', 'int', registers.map((r) => r.SiteModbusInOutDeviceID));
-  const registersNow = await sitesNow(db, 'registers', 'register_id', 'bigint', registers.map((r) => r.SiteIODeviceRegisterID));
+  const devicesInDoc = new Map(
+    ((doc.modbusDevices ?? []) as Record<string, unknown>[]).map((d) => [
+      String(d.SiteModbusInOutDeviceID),
+      d.SiteID as number,
+    ]),
+  );
+  const devicesNow = await sitesNow(
+    db,
+    'modbus_devices',
+    'device_id',
+    'int',
+    registers.map((r) => r.SiteModbusInOutDeviceID),
+  );
+  const registersNow = await sitesNow(
+    db,
+    'registers',
+    'register_id',
+    'bigint',
+    registers.map((r) => r.SiteIODeviceRegisterID),
+  );
   registers.forEach((r, i) => {
     const device = String(r.SiteModbusInOutDeviceID);
     const site = devicesInDoc.get(device) ?? devicesNow.get(device);
-    if (site !== undefined && !actor.canReachSite(site)) throw refuse(`/registers/${i}/SiteModbusInOutDeviceID`);
+    if (site !== undefined && !actor.canReachSite(site))
+      throw refuse(`/registers/${i}/SiteModbusInOutDeviceID`);
     const was = registersNow.get(String(r.SiteIODeviceRegisterID));
-    if (was !== undefined && !actor.canReachSite(was)) throw refuse(`/registers/${i}/SiteIODeviceRegisterID`);
+    if (was !== undefined && !actor.canReachSite(was))
+      throw refuse(`/registers/${i}/SiteIODeviceRegisterID`);
   });
 }
 
 /** `registers[5].SiteModbusInOutDeviceID` -> `/registers/5/SiteModbusInOutDeviceID` */
 export const pointerOf = (path: string) =>
-  path.startsWith('(') ? '/' : `/${path.replace(/\[(\d+)\]/g, '.$1').split('.').filter(Boolean).join('/')}`;
+  path.startsWith('(')
+    ? '/'
+    : `/${path
+        .replace(/\[(\d+)\]/g, '.$1')
+        .split('.')
+        .filter(Boolean)
+        .join('/')}`;
 
 /**
  * Imports a document for an admin: 403 beyond its sites, 400 naming the first bad record; nothing
  * changes on error. Returns the counts and the ids of the clients it wrote (their cached records are stale).
  */
-export async function importAsAdmin(db: Database, actor: Access, doc: unknown): Promise<{ summary: ImportSummary; clientIds: string[] }> {
+export async function importAsAdmin(
+  db: Database,
+  actor: Access,
+  doc: unknown,
+): Promise<{ summary: ImportSummary; clientIds: string[] }> {
   let clientIds: string[] = [];
   try {
     const summary = await importDocument(db, doc, {
@@ -113,7 +201,9 @@ export async function importAsAdmin(db: Database, actor: Access, doc: unknown): 
     return { summary, clientIds };
   } catch (err) {
     if (err instanceof ImportError)
-      throw badRequest(`import failed, nothing was changed: ${err.message}`, [{ path: pointerOf(err.path), message: err.reason }]);
+      throw badRequest(`import failed, nothing was changed: ${err.message}`, [
+        { path: pointerOf(err.path), message: err.reason },
+      ]);
     throw err;
   }
 }

@@ -11,7 +11,11 @@ export const DEFAULT_SEVERITY: Severity = 'major';
 
 export type AlarmEquipmentField = 'flowMeterID' | 'sitePumpID' | 'siteTankGroupID' | 'sensorID';
 
-export const ALARM_EQUIPMENT: readonly { field: AlarmEquipmentField; kind: EquipmentKind; typeId: number }[] = [
+export const ALARM_EQUIPMENT: readonly {
+  field: AlarmEquipmentField;
+  kind: EquipmentKind;
+  typeId: number;
+}[] = [
   { field: 'flowMeterID', kind: 'meter', typeId: 1 },
   { field: 'sitePumpID', kind: 'pump', typeId: 2 },
   { field: 'siteTankGroupID', kind: 'tank', typeId: 3 },
@@ -38,16 +42,30 @@ export const RECORD_COLUMNS = `alarm_id::text AS "SiteAlarmLogID", site_id AS "S
   equipment_id::text AS "EquipmentID", alarm_type AS "AlarmType", severity AS "Severity", message AS "Message",
   value AS "Value", first_seen AS "FirstSeen", last_seen AS "LastSeen", occurrences AS "Occurrences"`;
 
-export type RecordRow = Omit<AlarmRecord, 'FirstSeen' | 'LastSeen'> & { FirstSeen: Date; LastSeen: Date };
+export type RecordRow = Omit<AlarmRecord, 'FirstSeen' | 'LastSeen'> & {
+  FirstSeen: Date;
+  LastSeen: Date;
+};
 
 export function toRecord(r: RecordRow): AlarmRecord {
   return {
-    SiteAlarmLogID: r.SiteAlarmLogID, SiteID: r.SiteID, EquipmentTypeID: r.EquipmentTypeID, EquipmentID: r.EquipmentID,
-    AlarmType: r.AlarmType, Severity: r.Severity, Message: r.Message, Value: r.Value,
-    FirstSeen: toIso(r.FirstSeen)!, LastSeen: toIso(r.LastSeen)!, Occurrences: r.Occurrences,
+    SiteAlarmLogID: r.SiteAlarmLogID,
+    SiteID: r.SiteID,
+    EquipmentTypeID: r.EquipmentTypeID,
+    EquipmentID: r.EquipmentID,
+    AlarmType: r.AlarmType,
+    Severity: r.Severity,
+    Message: r.Message,
+    Value: r.Value,
+    FirstSeen: toIso(r.FirstSeen)!,
+    LastSeen: toIso(r.LastSeen)!,
+    Occurrences: r.Occurrences,
   };
 }
 
 /** The dedup key of an open alarm, as text: equal for two alarms exactly when the unique index says so. */
-export const keyOf = (typeId: number | null, equipmentId: number | string | null, alarmType: string) =>
-  `${typeId ?? 0}|${equipmentId ?? 0}|${alarmType}`;
+export const keyOf = (
+  typeId: number | null,
+  equipmentId: number | string | null,
+  alarmType: string,
+) => `${typeId ?? 0}|${equipmentId ?? 0}|${alarmType}`;

@@ -44,9 +44,10 @@ export async function resolveAlarms(
     const id = canonicalAlarmId(item.SiteAlarmLogID);
     if (id === undefined) {
       const path = `${pathOf(i)}/SiteAlarmLogID`;
-      throw badRequest(`validation failed: ${path} must be a positive 64-bit integer (send ids above 2^53 as strings)`, [
-        { path, message: `${path} must be a positive 64-bit integer` },
-      ]);
+      throw badRequest(
+        `validation failed: ${path} must be a positive 64-bit integer (send ids above 2^53 as strings)`,
+        [{ path, message: `${path} must be a positive 64-bit integer` }],
+      );
     }
     return id;
   });
@@ -58,18 +59,30 @@ export async function resolveAlarms(
   const resolved = await withDeadlockRetry(() =>
     db.transaction(async (tx) => {
       await requireKnown(tx, siteId, ids, pathOf);
-      return markResolved(tx, siteId, [...firstNote].map(([id, note]) => ({ id, note })), access.client.clientId);
+      return markResolved(
+        tx,
+        siteId,
+        [...firstNote].map(([id, note]) => ({ id, note })),
+        access.client.clientId,
+      );
     }),
   );
   const byId = new Map(resolved.map((r) => [r.SiteAlarmLogID, r]));
   return ids.map((id) => {
     const alarm = byId.get(id);
     byId.delete(id); // a later entry of the same id finds it resolved already
-    return alarm ? { SiteAlarmLogID: id, status: 'resolved', alarm } : { SiteAlarmLogID: id, status: 'already_resolved' };
+    return alarm
+      ? { SiteAlarmLogID: id, status: 'resolved', alarm }
+      : { SiteAlarmLogID: id, status: 'already_resolved' };
   });
 }
 
-async function requireKnown(db: Queryable, siteId: number, ids: string[], pathOf: (i: number) => string): Promise<void> {
+async function requireKnown(
+  db: Queryable,
+  siteId: number,
+  ids: string[],
+  pathOf: (i: number) => string,
+): Promise<void> {
   const known = await findSiteAlarmIds(db, siteId, [...new Set(ids)]);
   const unknown = ids.map((id, index) => ({ id, index })).filter((x) => !known.has(x.id));
   if (!unknown.length) return;
@@ -77,12 +90,23 @@ async function requireKnown(db: Queryable, siteId: number, ids: string[], pathOf
   const message = `alarm${distinct.length > 1 ? 's' : ''} ${listIds(distinct)} ${distinct.length > 1 ? 'do' : 'does'} not exist at site ${siteId}`;
   throw notFound(
     message,
-    unknown.slice(0, MAX_DETAILS).map((u) => ({ path: `${pathOf(u.index)}/SiteAlarmLogID`, message: `alarm ${u.id} does not exist at site ${siteId}` })),
+    unknown
+      .slice(0, MAX_DETAILS)
+      .map((u) => ({
+        path: `${pathOf(u.index)}/SiteAlarmLogID`,
+        message: `alarm ${u.id} does not exist at site ${siteId}`,
+      })),
   );
 }
 
 /** The unresolved alarms of the sites (403 when any is out of reach or unknown), newest first, at most `limit`, of the given severities if any. */
-export async function listActiveAlarms(db: Queryable, access: Access, siteIds: number[], limit: number, severities?: readonly string[]): Promise<AlarmRecord[]> {
+export async function listActiveAlarms(
+  db: Queryable,
+  access: Access,
+  siteIds: number[],
+  limit: number,
+  severities?: readonly string[],
+): Promise<AlarmRecord[]> {
   await requireSites(db, access, siteIds);
   return listActive(db, [...new Set(siteIds)], limit, severities ?? null);
 }

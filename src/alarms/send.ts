@@ -1,8 +1,20 @@
-import { equipmentLabel, findEquipmentSites, requireSites, type Access, type EquipmentKind } from '../auth/access.js';
+import {
+  equipmentLabel,
+  findEquipmentSites,
+  requireSites,
+  type Access,
+  type EquipmentKind,
+} from '../auth/access.js';
 import type { Queryable } from '../db/index.js';
 import { badRequest, listIds, notFound, type ErrorDetail } from '../errors.js';
 import { parseTime } from '../time.js';
-import { ALARM_EQUIPMENT, DEFAULT_SEVERITY, keyOf, type AlarmRecord, type Severity } from './record.js';
+import {
+  ALARM_EQUIPMENT,
+  DEFAULT_SEVERITY,
+  keyOf,
+  type AlarmRecord,
+  type Severity,
+} from './record.js';
 import { upsertAlarms, withDeadlockRetry, type AlarmGroup } from './store.js';
 
 // Sending alarms (interface 4.8, contract 8): check the whole request, then store it in one
@@ -54,15 +66,31 @@ export async function sendAlarms(
 }
 
 /** Stores alarms already checked (the request path, and demo data). Results in input order. */
-export async function storeAlarms(db: Queryable, siteId: number, alarms: CheckedAlarm[]): Promise<SendResult[]> {
+export async function storeAlarms(
+  db: Queryable,
+  siteId: number,
+  alarms: CheckedAlarm[],
+): Promise<SendResult[]> {
   const groups = new Map<string, AlarmGroup>();
   const keys = alarms.map((a) => {
     const e = a.equipment;
     const key = keyOf(e?.typeId ?? null, e?.id ?? null, a.input.alarmType);
     const g = groups.get(key);
-    const latest = { severity: a.input.severity ?? DEFAULT_SEVERITY, message: a.input.message, value: a.input.value ?? null };
+    const latest = {
+      severity: a.input.severity ?? DEFAULT_SEVERITY,
+      message: a.input.message,
+      value: a.input.value ?? null,
+    };
     if (!g) {
-      groups.set(key, { typeId: e?.typeId ?? null, equipmentId: e?.id ?? null, alarmType: a.input.alarmType, ...latest, firstSeen: a.ts, lastSeen: a.ts, occurrences: 1 });
+      groups.set(key, {
+        typeId: e?.typeId ?? null,
+        equipmentId: e?.id ?? null,
+        alarmType: a.input.alarmType,
+        ...latest,
+        firstSeen: a.ts,
+        lastSeen: a.ts,
+        occurrences: 1,
+      });
     } else {
       g.occurrences++;
       g.firstSeen = Math.min(g.firstSeen, a.ts);
@@ -72,27 +100,48 @@ export async function storeAlarms(db: Queryable, siteId: number, alarms: Checked
   });
   // One lock order for every request: two batches sharing keys cannot wait on each other in a cycle.
   const sorted = [...groups].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, g]) => g);
-  const stored = sorted.length ? await withDeadlockRetry(() => upsertAlarms(db, siteId, sorted)) : new Map();
+  const stored = sorted.length
+    ? await withDeadlockRetry(() => upsertAlarms(db, siteId, sorted))
+    : new Map();
   const seen = new Set<string>();
   return keys.map((key) => {
     const { created, record } = stored.get(key)!;
     const first = !seen.has(key);
     seen.add(key);
-    return { SiteAlarmLogID: record.SiteAlarmLogID, status: created && first ? 'created' : 'duplicate', alarm: record };
+    return {
+      SiteAlarmLogID: record.SiteAlarmLogID,
+      status: created && first ? 'created' : 'duplicate',
+      alarm: record,
+    };
   });
 }
 
 /** Shape rules the schema cannot say: at most one equipment id, a usable timestamp. */
-export function parseAlarm(input: AlarmInput, index: number, at: string, now = Date.now()): CheckedAlarm {
-  const named = ALARM_EQUIPMENT.filter((e) => input[e.field] !== undefined && input[e.field] !== null);
+export function parseAlarm(
+  input: AlarmInput,
+  index: number,
+  at: string,
+  now = Date.now(),
+): CheckedAlarm {
+  const named = ALARM_EQUIPMENT.filter(
+    (e) => input[e.field] !== undefined && input[e.field] !== null,
+  );
   if (named.length > 1)
-    throw invalid(`${at}/${named[1].field}`, `an alarm names at most one of ${EQUIPMENT_FIELDS} (this one has ${named.map((e) => e.field).join(', ')})`);
+    throw invalid(
+      `${at}/${named[1].field}`,
+      `an alarm names at most one of ${EQUIPMENT_FIELDS} (this one has ${named.map((e) => e.field).join(', ')})`,
+    );
   const t = parseTime(input.timestamp);
   if (t === undefined) throw invalid(`${at}/timestamp`, 'is not an ISO 8601 date-time');
   if (t > now + DAY) throw invalid(`${at}/timestamp`, 'is more than 24 h in the future');
   if (t < 0) throw invalid(`${at}/timestamp`, 'is before 1970-01-01T00:00:00Z');
   const e = named[0];
-  return { index, ts: t, input, equipment: e && { field: e.field, kind: e.kind, typeId: e.typeId, id: input[e.field]! } };
+  return {
+    index,
+    ts: t,
+    input,
+    equipment: e && { field: e.field, kind: e.kind, typeId: e.typeId, id: input[e.field]! },
+  };
 }
 
 /**
@@ -101,7 +150,13 @@ export function parseAlarm(input: AlarmInput, index: number, at: string, now = D
  * equipment of another site the client reaches: 400 (so a client learns nothing about the equipment
  * of sites it cannot reach).
  */
-async function checkEquipment(db: Queryable, access: Access, siteId: number, alarms: CheckedAlarm[], pathOf: (i: number) => string): Promise<void> {
+async function checkEquipment(
+  db: Queryable,
+  access: Access,
+  siteId: number,
+  alarms: CheckedAlarm[],
+  pathOf: (i: number) => string,
+): Promise<void> {
   const byKind = new Map<EquipmentKind, number[]>();
   for (const a of alarms) {
     if (!a.equipment) continue;
@@ -109,7 +164,13 @@ async function checkEquipment(db: Queryable, access: Access, siteId: number, ala
     if (ids) ids.push(a.equipment.id);
     else byKind.set(a.equipment.kind, [a.equipment.id]);
   }
-  const sites = new Map(await Promise.all([...byKind].map(async ([kind, ids]) => [kind, await findEquipmentSites(db, kind, ids)] as const)));
+  const sites = new Map(
+    await Promise.all(
+      [...byKind].map(
+        async ([kind, ids]) => [kind, await findEquipmentSites(db, kind, ids)] as const,
+      ),
+    ),
+  );
   const siteOf = (a: CheckedAlarm) => sites.get(a.equipment!.kind)!.get(a.equipment!.id);
   const withEquipment = alarms.filter((a) => a.equipment);
   const missing = withEquipment.filter((a) => siteOf(a) === undefined);
@@ -119,17 +180,34 @@ async function checkEquipment(db: Queryable, access: Access, siteId: number, ala
   access.assertSites(withEquipment.map((a) => siteOf(a)!));
   const foreign = withEquipment.filter((a) => siteOf(a) !== siteId);
   if (foreign.length) {
-    const details = foreign.slice(0, MAX_DETAILS).map((a) => detail(`${pathOf(a.index)}/${a.equipment!.field}`, `${describe(a)} is not equipment of site ${siteId}`));
+    const details = foreign
+      .slice(0, MAX_DETAILS)
+      .map((a) =>
+        detail(
+          `${pathOf(a.index)}/${a.equipment!.field}`,
+          `${describe(a)} is not equipment of site ${siteId}`,
+        ),
+      );
     throw badRequest(`validation failed: ${details[0].message}${more(foreign.length)}`, details);
   }
 }
 
 function unknownEquipment(missing: CheckedAlarm[], pathOf: (i: number) => string) {
   const byKind = new Map<EquipmentKind, Set<number>>();
-  for (const a of missing) byKind.set(a.equipment!.kind, (byKind.get(a.equipment!.kind) ?? new Set()).add(a.equipment!.id));
+  for (const a of missing)
+    byKind.set(
+      a.equipment!.kind,
+      (byKind.get(a.equipment!.kind) ?? new Set()).add(a.equipment!.id),
+    );
   const several = [...byKind.values()].reduce((n, ids) => n + ids.size, 0) > 1;
-  const message = [...byKind].map(([kind, ids]) => `${equipmentLabel(kind)} ${listIds([...ids])}`).join('; ');
-  const details = missing.slice(0, MAX_DETAILS).map((a) => detail(`${pathOf(a.index)}/${a.equipment!.field}`, `${describe(a)} does not exist`));
+  const message = [...byKind]
+    .map(([kind, ids]) => `${equipmentLabel(kind)} ${listIds([...ids])}`)
+    .join('; ');
+  const details = missing
+    .slice(0, MAX_DETAILS)
+    .map((a) =>
+      detail(`${pathOf(a.index)}/${a.equipment!.field}`, `${describe(a)} does not exist`),
+    );
   return notFound(`${message} ${several ? 'do' : 'does'} not exist`, details);
 }
 

@@ -1,6 +1,13 @@
 import type { Queryable } from '../db/index.js';
 import { withAlarmEvents } from '../stream/publish.js';
-import { keyOf, RECORD_COLUMNS, toRecord, type AlarmRecord, type RecordRow, type Severity } from './record.js';
+import {
+  keyOf,
+  RECORD_COLUMNS,
+  toRecord,
+  type AlarmRecord,
+  type RecordRow,
+  type Severity,
+} from './record.js';
 
 // The SQL of alarms. Deduplication and the lifecycle are the database's: the partial unique index
 // site_alarms_open_key (migration 004) holds at most one unresolved row per key, sends are one
@@ -23,7 +30,8 @@ export interface AlarmGroup {
 
 // On a duplicate: count every send; FirstSeen and LastSeen only widen (an out-of-order send never
 // moves LastSeen backwards); severity, message and value follow the send that is not older than LastSeen.
-const UPSERT = withAlarmEvents(`
+const UPSERT = withAlarmEvents(
+  `
 INSERT INTO site_alarms AS a (site_id, equipment_type_id, equipment_id, alarm_type, severity, message, value, first_seen, last_seen, occurrences)
 SELECT $1::int, t.type_id, t.equipment_id, t.alarm_type, t.severity, t.message, t.value, t.first_seen, t.last_seen, t.occurrences
   FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::timestamptz[], $9::timestamptz[], $10::int[])
@@ -37,14 +45,20 @@ DO UPDATE SET
   severity = CASE WHEN EXCLUDED.last_seen >= a.last_seen THEN EXCLUDED.severity ELSE a.severity END,
   message = CASE WHEN EXCLUDED.last_seen >= a.last_seen THEN EXCLUDED.message ELSE a.message END,
   value = CASE WHEN EXCLUDED.last_seen >= a.last_seen THEN EXCLUDED.value ELSE a.value END
-RETURNING (xmax = 0) AS created, ${RECORD_COLUMNS}`, `CASE WHEN created THEN 'created' ELSE 'duplicate' END`);
+RETURNING (xmax = 0) AS created, ${RECORD_COLUMNS}`,
+  `CASE WHEN created THEN 'created' ELSE 'duplicate' END`,
+);
 
 /**
  * Stores the groups of one site in one statement. Groups should come sorted by key, so that
  * concurrent requests lock shared keys in the same order. Returns, by key, whether the row was
  * created (else an open alarm was bumped) and the record as it now stands.
  */
-export async function upsertAlarms(db: Queryable, siteId: number, groups: AlarmGroup[]): Promise<Map<string, { created: boolean; record: AlarmRecord }>> {
+export async function upsertAlarms(
+  db: Queryable,
+  siteId: number,
+  groups: AlarmGroup[],
+): Promise<Map<string, { created: boolean; record: AlarmRecord }>> {
   const col = <T>(f: (g: AlarmGroup) => T) => groups.map(f);
   const rows = await db.query<RecordRow & { created: boolean }>(UPSERT, [
     siteId,
@@ -58,11 +72,20 @@ export async function upsertAlarms(db: Queryable, siteId: number, groups: AlarmG
     col((g) => new Date(g.lastSeen).toISOString()),
     col((g) => g.occurrences),
   ]);
-  return new Map(rows.map((r) => [keyOf(r.EquipmentTypeID, r.EquipmentID, r.AlarmType), { created: r.created, record: toRecord(r) }]));
+  return new Map(
+    rows.map((r) => [
+      keyOf(r.EquipmentTypeID, r.EquipmentID, r.AlarmType),
+      { created: r.created, record: toRecord(r) },
+    ]),
+  );
 }
 
 /** Which of the ids are alarms of this site (resolved or not). */
-export async function findSiteAlarmIds(db: Queryable, siteId: number, ids: string[]): Promise<Set<string>> {
+export async function findSiteAlarmIds(
+  db: Queryable,
+  siteId: number,
+  ids: string[],
+): Promise<Set<string>> {
   const rows = await db.query<{ id: string }>(
     `SELECT alarm_id::text AS id FROM site_alarms WHERE site_id = $1 AND alarm_id = ANY($2::int8[])`,
     [siteId, ids],
@@ -96,7 +119,12 @@ export async function markResolved(
 
 /** Unresolved alarms of the sites, newest first (LastSeen, then id, both descending), at most `limit`. */
 /** Unresolved alarms of the sites, newest first; only the given severities when a list is given. */
-export async function listActive(db: Queryable, siteIds: number[], limit: number, severities: readonly string[] | null = null): Promise<AlarmRecord[]> {
+export async function listActive(
+  db: Queryable,
+  siteIds: number[],
+  limit: number,
+  severities: readonly string[] | null = null,
+): Promise<AlarmRecord[]> {
   const rows = await db.query<RecordRow>(
     `SELECT ${RECORD_COLUMNS} FROM site_alarms
       WHERE resolved_at IS NULL AND site_id = ANY($1::int[]) AND ($3::text[] IS NULL OR severity = ANY($3::text[]))

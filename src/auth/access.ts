@@ -34,7 +34,8 @@ export class Access {
 
   assertCameras(cameraIds: Iterable<number>): void {
     const out = [...new Set(cameraIds)].filter((id) => !this.canReachCamera(id));
-    if (out.length) throw forbidden('no access to one or more of the cameras of the requested sites');
+    if (out.length)
+      throw forbidden('no access to one or more of the cameras of the requested sites');
   }
 
   /** The administration routes: only a client with `admin: true`. */
@@ -47,7 +48,8 @@ export class Access {
    * may see, touch and hand out, so that no admin can give more than it has.
    */
   covers(grant: { siteIds: number[] | null; cameraIds: number[] | null }): boolean {
-    const within = (mine: Set<number> | null, theirs: number[] | null) => mine === null || (theirs !== null && theirs.every((id) => mine.has(id)));
+    const within = (mine: Set<number> | null, theirs: number[] | null) =>
+      mine === null || (theirs !== null && theirs.every((id) => mine.has(id)));
     return within(this.sites, grant.siteIds) && within(this.cameras, grant.cameraIds);
   }
 }
@@ -67,7 +69,11 @@ const TABLES: Record<EquipmentKind, { table: string; id: string; label: string }
 export const equipmentLabel = (kind: EquipmentKind) => TABLES[kind].label;
 
 /** Maps each id to its site; ids that do not exist are left out. */
-export async function findEquipmentSites(db: Queryable, kind: EquipmentKind, ids: number[]): Promise<Map<number, number>> {
+export async function findEquipmentSites(
+  db: Queryable,
+  kind: EquipmentKind,
+  ids: number[],
+): Promise<Map<number, number>> {
   const { table, id } = TABLES[kind];
   const rows = await db.query<{ id: number; site_id: number }>(
     `SELECT ${id} AS id, site_id FROM ${table} WHERE ${id} = ANY($1::int[])`,
@@ -80,7 +86,12 @@ export async function findEquipmentSites(db: Queryable, kind: EquipmentKind, ids
  * The 404-before-403 rule: equipment that does not exist is a 404 for every client (so existence
  * answers the same whoever asks); only then is reach checked, as a whole. Returns id -> site.
  */
-export async function requireEquipment(db: Queryable, access: Access, kind: EquipmentKind, ids: number[]): Promise<Map<number, number>> {
+export async function requireEquipment(
+  db: Queryable,
+  access: Access,
+  kind: EquipmentKind,
+  ids: number[],
+): Promise<Map<number, number>> {
   const sites = await findEquipmentSites(db, kind, ids);
   const missing = [...new Set(ids)].filter((i) => !sites.has(i));
   if (missing.length) throw notFound(`${TABLES[kind].label} ${listIds(missing)} does not exist`);
@@ -93,9 +104,16 @@ export async function requireEquipment(db: Queryable, access: Access, kind: Equi
  * client learns nothing of sites it cannot reach, and every client gets the same answer for an
  * unknown one).
  */
-export async function requireSites(db: Queryable, access: Access, siteIds: number[]): Promise<void> {
+export async function requireSites(
+  db: Queryable,
+  access: Access,
+  siteIds: number[],
+): Promise<void> {
   const ids = [...new Set(siteIds)];
   access.assertSites(ids);
-  const rows = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM sites WHERE site_id = ANY($1::int[])`, [ids]);
+  const rows = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM sites WHERE site_id = ANY($1::int[])`,
+    [ids],
+  );
   if (rows[0].n !== ids.length) throw forbidden('no access to one or more of the requested sites');
 }

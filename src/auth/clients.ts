@@ -34,9 +34,13 @@ export const CLIENT_ID_PATTERN = '^[A-Za-z0-9._:@-]{1,200}$';
 const COLUMNS = `client_id AS "clientId", site_ids AS "siteIds", camera_ids AS "cameraIds", admin, disabled,
   floor(extract(epoch FROM tokens_not_before))::int AS "tokensNotBefore"`;
 const RECORD_COLUMNS = `${COLUMNS}, created_at AS "createdAt", updated_at AS "updatedAt"`;
-const listOrStar = (v: number[] | '*' | undefined, absent: number[] | null) => (v === undefined ? absent : v === '*' ? null : v);
+const listOrStar = (v: number[] | '*' | undefined, absent: number[] | null) =>
+  v === undefined ? absent : v === '*' ? null : v;
 
-export async function findClient(db: Queryable, clientId: string): Promise<(Client & { secretHash: string }) | undefined> {
+export async function findClient(
+  db: Queryable,
+  clientId: string,
+): Promise<(Client & { secretHash: string }) | undefined> {
   // No stored id holds NUL (PostgreSQL text cannot) or is that long: such an id, from a token or a body, is simply unknown.
   if (clientId.length > 1000 || clientId.includes('\u0000')) return undefined;
   const rows = await db.query<Client & { secretHash: string }>(
@@ -47,8 +51,14 @@ export async function findClient(db: Queryable, clientId: string): Promise<(Clie
 }
 
 /** One client, locked until the transaction ends (read-check-write without a race). */
-export async function findClientForUpdate(db: Queryable, clientId: string): Promise<ClientRecord | undefined> {
-  const [row] = await db.query<ClientRecord>(`SELECT ${RECORD_COLUMNS} FROM clients WHERE client_id = $1 FOR UPDATE`, [clientId]);
+export async function findClientForUpdate(
+  db: Queryable,
+  clientId: string,
+): Promise<ClientRecord | undefined> {
+  const [row] = await db.query<ClientRecord>(
+    `SELECT ${RECORD_COLUMNS} FROM clients WHERE client_id = $1 FOR UPDATE`,
+    [clientId],
+  );
   return row;
 }
 
@@ -58,16 +68,23 @@ export async function findClientForUpdate(db: Queryable, clientId: string): Prom
  */
 export async function listClients(
   db: Queryable,
-  within: { siteIds: number[] | null; cameraIds: number[] | null } = { siteIds: null, cameraIds: null },
+  within: { siteIds: number[] | null; cameraIds: number[] | null } = {
+    siteIds: null,
+    cameraIds: null,
+  },
   page: { limit: number; offset: number } = { limit: 10_000, offset: 0 },
 ): Promise<{ clients: ClientRecord[]; total: number }> {
   const where = `($1::int[] IS NULL OR (site_ids IS NOT NULL AND site_ids <@ $1::int[]))
     AND ($2::int[] IS NULL OR (camera_ids IS NOT NULL AND camera_ids <@ $2::int[]))`;
   const [clients, [count]] = await Promise.all([
-    db.query<ClientRecord>(`SELECT ${RECORD_COLUMNS} FROM clients WHERE ${where} ORDER BY client_id LIMIT $3 OFFSET $4`, [
-      within.siteIds, within.cameraIds, page.limit, page.offset,
+    db.query<ClientRecord>(
+      `SELECT ${RECORD_COLUMNS} FROM clients WHERE ${where} ORDER BY client_id LIMIT $3 OFFSET $4`,
+      [within.siteIds, within.cameraIds, page.limit, page.offset],
+    ),
+    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM clients WHERE ${where}`, [
+      within.siteIds,
+      within.cameraIds,
     ]),
-    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM clients WHERE ${where}`, [within.siteIds, within.cameraIds]),
   ]);
   return { clients, total: count.n };
 }
@@ -80,7 +97,13 @@ export async function upsertClient(db: Queryable, c: NewClient): Promise<void> {
      VALUES ($1, $2, $3, $4, $5, false)
      ON CONFLICT (client_id) DO UPDATE SET secret_hash = EXCLUDED.secret_hash, site_ids = EXCLUDED.site_ids,
        camera_ids = EXCLUDED.camera_ids, admin = EXCLUDED.admin, disabled = false, updated_at = now()`,
-    [c.clientId, secretHash, listOrStar(c.siteIds, null), listOrStar(c.cameraIds, []), c.admin ?? false],
+    [
+      c.clientId,
+      secretHash,
+      listOrStar(c.siteIds, null),
+      listOrStar(c.cameraIds, []),
+      c.admin ?? false,
+    ],
   );
 }
 
@@ -90,7 +113,13 @@ export async function insertClient(db: Queryable, c: NewClient): Promise<ClientR
   const [row] = await db.query<ClientRecord>(
     `INSERT INTO clients (client_id, secret_hash, site_ids, camera_ids, admin, disabled) VALUES ($1, $2, $3, $4, $5, false)
      ON CONFLICT (client_id) DO NOTHING RETURNING ${RECORD_COLUMNS}`,
-    [c.clientId, secretHash, listOrStar(c.siteIds, null), listOrStar(c.cameraIds, []), c.admin ?? false],
+    [
+      c.clientId,
+      secretHash,
+      listOrStar(c.siteIds, null),
+      listOrStar(c.cameraIds, []),
+      c.admin ?? false,
+    ],
   );
   return row;
 }
@@ -103,7 +132,11 @@ export interface ClientChange {
 }
 
 /** Sets the given fields (absent ones stay); undefined when there is no such client. */
-export async function updateClient(db: Queryable, clientId: string, change: ClientChange): Promise<ClientRecord | undefined> {
+export async function updateClient(
+  db: Queryable,
+  clientId: string,
+  change: ClientChange,
+): Promise<ClientRecord | undefined> {
   const [row] = await db.query<ClientRecord>(
     `UPDATE clients SET
        site_ids = CASE WHEN $2 THEN $3::int[] ELSE site_ids END,
@@ -111,15 +144,24 @@ export async function updateClient(db: Queryable, clientId: string, change: Clie
        admin = coalesce($6, admin), disabled = coalesce($7, disabled), updated_at = now()
      WHERE client_id = $1 RETURNING ${RECORD_COLUMNS}`,
     [
-      clientId, change.siteIds !== undefined, listOrStar(change.siteIds, null), change.cameraIds !== undefined,
-      listOrStar(change.cameraIds, null), change.admin ?? null, change.disabled ?? null,
+      clientId,
+      change.siteIds !== undefined,
+      listOrStar(change.siteIds, null),
+      change.cameraIds !== undefined,
+      listOrStar(change.cameraIds, null),
+      change.admin ?? null,
+      change.disabled ?? null,
     ],
   );
   return row;
 }
 
 /** A new secret (its hash): the old one stops working, and so do the tokens issued before now. */
-export async function replaceSecret(db: Queryable, clientId: string, secretHash: string): Promise<boolean> {
+export async function replaceSecret(
+  db: Queryable,
+  clientId: string,
+  secretHash: string,
+): Promise<boolean> {
   const rows = await db.query(
     `UPDATE clients SET secret_hash = $2, tokens_not_before = now(), updated_at = now() WHERE client_id = $1 RETURNING 1`,
     [clientId, secretHash],

@@ -49,7 +49,9 @@ export class ClientCache {
     const fresh = this.refresh(clientId);
     if (!hit || this.ttlMs === 0 || age >= this.limits.staleMs) return fresh;
     let timer: NodeJS.Timeout | undefined;
-    const patience = new Promise<Client | undefined>((resolve) => (timer = setTimeout(() => resolve(hit.client), this.limits.waitMs)));
+    const patience = new Promise<Client | undefined>(
+      (resolve) => (timer = setTimeout(() => resolve(hit.client), this.limits.waitMs)),
+    );
     const answer = fresh.catch((err) => {
       if (isDatabaseUnavailable(err)) return hit.client;
       throw err;
@@ -67,7 +69,8 @@ export class ClientCache {
       pending = this.limited(() => this.read(clientId)).then((client) => {
         this.entries.delete(clientId);
         if (this.ttlMs > 0) {
-          if (this.entries.size >= this.limits.maxCached) this.entries.delete(this.entries.keys().next().value!);
+          if (this.entries.size >= this.limits.maxCached)
+            this.entries.delete(this.entries.keys().next().value!);
           this.entries.set(clientId, { client, at: Date.now() });
         }
         return client;
@@ -111,7 +114,8 @@ export function registerTokenResolution(app: FastifyInstance, cacheMs: number): 
     if (!token) return;
     const client = await cache.get(token.clientId);
     // A token older than the client's last secret rotation went with the old secret.
-    if (client && !(client.tokensNotBefore != null && token.issuedAt < client.tokensNotBefore)) request.access = new Access(client);
+    if (client && !(client.tokensNotBefore != null && token.issuedAt < client.tokensNotBefore))
+      request.access = new Access(client);
   });
 }
 

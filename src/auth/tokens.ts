@@ -11,25 +11,39 @@ export interface TokenService {
 /** JWT_SECRET when set; else one random secret kept in the database, so restarts and instances agree. */
 export async function loadJwtSecret(db: Database, configured?: string): Promise<string> {
   if (configured) return configured;
-  await db.query(`INSERT INTO service_settings (key, value) VALUES ('jwt_secret', $1) ON CONFLICT (key) DO NOTHING`, [
-    randomBytes(48).toString('base64url'),
-  ]);
-  const [row] = await db.query<{ value: string }>(`SELECT value FROM service_settings WHERE key = 'jwt_secret'`);
+  await db.query(
+    `INSERT INTO service_settings (key, value) VALUES ('jwt_secret', $1) ON CONFLICT (key) DO NOTHING`,
+    [randomBytes(48).toString('base64url')],
+  );
+  const [row] = await db.query<{ value: string }>(
+    `SELECT value FROM service_settings WHERE key = 'jwt_secret'`,
+  );
   return row.value;
 }
 
 export function createTokenService(secret: string, ttlSeconds: number): TokenService {
   const sign = createSigner({ key: secret, algorithm: 'HS256', expiresIn: ttlSeconds * 1000 });
   // Only HS256 is accepted: `alg: none` and any other algorithm fail verification.
-  const verifier = createVerifier({ key: secret, algorithms: ['HS256'], cache: 10_000, requiredClaims: ['sub', 'iat', 'exp', 'jti'] });
+  const verifier = createVerifier({
+    key: secret,
+    algorithms: ['HS256'],
+    cache: 10_000,
+    requiredClaims: ['sub', 'iat', 'exp', 'jti'],
+  });
   return {
     issue(clientId) {
-      return { accessToken: sign({ sub: clientId, jti: randomUUID() }), tokenType: 'Bearer', expiresIn: ttlSeconds };
+      return {
+        accessToken: sign({ sub: clientId, jti: randomUUID() }),
+        tokenType: 'Bearer',
+        expiresIn: ttlSeconds,
+      };
     },
     verify(token) {
       try {
         const payload = verifier(token) as { sub?: unknown; iat?: unknown };
-        return typeof payload.sub === 'string' && typeof payload.iat === 'number' ? { clientId: payload.sub, issuedAt: payload.iat } : undefined;
+        return typeof payload.sub === 'string' && typeof payload.iat === 'number'
+          ? { clientId: payload.sub, issuedAt: payload.iat }
+          : undefined;
       } catch {
         return undefined;
       }

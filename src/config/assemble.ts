@@ -1,4 +1,10 @@
-import { EQUIPMENT_TABLES, type ConfigData, type EquipmentKind, type Item, type RegisterRow } from './repository.js';
+import {
+  EQUIPMENT_TABLES,
+  type ConfigData,
+  type EquipmentKind,
+  type Item,
+  type RegisterRow,
+} from './repository.js';
 
 // Links loaded rows into configuration entries with Maps (no query per equipment), and decides
 // what an /updates path returns (contract §5): entries whose own record, registers (or their
@@ -26,8 +32,16 @@ export interface EquipmentEntry {
   changed: boolean;
 }
 
-const ID_FIELD: Record<EquipmentKind, string> = { meter: 'SiteFlowMeterID', pump: 'SitePumpID', tank: 'SiteTankGroupID' };
-const LIST: Record<EquipmentKind, 'meters' | 'pumps' | 'tanks'> = { meter: 'meters', pump: 'pumps', tank: 'tanks' };
+const ID_FIELD: Record<EquipmentKind, string> = {
+  meter: 'SiteFlowMeterID',
+  pump: 'SitePumpID',
+  tank: 'SiteTankGroupID',
+};
+const LIST: Record<EquipmentKind, 'meters' | 'pumps' | 'tanks'> = {
+  meter: 'meters',
+  pump: 'pumps',
+  tank: 'tanks',
+};
 
 export const changed = (item: Item, since: Since) => since !== null && item.stamp >= since;
 
@@ -39,9 +53,11 @@ interface LinkStamps {
 }
 const NO_LINKS: LinkStamps = { registers: new Map(), roles: new Map(), latest: -Infinity };
 const linksChanged = (l: LinkStamps, since: Since) => since !== null && l.latest >= since;
-const byId = (a: RegisterRow, b: RegisterRow) => (BigInt(a.rec.SiteIODeviceRegisterID) < BigInt(b.rec.SiteIODeviceRegisterID) ? -1 : 1);
+const byId = (a: RegisterRow, b: RegisterRow) =>
+  BigInt(a.rec.SiteIODeviceRegisterID) < BigInt(b.rec.SiteIODeviceRegisterID) ? -1 : 1;
 /** Everything without a cut-off; with one, only what changed. */
-const keep = <T extends { changed: boolean }>(list: T[], since: Since) => (since === null ? list : list.filter((e) => e.changed));
+const keep = <T extends { changed: boolean }>(list: T[], since: Since) =>
+  since === null ? list : list.filter((e) => e.changed);
 
 export class ConfigIndex {
   readonly registers = new Map<string, RegisterRow>();
@@ -50,7 +66,12 @@ export class ConfigIndex {
   /** `typeCode:equipmentId` -> ids of the sensors attached to that equipment. */
   private readonly attached = new Map<string, number[]>();
   /** Per kind, equipment id -> its link stamps. */
-  private readonly links = { sensor: new Map<number, LinkStamps>(), meter: new Map<number, LinkStamps>(), pump: new Map<number, LinkStamps>(), tank: new Map<number, LinkStamps>() };
+  private readonly links = {
+    sensor: new Map<number, LinkStamps>(),
+    meter: new Map<number, LinkStamps>(),
+    pump: new Map<number, LinkStamps>(),
+    tank: new Map<number, LinkStamps>(),
+  };
 
   constructor(readonly data: ConfigData) {
     for (const r of data.registers) {
@@ -94,14 +115,20 @@ export class ConfigIndex {
   sensorEntries(since: Since): SensorEntry[] {
     const all = this.data.sensors.map((sensor) => {
       const registers = this.registersOfSensor(sensor.rec.SiteSensorID);
-      const isChanged = changed(sensor, since) || registers.some((r) => changed(r, since)) || linksChanged(this.linksOf('sensor', sensor.rec.SiteSensorID), since);
+      const isChanged =
+        changed(sensor, since) ||
+        registers.some((r) => changed(r, since)) ||
+        linksChanged(this.linksOf('sensor', sensor.rec.SiteSensorID), since);
       return { sensor, registers, changed: isChanged };
     });
     return keep(all, since);
   }
 
   equipmentEntries(kind: EquipmentKind, since: Since): EquipmentEntry[] {
-    return keep(this.data[LIST[kind]].map((e) => this.equipmentEntry(kind, e, since)), since);
+    return keep(
+      this.data[LIST[kind]].map((e) => this.equipmentEntry(kind, e, since)),
+      since,
+    );
   }
 
   /** The one entry of a by-id load (loadEquipment), whole; undefined if it vanished meanwhile. */
@@ -115,24 +142,45 @@ export class ConfigIndex {
    * another sensor, or null).
    */
   sensorUpdates(sensorId: number, since: number): RegisterRow[] {
-    return this.registerUpdates(this.registersOfSensor(sensorId), this.linksOf('sensor', sensorId).registers, since);
+    return this.registerUpdates(
+      this.registersOfSensor(sensorId),
+      this.linksOf('sensor', sensorId).registers,
+      since,
+    );
   }
 
   /** By-id /updates of a meter, pump or tank group: as sensorUpdates, and the roles changed, a dropped role as null. */
   equipmentUpdates(entry: EquipmentEntry, since: number): EquipmentEntry {
     const id = entry.equipment.rec[ID_FIELD[entry.kind]] as number;
     const links = this.linksOf(entry.kind, id);
-    const roles = entry.roles.filter((r) => (r.register && changed(r.register, since)) || (links.roles.get(r.role) ?? -Infinity) >= since);
+    const roles = entry.roles.filter(
+      (r) =>
+        (r.register && changed(r.register, since)) ||
+        (links.roles.get(r.role) ?? -Infinity) >= since,
+    );
     const present = new Set(entry.roles.map((r) => r.role));
-    for (const [role, t] of links.roles) if (t >= since && !present.has(role)) roles.push({ role, register: null });
-    return { ...entry, roles, sensorRegisters: this.registerUpdates(entry.sensorRegisters, links.registers, since) };
+    for (const [role, t] of links.roles)
+      if (t >= since && !present.has(role)) roles.push({ role, register: null });
+    return {
+      ...entry,
+      roles,
+      sensorRegisters: this.registerUpdates(entry.sensorRegisters, links.registers, since),
+    };
   }
 
-  private registerUpdates(current: RegisterRow[], links: Map<string, number>, since: number): RegisterRow[] {
+  private registerUpdates(
+    current: RegisterRow[],
+    links: Map<string, number>,
+    since: number,
+  ): RegisterRow[] {
     const linkedSince = (id: string) => (links.get(id) ?? -Infinity) >= since;
-    const kept = current.filter((r) => changed(r, since) || linkedSince(r.rec.SiteIODeviceRegisterID));
+    const kept = current.filter(
+      (r) => changed(r, since) || linkedSince(r.rec.SiteIODeviceRegisterID),
+    );
     const present = new Set(current.map((r) => r.rec.SiteIODeviceRegisterID));
-    const left = [...links.keys()].filter((id) => !present.has(id) && linkedSince(id)).flatMap((id) => this.registers.get(id) ?? []);
+    const left = [...links.keys()]
+      .filter((id) => !present.has(id) && linkedSince(id))
+      .flatMap((id) => this.registers.get(id) ?? []);
     return [...kept, ...left.sort(byId)];
   }
 
@@ -157,4 +205,3 @@ export class ConfigIndex {
     return { kind, equipment, roles, sensorRegisters, changed: isChanged };
   }
 }
-

@@ -64,7 +64,10 @@ export class CachedBody {
 /** Whether an Accept-Encoding header admits gzip (present, and not with q=0). */
 export function acceptsGzip(header: string | undefined): boolean {
   return (header ?? '').split(',').some((part) => {
-    const [coding, ...params] = part.toLowerCase().split(';').map((x) => x.trim());
+    const [coding, ...params] = part
+      .toLowerCase()
+      .split(';')
+      .map((x) => x.trim());
     const q = params.find((p) => p.startsWith('q='));
     return coding === 'gzip' && (q === undefined || Number(q.slice(2)) > 0);
   });
@@ -77,7 +80,13 @@ export interface LoadedSite {
 }
 
 const rowsOf = (d: ConfigData) =>
-  d.devices.length + d.registers.length + d.sensors.length + d.meters.length + d.pumps.length + d.tanks.length + d.actuators.actuators.length +
+  d.devices.length +
+  d.registers.length +
+  d.sensors.length +
+  d.meters.length +
+  d.pumps.length +
+  d.tanks.length +
+  d.actuators.actuators.length +
   d.linkChanges.length;
 
 export class ConfigCache {
@@ -86,7 +95,9 @@ export class ConfigCache {
   private readonly queued = new Map<number, Promise<string | undefined>>();
   private readonly indexes = new Lru<ConfigIndex>(MAX_ROWS, (i) => rowsOf(i.data));
   // The gzip form, when made, is about a tenth of the raw one: counted in with the raw size.
-  private readonly bodies = new Lru<CachedBody>(MAX_BODY_BYTES, (b) => Math.ceil(b.raw.length * 1.1));
+  private readonly bodies = new Lru<CachedBody>(MAX_BODY_BYTES, (b) =>
+    Math.ceil(b.raw.length * 1.1),
+  );
   /** Loads under way, so that concurrent misses of one site share one load. */
   private readonly loading = new Map<string, Promise<LoadedSite | undefined>>();
 
@@ -95,7 +106,10 @@ export class ConfigCache {
    * one runs share the next one, which starts after they all arrived, so none is answered from a
    * state older than at its arrival. Under load this saves the database most of the checks.
    */
-  fingerprint(siteId: number, query: () => Promise<string | undefined>): Promise<string | undefined> {
+  fingerprint(
+    siteId: number,
+    query: () => Promise<string | undefined>,
+  ): Promise<string | undefined> {
     const running = this.checking.get(siteId);
     if (!running) {
       const started = query().finally(() => this.checking.delete(siteId));
@@ -128,7 +142,11 @@ export class ConfigCache {
    * the fingerprint again with the rows, in one snapshot, and the index is kept under that one: it
    * may be newer than the one asked for (an import committed meanwhile), never a mix of two states.
    */
-  index(siteId: number, fingerprint: string, load: () => Promise<LoadedSite | undefined>): Promise<LoadedSite | undefined> {
+  index(
+    siteId: number,
+    fingerprint: string,
+    load: () => Promise<LoadedSite | undefined>,
+  ): Promise<LoadedSite | undefined> {
     const hit = this.indexes.get(String(siteId), fingerprint);
     if (hit) return Promise.resolve({ fingerprint, index: hit });
     const key = `${siteId} ${fingerprint}`;

@@ -1,8 +1,22 @@
 import type { Database, Row } from '../db/index.js';
 import { ConfigIndex, type Since } from './assemble.js';
 import { CachedBody, ConfigCache, type LoadedSite } from './cache.js';
-import { loadEquipment, loadSensor, loadSite, siteFingerprint, type EquipmentKind } from './repository.js';
-import { actuatorEntries, compactConfig, equipmentConfig, equipmentRegisters, Shaper, sensorConfig, siteConfig } from './shape.js';
+import {
+  loadEquipment,
+  loadSensor,
+  loadSite,
+  siteFingerprint,
+  type EquipmentKind,
+} from './repository.js';
+import {
+  actuatorEntries,
+  compactConfig,
+  equipmentConfig,
+  equipmentRegisters,
+  Shaper,
+  sensorConfig,
+  siteConfig,
+} from './shape.js';
 
 // What the configuration routes answer, without HTTP: the by-id reads and the whole-site views,
 // the latter through the cache (see cache.ts).
@@ -37,26 +51,49 @@ export class ConfigReader {
   constructor(private readonly db: Database) {}
 
   /** The registers a sensor reads; with a cut-off, what changed (see ConfigIndex.sensorUpdates). */
-  async sensorRegisters(sensorId: number, siteId: number, since: Since, light: boolean): Promise<Row[]> {
+  async sensorRegisters(
+    sensorId: number,
+    siteId: number,
+    since: Since,
+    light: boolean,
+  ): Promise<Row[]> {
     const index = new ConfigIndex(await this.db.snapshot((tx) => loadSensor(tx, sensorId, siteId)));
-    const registers = since === null ? index.registersOfSensor(sensorId) : index.sensorUpdates(sensorId, since);
+    const registers =
+      since === null ? index.registersOfSensor(sensorId) : index.sensorUpdates(sensorId, since);
     return registers.map(new Shaper(light).register);
   }
 
   /** MeterRegistersDto, PumpRegistersDto or TankRegistersDto; undefined when the equipment is gone. */
-  async equipmentRegisters(kind: EquipmentKind, id: number, siteId: number, since: Since, light: boolean): Promise<Row | undefined> {
-    const index = new ConfigIndex(await this.db.snapshot((tx) => loadEquipment(tx, kind, id, siteId)));
+  async equipmentRegisters(
+    kind: EquipmentKind,
+    id: number,
+    siteId: number,
+    since: Since,
+    light: boolean,
+  ): Promise<Row | undefined> {
+    const index = new ConfigIndex(
+      await this.db.snapshot((tx) => loadEquipment(tx, kind, id, siteId)),
+    );
     const entry = index.onlyEquipment(kind);
     if (!entry) return undefined;
-    return equipmentRegisters(since === null ? entry : index.equipmentUpdates(entry, since), new Shaper(light));
+    return equipmentRegisters(
+      since === null ? entry : index.equipmentUpdates(entry, since),
+      new Shaper(light),
+    );
   }
 
   /**
    * A whole-site view: the serialized body (cached while the site is unchanged) without a cut-off,
    * the value itself with one (built from the cached rows every time). Undefined: no such site.
    */
-  async siteView(siteId: number, view: SiteView, read: SiteRead): Promise<{ body: CachedBody } | { value: unknown } | undefined> {
-    const fingerprint = await this.cache.fingerprint(siteId, () => siteFingerprint(this.db, siteId));
+  async siteView(
+    siteId: number,
+    view: SiteView,
+    read: SiteRead,
+  ): Promise<{ body: CachedBody } | { value: unknown } | undefined> {
+    const fingerprint = await this.cache.fingerprint(siteId, () =>
+      siteFingerprint(this.db, siteId),
+    );
     if (fingerprint === undefined) return undefined;
     const key = `${view}${read.light ? ' light' : ''} ${siteId}`;
     let body = read.since === null ? this.cache.body(key, fingerprint) : undefined;
@@ -75,7 +112,9 @@ export class ConfigReader {
   private loadSite(siteId: number): Promise<LoadedSite | undefined> {
     return this.db.snapshot(async (tx) => {
       const fingerprint = await siteFingerprint(tx, siteId);
-      return fingerprint === undefined ? undefined : { fingerprint, index: new ConfigIndex(await loadSite(tx, siteId)) };
+      return fingerprint === undefined
+        ? undefined
+        : { fingerprint, index: new ConfigIndex(await loadSite(tx, siteId)) };
     });
   }
 }

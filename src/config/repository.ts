@@ -1,7 +1,18 @@
 import type { Queryable, Row } from '../db/index.js';
 import {
-  ACTUATOR, FLOW_METER, MODBUS_DEVICE, PUMP, REGISTER, SENSOR, SENSOR_SCALING, SENSOR_TRIGGER, SITE, TANK_GROUP,
-  TANK_GROUP_CONNECTION, selectList, type Field,
+  ACTUATOR,
+  FLOW_METER,
+  MODBUS_DEVICE,
+  PUMP,
+  REGISTER,
+  SENSOR,
+  SENSOR_SCALING,
+  SENSOR_TRIGGER,
+  SITE,
+  TANK_GROUP,
+  TANK_GROUP_CONNECTION,
+  selectList,
+  type Field,
 } from '../schemas/records.js';
 import { toIso } from '../time.js';
 
@@ -57,7 +68,10 @@ export interface LinkChange {
   stamp: number;
 }
 
-export const EQUIPMENT_TABLES: Record<EquipmentKind, { table: string; id: string; fields: Field[]; typeId: number }> = {
+export const EQUIPMENT_TABLES: Record<
+  EquipmentKind,
+  { table: string; id: string; fields: Field[]; typeId: number }
+> = {
   meter: { table: 'flow_meters', id: 'meter_id', fields: FLOW_METER, typeId: 1 },
   pump: { table: 'pumps', id: 'pump_id', fields: PUMP, typeId: 2 },
   tank: { table: 'tank_groups', id: 'tank_group_id', fields: TANK_GROUP, typeId: 3 },
@@ -91,9 +105,23 @@ function isoTimes(rec: Row, names: string[]): Row {
   return rec;
 }
 
-async function items(db: Queryable, fields: Field[], table: string, id: string, where: string, params: unknown[], times: string[] = []) {
-  const rows = await db.query(`SELECT ${selectList(fields, 't')}, t.updated_at AS "_stamp" FROM ${table} t WHERE ${where} ORDER BY t.${id}`, params);
-  return rows.map(({ _stamp, ...rec }): Item => ({ rec: isoTimes(rec, times), stamp: (_stamp as Date).getTime() }));
+async function items(
+  db: Queryable,
+  fields: Field[],
+  table: string,
+  id: string,
+  where: string,
+  params: unknown[],
+  times: string[] = [],
+) {
+  const rows = await db.query(
+    `SELECT ${selectList(fields, 't')}, t.updated_at AS "_stamp" FROM ${table} t WHERE ${where} ORDER BY t.${id}`,
+    params,
+  );
+  return rows.map(({ _stamp, ...rec }): Item => ({
+    rec: isoTimes(rec, times),
+    stamp: (_stamp as Date).getTime(),
+  }));
 }
 
 /**
@@ -102,18 +130,43 @@ async function items(db: Queryable, fields: Field[], table: string, id: string, 
  * transaction, so those tables tell the change already, and the fingerprint stays as cheap as it was.
  */
 const CONFIG_TABLES = [
-  'modbus_devices', 'registers', 'sensor_registers', 'sensors', 'flow_meters', 'pumps', 'tank_groups', 'equipment_register_roles',
-  'actuators', 'actuator_sensor_scalings', 'actuator_sensor_triggers', 'actuator_tank_group_connections',
+  'modbus_devices',
+  'registers',
+  'sensor_registers',
+  'sensors',
+  'flow_meters',
+  'pumps',
+  'tank_groups',
+  'equipment_register_roles',
+  'actuators',
+  'actuator_sensor_scalings',
+  'actuator_sensor_triggers',
+  'actuator_tank_group_connections',
 ];
 
-const LINK_CHANGES = 'SELECT equipment_kind, equipment_id, role, register_id, changed_at FROM config_link_changes';
-const toLinkChange = (r: Row): LinkChange => ({ kind: r.equipment_kind, id: r.equipment_id, role: r.role, registerId: r.register_id, stamp: r.changed_at.getTime() });
+const LINK_CHANGES =
+  'SELECT equipment_kind, equipment_id, role, register_id, changed_at FROM config_link_changes';
+const toLinkChange = (r: Row): LinkChange => ({
+  kind: r.equipment_kind,
+  id: r.equipment_id,
+  role: r.role,
+  registerId: r.register_id,
+  stamp: r.changed_at.getTime(),
+});
 /** Registers whose link to the equipment changed, some of which left it: read as they are now, so /updates can show where they went. */
-const traced = (kind: string, id: string) => `r.register_id IN (SELECT register_id FROM config_link_changes WHERE equipment_kind = ${kind} AND equipment_id = ${id})`;
+const traced = (kind: string, id: string) =>
+  `r.register_id IN (SELECT register_id FROM config_link_changes WHERE equipment_kind = ${kind} AND equipment_id = ${id})`;
 /** Nothing: what the by-id loads start from. */
 export const emptyConfig = (): ConfigData => ({
-  devices: [], registers: [], sensors: [], meters: [], pumps: [], tanks: [], roles: new Map(),
-  actuators: { actuators: [], scalings: [], triggers: [], connections: [] }, linkChanges: [],
+  devices: [],
+  registers: [],
+  sensors: [],
+  meters: [],
+  pumps: [],
+  tanks: [],
+  roles: new Map(),
+  actuators: { actuators: [], scalings: [], triggers: [], connections: [] },
+  linkChanges: [],
 });
 
 /**
@@ -123,7 +176,10 @@ export const emptyConfig = (): ConfigData => ({
  * configuration fields (not its LastCommunication, which uploads keep moving). Undefined: no such site.
  */
 export async function siteFingerprint(db: Queryable, siteId: number): Promise<string | undefined> {
-  const perTable = CONFIG_TABLES.map((t) => `(SELECT count(*) || '/' || coalesce(sum(xmin::text::bigint), 0) FROM ${t} WHERE site_id = $1)`);
+  const perTable = CONFIG_TABLES.map(
+    (t) =>
+      `(SELECT count(*) || '/' || coalesce(sum(xmin::text::bigint), 0) FROM ${t} WHERE site_id = $1)`,
+  );
   const [row] = await db.query<{ fp: string }>(
     `SELECT concat_ws('|', row(${SITE.map((f) => `s.${f.column}`).join(', ')}, c.name)::text, ${perTable.join(', ')}) AS fp
        FROM sites s JOIN companies c ON c.company_id = s.company_id WHERE s.site_id = $1`,
@@ -149,21 +205,45 @@ function groupRoles(rows: Row[]): ConfigData['roles'] {
  */
 export async function loadSite(db: Queryable, siteId: number): Promise<ConfigData> {
   const p = [siteId];
-  const equipment = (k: EquipmentKind) => items(db, EQUIPMENT_TABLES[k].fields, EQUIPMENT_TABLES[k].table, EQUIPMENT_TABLES[k].id, 't.site_id = $1', p);
-  const [[site], devices, registers, sensors, meters, pumps, tanks, roles, actuators, links] = await Promise.all([
-    db.query(`SELECT ${selectList(SITE, 's')}, c.name AS "CompanyName" FROM sites s JOIN companies c ON c.company_id = s.company_id WHERE s.site_id = $1`, p),
-    items(db, MODBUS_DEVICE, 'modbus_devices', 'device_id', 't.site_id = $1', p, DEVICE_TIMES),
-    db.query(`${REGISTER_SELECT} WHERE r.site_id = $1 ORDER BY r.register_id`, p),
-    items(db, SENSOR, 'sensors', 'sensor_id', 't.site_id = $1', p),
-    equipment('meter'),
-    equipment('pump'),
-    equipment('tank'),
-    db.query(`SELECT equipment_kind, equipment_id, role, register_id FROM equipment_register_roles WHERE site_id = $1 ORDER BY equipment_kind, equipment_id, position`, p),
-    loadActuators(db, siteId),
-    db.query(`${LINK_CHANGES} WHERE site_id = $1`, p),
-  ]);
+  const equipment = (k: EquipmentKind) =>
+    items(
+      db,
+      EQUIPMENT_TABLES[k].fields,
+      EQUIPMENT_TABLES[k].table,
+      EQUIPMENT_TABLES[k].id,
+      't.site_id = $1',
+      p,
+    );
+  const [[site], devices, registers, sensors, meters, pumps, tanks, roles, actuators, links] =
+    await Promise.all([
+      db.query(
+        `SELECT ${selectList(SITE, 's')}, c.name AS "CompanyName" FROM sites s JOIN companies c ON c.company_id = s.company_id WHERE s.site_id = $1`,
+        p,
+      ),
+      items(db, MODBUS_DEVICE, 'modbus_devices', 'device_id', 't.site_id = $1', p, DEVICE_TIMES),
+      db.query(`${REGISTER_SELECT} WHERE r.site_id = $1 ORDER BY r.register_id`, p),
+      items(db, SENSOR, 'sensors', 'sensor_id', 't.site_id = $1', p),
+      equipment('meter'),
+      equipment('pump'),
+      equipment('tank'),
+      db.query(
+        `SELECT equipment_kind, equipment_id, role, register_id FROM equipment_register_roles WHERE site_id = $1 ORDER BY equipment_kind, equipment_id, position`,
+        p,
+      ),
+      loadActuators(db, siteId),
+      db.query(`${LINK_CHANGES} WHERE site_id = $1`, p),
+    ]);
   return {
-    site, devices, registers: registers.map(toRegister), sensors, meters, pumps, tanks, roles: groupRoles(roles), actuators, linkChanges: links.map(toLinkChange),
+    site,
+    devices,
+    registers: registers.map(toRegister),
+    sensors,
+    meters,
+    pumps,
+    tanks,
+    roles: groupRoles(roles),
+    actuators,
+    linkChanges: links.map(toLinkChange),
   };
 }
 
@@ -182,7 +262,8 @@ export function parseScalePoints(text: unknown): { F: number; V: number }[] {
   if (!Array.isArray(value)) return [];
   const points: { F: number; V: number }[] = [];
   for (const p of value) {
-    if (typeof p !== 'object' || p === null || !Number.isFinite(p.F) || !Number.isFinite(p.V)) return [];
+    if (typeof p !== 'object' || p === null || !Number.isFinite(p.F) || !Number.isFinite(p.V))
+      return [];
     points.push({ F: p.F, V: p.V });
   }
   return points;
@@ -190,28 +271,55 @@ export function parseScalePoints(text: unknown): { F: number; V: number }[] {
 
 async function loadActuators(db: Queryable, siteId: number): Promise<ActuatorRows> {
   const q = (fields: Field[], table: string, extra: string, order: string) =>
-    db.query(`SELECT ${selectList(fields, 't')}${extra} FROM ${table} t WHERE t.site_id = $1 ORDER BY ${order}`, [siteId]);
+    db.query(
+      `SELECT ${selectList(fields, 't')}${extra} FROM ${table} t WHERE t.site_id = $1 ORDER BY ${order}`,
+      [siteId],
+    );
   const [actuators, scalings, triggers, connections] = await Promise.all([
     q(ACTUATOR, 'actuators', '', 't.actuator_id'),
-    q(SENSOR_SCALING, 'actuator_sensor_scalings', ', t.scale_points AS "_scalePoints"', 't.actuator_id, t.scaling_id'),
+    q(
+      SENSOR_SCALING,
+      'actuator_sensor_scalings',
+      ', t.scale_points AS "_scalePoints"',
+      't.actuator_id, t.scaling_id',
+    ),
     q(SENSOR_TRIGGER, 'actuator_sensor_triggers', '', 't.actuator_id, t.position'),
-    q(TANK_GROUP_CONNECTION, 'actuator_tank_group_connections', '', 't.actuator_id, t.connection_id'),
+    q(
+      TANK_GROUP_CONNECTION,
+      'actuator_tank_group_connections',
+      '',
+      't.actuator_id, t.connection_id',
+    ),
   ]);
   return {
     actuators: actuators.map((a) => isoTimes(a, ACTUATOR_TIMES)),
-    scalings: scalings.map(({ _scalePoints, ...rec }) => ({ ...rec, ScalePoints: parseScalePoints(_scalePoints) })),
+    scalings: scalings.map(({ _scalePoints, ...rec }) => ({
+      ...rec,
+      ScalePoints: parseScalePoints(_scalePoints),
+    })),
     triggers,
     connections,
   };
 }
 
 /** A sensor's registers, and those that left it, with the sensor's link changes. */
-export async function loadSensor(db: Queryable, sensorId: number, siteId: number): Promise<ConfigData> {
+export async function loadSensor(
+  db: Queryable,
+  sensorId: number,
+  siteId: number,
+): Promise<ConfigData> {
   const [registers, links] = await Promise.all([
-    db.query(`${REGISTER_SELECT} WHERE r.site_id = $2 AND (sr.sensor_id = $1 OR ${traced(`'sensor'`, '$1')}) ORDER BY r.register_id`, [sensorId, siteId]),
+    db.query(
+      `${REGISTER_SELECT} WHERE r.site_id = $2 AND (sr.sensor_id = $1 OR ${traced(`'sensor'`, '$1')}) ORDER BY r.register_id`,
+      [sensorId, siteId],
+    ),
     db.query(`${LINK_CHANGES} WHERE equipment_kind = 'sensor' AND equipment_id = $1`, [sensorId]),
   ]);
-  return { ...emptyConfig(), registers: registers.map(toRegister), linkChanges: links.map(toLinkChange) };
+  return {
+    ...emptyConfig(),
+    registers: registers.map(toRegister),
+    linkChanges: links.map(toLinkChange),
+  };
 }
 
 /**
@@ -219,20 +327,41 @@ export async function loadSensor(db: Queryable, sensorId: number, siteId: number
  * attached to it by EquipmentTypeID/EquipmentID, and a meter's SiteSensorID) and their registers,
  * the registers that left it and its link changes.
  */
-export async function loadEquipment(db: Queryable, kind: EquipmentKind, id: number, siteId: number): Promise<ConfigData> {
+export async function loadEquipment(
+  db: Queryable,
+  kind: EquipmentKind,
+  id: number,
+  siteId: number,
+): Promise<ConfigData> {
   const t = EQUIPMENT_TABLES[kind];
   // $1 site, $2 equipment id, $3 equipment type code, $4 role kind
-  const ownSensor = kind === 'meter' ? ' OR s.sensor_id = (SELECT site_sensor_id FROM flow_meters WHERE meter_id = $2::int)' : '';
+  const ownSensor =
+    kind === 'meter'
+      ? ' OR s.sensor_id = (SELECT site_sensor_id FROM flow_meters WHERE meter_id = $2::int)'
+      : '';
   const sensorIds = `SELECT s.sensor_id FROM sensors s WHERE s.site_id = $1::int AND ((s.equipment_type_id = $3::int AND s.equipment_id = $2::int)${ownSensor})`;
   const roleIds = `SELECT register_id FROM equipment_register_roles WHERE equipment_kind = $4::text AND equipment_id = $2::int`;
   const p = [siteId, id, t.typeId, kind];
   const [equipment, sensors, registers, roles, links] = await Promise.all([
     items(db, t.fields, t.table, t.id, `t.${t.id} = $1`, [id]),
     items(db, SENSOR, 'sensors', 'sensor_id', `t.sensor_id IN (${sensorIds})`, p.slice(0, 3)),
-    db.query(`${REGISTER_SELECT} WHERE r.site_id = $1 AND (r.register_id IN (${roleIds}) OR sr.sensor_id IN (${sensorIds}) OR ${traced('$4::text', '$2::int')}) ORDER BY r.register_id`, p),
-    db.query(`SELECT equipment_kind, equipment_id, role, register_id FROM equipment_register_roles WHERE equipment_kind = $1 AND equipment_id = $2 ORDER BY position`, [kind, id]),
+    db.query(
+      `${REGISTER_SELECT} WHERE r.site_id = $1 AND (r.register_id IN (${roleIds}) OR sr.sensor_id IN (${sensorIds}) OR ${traced('$4::text', '$2::int')}) ORDER BY r.register_id`,
+      p,
+    ),
+    db.query(
+      `SELECT equipment_kind, equipment_id, role, register_id FROM equipment_register_roles WHERE equipment_kind = $1 AND equipment_id = $2 ORDER BY position`,
+      [kind, id],
+    ),
     db.query(`${LINK_CHANGES} WHERE equipment_kind = $1 AND equipment_id = $2`, [kind, id]),
   ]);
   const list = ({ meter: 'meters', pump: 'pumps', tank: 'tanks' } as const)[kind];
-  return { ...emptyConfig(), registers: registers.map(toRegister), sensors, [list]: equipment, roles: groupRoles(roles), linkChanges: links.map(toLinkChange) };
+  return {
+    ...emptyConfig(),
+    registers: registers.map(toRegister),
+    sensors,
+    [list]: equipment,
+    roles: groupRoles(roles),
+    linkChanges: links.map(toLinkChange),
+  };
 }

@@ -32,16 +32,24 @@ export class Shaper {
   actuator = (rec: Row): Row => (this.light ? stripNulls(rec, HEAVY) : rec);
 }
 
-export const sensorConfig = (e: SensorEntry, s: Shaper) => ({ sensor: s.record(e.sensor.rec), sensorRegisters: e.registers.map(s.register) });
+export const sensorConfig = (e: SensorEntry, s: Shaper) => ({
+  sensor: s.record(e.sensor.rec),
+  sensorRegisters: e.registers.map(s.register),
+});
 
 /** MeterRegistersDto, PumpRegistersDto, TankRegistersDto: role map (null: unconfigured role) and sensor registers. */
 export const equipmentRegisters = (e: EquipmentEntry, s: Shaper) => ({
-  [KEYS[e.kind].roles]: Object.fromEntries(e.roles.map((r) => [r.role, r.register ? s.register(r.register) : null])),
+  [KEYS[e.kind].roles]: Object.fromEntries(
+    e.roles.map((r) => [r.role, r.register ? s.register(r.register) : null]),
+  ),
   sensorRegisters: e.sensorRegisters.map(s.register),
 });
 
 /** MeterConfigDto, PumpConfigDto, TankConfigDto. */
-export const equipmentConfig = (e: EquipmentEntry, s: Shaper) => ({ [KEYS[e.kind].record]: s.record(e.equipment.rec), ...equipmentRegisters(e, s) });
+export const equipmentConfig = (e: EquipmentEntry, s: Shaper) => ({
+  [KEYS[e.kind].record]: s.record(e.equipment.rec),
+  ...equipmentRegisters(e, s),
+});
 
 /** Actuator configuration entries (interface §2.7), children grouped by actuator in one pass each. */
 export function actuatorEntries(rows: ActuatorRows, s: Shaper): Row[] {
@@ -54,7 +62,11 @@ export function actuatorEntries(rows: ActuatorRows, s: Shaper): Row[] {
     }
     return out;
   };
-  const [scalings, triggers, connections] = [group(rows.scalings), group(rows.triggers), group(rows.connections)];
+  const [scalings, triggers, connections] = [
+    group(rows.scalings),
+    group(rows.triggers),
+    group(rows.connections),
+  ];
   return rows.actuators.map((a) => ({
     actuator: s.actuator(a),
     sensorScalings: scalings.get(a.SiteActuatorID) ?? [],
@@ -65,7 +77,8 @@ export function actuatorEntries(rows: ActuatorRows, s: Shaper): Row[] {
 
 /** SiteConfigDto. */
 export function siteConfig(index: ConfigIndex, s: Shaper, since: Since) {
-  const equipment = (kind: EquipmentKind) => index.equipmentEntries(kind, since).map((e) => equipmentConfig(e, s));
+  const equipment = (kind: EquipmentKind) =>
+    index.equipmentEntries(kind, since).map((e) => equipmentConfig(e, s));
   return {
     site: s.record(index.data.site!),
     devices: index.devices(since).map((d) => s.record(d.rec)),
@@ -97,17 +110,26 @@ export function compactConfig(index: ConfigIndex, since: Since) {
   const equipment = (kind: EquipmentKind) =>
     index.equipmentEntries(kind, since).map((e) => ({
       [KEYS[kind].record]: e.equipment.rec,
-      [KEYS[kind].roles]: Object.fromEntries(e.roles.map((r) => [r.role, r.register ? compactId(idOf(r.register)) : null])),
+      [KEYS[kind].roles]: Object.fromEntries(
+        e.roles.map((r) => [r.role, r.register ? compactId(idOf(r.register)) : null]),
+      ),
       sensorRegisterIds: e.sensorRegisters.map(idOf),
     }));
-  const sensors = index.sensorEntries(since).map((e) => ({ sensor: e.sensor.rec, registerIds: e.registers.map(idOf) }));
+  const sensors = index
+    .sensorEntries(since)
+    .map((e) => ({ sensor: e.sensor.rec, registerIds: e.registers.map(idOf) }));
   const [meters, pumps, tankGroups] = [equipment('meter'), equipment('pump'), equipment('tank')];
-  for (const a of index.data.actuators.actuators) for (const f of ACTUATOR_REGISTER_FIELDS) if (a[f] !== null) used.add(a[f]);
+  for (const a of index.data.actuators.actuators)
+    for (const f of ACTUATOR_REGISTER_FIELDS) if (a[f] !== null) used.add(a[f]);
   const light = new Shaper(true);
   const registers: Row = {};
-  for (const r of index.data.registers) if (used.has(r.rec.SiteIODeviceRegisterID)) registers[r.rec.SiteIODeviceRegisterID] = light.register(r);
+  for (const r of index.data.registers)
+    if (used.has(r.rec.SiteIODeviceRegisterID))
+      registers[r.rec.SiteIODeviceRegisterID] = light.register(r);
   return {
-    devices: Object.fromEntries(index.devices(since).map((d) => [d.rec.SiteModbusInOutDeviceID, d.rec])),
+    devices: Object.fromEntries(
+      index.devices(since).map((d) => [d.rec.SiteModbusInOutDeviceID, d.rec]),
+    ),
     registers,
     sensors,
     meters,

@@ -15,7 +15,15 @@ export class DatabaseTimeout extends Error {
 // 08: connection exception; 57P01-03: shutdown, cannot connect now; 57014: statement cancelled
 // (server-side statement_timeout); 55P03: lock not available (lock_timeout); 53300: too many connections.
 const SERVER_CODES = /^(08|57P0[123]$|57014$|55P03$|53300$)/;
-const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
 const DRIVER_MESSAGES =
   /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|Cannot use a pool after calling end|PGlite is closed/;
 
@@ -23,20 +31,31 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (err instanceof DatabaseTimeout) return true;
   const e = err as { code?: unknown; message?: unknown } | undefined;
   const code = typeof e?.code === 'string' ? e.code : '';
-  return SERVER_CODES.test(code) || NETWORK_CODES.has(code) || DRIVER_MESSAGES.test(typeof e?.message === 'string' ? e.message : '');
+  return (
+    SERVER_CODES.test(code) ||
+    NETWORK_CODES.has(code) ||
+    DRIVER_MESSAGES.test(typeof e?.message === 'string' ? e.message : '')
+  );
 }
 
 /**
  * Asks the server to cancel what a backend is running (the protocol's CancelRequest, on a connection
  * of its own; no answer is sent). Best effort: a server that does not answer is given up after 2 s.
  */
-export function cancelBackend(host: string, port: number, processId: number, secretKey: number): void {
+export function cancelBackend(
+  host: string,
+  port: number,
+  processId: number,
+  secretKey: number,
+): void {
   const message = Buffer.alloc(16);
   message.writeInt32BE(16, 0);
   message.writeInt32BE(80877102, 4);
   message.writeInt32BE(processId, 8);
   message.writeInt32BE(secretKey, 12);
-  const socket = host.startsWith('/') ? connectSocket({ path: `${host}/.s.PGSQL.${port}` }) : connectSocket({ host, port });
+  const socket = host.startsWith('/')
+    ? connectSocket({ path: `${host}/.s.PGSQL.${port}` })
+    : connectSocket({ host, port });
   socket.setTimeout(2000, () => socket.destroy());
   socket.on('error', () => {});
   socket.on('connect', () => socket.end(message));
@@ -46,7 +65,11 @@ export function cancelBackend(host: string, port: number, processId: number, sec
  * Runs work, rejecting with DatabaseTimeout once ms have passed (Infinity: never). onExpire runs at
  * that moment (it cancels and drops the connection); the work's own late outcome is ignored.
  */
-export async function withinDeadline<T>(ms: number, work: (expired: () => boolean) => Promise<T>, onExpire?: () => void): Promise<T> {
+export async function withinDeadline<T>(
+  ms: number,
+  work: (expired: () => boolean) => Promise<T>,
+  onExpire?: () => void,
+): Promise<T> {
   if (!Number.isFinite(ms)) return work(() => false);
   let expired = false;
   let timer: NodeJS.Timeout | undefined;

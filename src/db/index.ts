@@ -12,7 +12,9 @@ export type { Database, Queryable, Row } from './types.js';
  * Opens the configured database (PostgreSQL with DATABASE_URL, else PGlite in DATA_DIR) and migrates it.
  * The embedded one is taken for this process until close() (a second process is refused: DataDirBusyError).
  */
-export async function connect(config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR'>): Promise<Database> {
+export async function connect(
+  config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR'>,
+): Promise<Database> {
   let db: Database;
   if (config.DATABASE_URL) {
     db = await openPostgres(config.DATABASE_URL);

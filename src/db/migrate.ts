@@ -9,7 +9,9 @@ const dir = fileURLToPath(new URL('./migrations/', import.meta.url));
 export async function migrate(db: Database): Promise<string[]> {
   await db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-  const files = readdirSync(dir).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
+  const files = readdirSync(dir)
+    .filter((f) => /^\d{3}_.+\.sql$/.test(f))
+    .sort();
   const applied: string[] = [];
   for (const file of files) {
     const version = Number(file.slice(0, 3));
@@ -19,7 +21,10 @@ export async function migrate(db: Database): Promise<string[]> {
       const seen = await tx.query('SELECT 1 FROM schema_migrations WHERE version = $1', [version]);
       if (seen.length) return false;
       await tx.exec(readFileSync(join(dir, file), 'utf8'));
-      await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [version, file]);
+      await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+        version,
+        file,
+      ]);
       return true;
     });
     if (done) applied.push(file);

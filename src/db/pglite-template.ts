@@ -15,7 +15,9 @@ const pgliteVersion = (): string => {
 };
 
 /** Where the build puts the template: beside the compiled code (dist/), absent when run from source. */
-export const TEMPLATE = fileURLToPath(new URL(`../pglite-template-${pgliteVersion()}.tar.gz`, import.meta.url));
+export const TEMPLATE = fileURLToPath(
+  new URL(`../pglite-template-${pgliteVersion()}.tar.gz`, import.meta.url),
+);
 
 /** Packs an empty, initialised database into `file` unless it is there already. */
 export async function writeTemplate(file = TEMPLATE): Promise<void> {

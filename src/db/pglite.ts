@@ -14,7 +14,15 @@ const parsers = {
 // An embedded database has no replicas: wal_level minimal lets bulk loads into tables made or
 // emptied in the same transaction (the demo history) skip the write-ahead log, and two 16 MB log
 // files are kept for reuse instead of 80 MB, so a small DATA_DIR stays small.
-const startParams = [...PGlite.defaultStartParams, '-c', 'wal_level=minimal', '-c', 'max_wal_senders=0', '-c', 'min_wal_size=32MB'];
+const startParams = [
+  ...PGlite.defaultStartParams,
+  '-c',
+  'wal_level=minimal',
+  '-c',
+  'max_wal_senders=0',
+  '-c',
+  'min_wal_size=32MB',
+];
 
 /** Embedded PostgreSQL; dataDir undefined means in memory. A new dataDir is unpacked from the template when there is one. */
 export async function openPglite(dataDir?: string, template = TEMPLATE): Promise<Database> {
@@ -30,11 +38,16 @@ export async function openPglite(dataDir?: string, template = TEMPLATE): Promise
   });
   // PGlite runs in this thread and cannot be interrupted: a call past its deadline is answered at
   // once, and a transaction past it rolls back at its next statement (nothing more of it is written).
-  const inTransaction = <T>(ms: number, setup: string | undefined, fn: (tx: Transaction) => Promise<T>) =>
+  const inTransaction = <T>(
+    ms: number,
+    setup: string | undefined,
+    fn: (tx: Transaction) => Promise<T>,
+  ) =>
     withinDeadline(ms, (expired) =>
       pg.transaction(async (tx) => {
         const checked: Transaction = {
-          query: (sql, params) => (expired() ? Promise.reject(new DatabaseTimeout(ms)) : wrap(tx).query(sql, params)),
+          query: (sql, params) =>
+            expired() ? Promise.reject(new DatabaseTimeout(ms)) : wrap(tx).query(sql, params),
           exec: (sql) => (expired() ? Promise.reject(new DatabaseTimeout(ms)) : wrap(tx).exec(sql)),
         };
         if (setup) await checked.exec(setup);
@@ -47,7 +60,8 @@ export async function openPglite(dataDir?: string, template = TEMPLATE): Promise
     query: (sql, params) => withinDeadline(ms, () => base.query(sql, params)),
     transaction: (fn) => inTransaction(ms, undefined, fn),
     // PGlite runs one transaction at a time, so this one is consistent anyway; read-only guards it.
-    snapshot: (fn) => inTransaction(ms, 'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY', fn),
+    snapshot: (fn) =>
+      inTransaction(ms, 'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY', fn),
     exec: (sql) => withinDeadline(ms, () => base.exec(sql)),
     bounded: view,
     listen: (channel, onNotify) => pg.listen(channel, onNotify),

@@ -33,7 +33,9 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
   pool.on('connect', (client) => client.on('error', () => {}));
   const q = (c: pg.PoolClient): Transaction => ({
     async query(sql, params, options?: QueryOptions) {
-      if (options?.prepared) return (await c.query({ name: statementName(sql), text: sql, values: params as any[] })).rows;
+      if (options?.prepared)
+        return (await c.query({ name: statementName(sql), text: sql, values: params as any[] }))
+          .rows;
       return (await c.query(sql, params as any[])).rows;
     },
     async exec(sql) {
@@ -56,8 +58,15 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     };
     const abandon = () => {
       if (!client || released) return;
-      const c = client as pg.PoolClient & { processID?: number; secretKey?: number; host: string; port: number; connection?: { stream?: { destroy(): void } } };
-      if (c.processID != null && c.secretKey != null) cancelBackend(c.host, c.port, c.processID, c.secretKey);
+      const c = client as pg.PoolClient & {
+        processID?: number;
+        secretKey?: number;
+        host: string;
+        port: number;
+        connection?: { stream?: { destroy(): void } };
+      };
+      if (c.processID != null && c.secretKey != null)
+        cancelBackend(c.host, c.port, c.processID, c.secretKey);
       release(new Error('deadline passed'));
       c.connection?.stream?.destroy();
     };
@@ -102,7 +111,10 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
       };
       try {
         await client.query(begin);
-        const result = await fn({ query: (sql, params, options) => inTurn(() => c.query(sql, params, options)), exec: (sql) => inTurn(() => c.exec(sql)) });
+        const result = await fn({
+          query: (sql, params, options) => inTurn(() => c.query(sql, params, options)),
+          exec: (sql) => inTurn(() => c.exec(sql)),
+        });
         await end('COMMIT');
         return result;
       } catch (err) {
@@ -144,7 +156,11 @@ function statementName(sql: string): string {
  * made again every second until it works; onNotify runs after each connection, since notices sent
  * meanwhile are lost.
  */
-async function listen(connection: pg.ClientConfig, channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+async function listen(
+  connection: pg.ClientConfig,
+  channel: string,
+  onNotify: (payload: string) => void,
+): Promise<() => Promise<void>> {
   let client: pg.Client | undefined;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;

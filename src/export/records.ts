@@ -17,7 +17,10 @@ export const MEDIA_TYPE: Record<Format, string> = {
 /** CSV only when the Accept header prefers text/csv to application/json; JSON otherwise (and without Accept). */
 export function negotiateFormat(accept: string | undefined): Format {
   if (!accept) return 'json';
-  return new Negotiator({ headers: { accept } }).mediaType(['application/json', 'text/csv']) === 'text/csv' ? 'csv' : 'json';
+  return new Negotiator({ headers: { accept } }).mediaType(['application/json', 'text/csv']) ===
+    'text/csv'
+    ? 'csv'
+    : 'json';
 }
 
 /** A record as the values of its fields, in the order of the field names; times already ISO strings. */
@@ -47,7 +50,11 @@ export function encodeRecords(format: Format, fields: readonly string[], rows: V
  * The response body for pages of records. The first page is read before this returns, so that an
  * error before the first byte becomes an error response rather than a cut-off body.
  */
-export async function recordsBody(format: Format, fields: readonly string[], pages: AsyncIterator<Page>): Promise<Readable> {
+export async function recordsBody(
+  format: Format,
+  fields: readonly string[],
+  pages: AsyncIterator<Page>,
+): Promise<Readable> {
   const first = await pages.next();
   const encode = format === 'json' ? jsonEncoder(fields) : csvEncoder(fields);
   async function* body(): AsyncGenerator<string> {
@@ -57,7 +64,9 @@ export async function recordsBody(format: Format, fields: readonly string[], pag
     while (!page.done) {
       const value = page.value;
       if (Array.isArray(value) ? value.length : value.text) {
-        yield Array.isArray(value) ? encode.page(value, firstRecord) : encode.text(value.text, firstRecord);
+        yield Array.isArray(value)
+          ? encode.page(value, firstRecord)
+          : encode.text(value.text, firstRecord);
         firstRecord = false;
       }
       page = await pages.next();
@@ -78,7 +87,8 @@ function jsonEncoder(fields: readonly string[]): Encoder {
   const keys = fields.map((f, i) => `${i ? ',' : '{'}${JSON.stringify(f)}:`);
   const record = (row: Values) => {
     let s = '';
-    for (let i = 0; i < keys.length; i++) s += keys[i] + (row[i] === undefined ? 'null' : JSON.stringify(row[i]));
+    for (let i = 0; i < keys.length; i++)
+      s += keys[i] + (row[i] === undefined ? 'null' : JSON.stringify(row[i]));
     return `${s}}`;
   };
   return {
@@ -101,11 +111,16 @@ const CSV_OPTIONS = {
 function csvEncoder(fields: readonly string[]): Encoder {
   return {
     head: stringify([fields as string[]], CSV_OPTIONS),
-    page: (rows) => stringify(rows.map((r) => r.map(csvValue)), CSV_OPTIONS),
+    page: (rows) =>
+      stringify(
+        rows.map((r) => r.map(csvValue)),
+        CSV_OPTIONS,
+      ),
     text: (encoded) => `${encoded}\r\n`,
     tail: '',
   };
 }
 
 /** null as an empty field; an id list as one field, its items separated by spaces. */
-const csvValue = (v: unknown) => (v === null || v === undefined ? '' : Array.isArray(v) ? v.join(' ') : v);
+const csvValue = (v: unknown) =>
+  v === null || v === undefined ? '' : Array.isArray(v) ? v.join(' ') : v;

@@ -68,7 +68,12 @@ export async function intactDigests(db: Queryable, digests: string[]): Promise<S
 }
 
 /** The stored bytes of one blob, a slice per query (no connection is held between slices). */
-export async function* readBlob(db: Queryable, digest: string, size: number, sliceBytes = SLICE_BYTES): AsyncGenerator<Buffer> {
+export async function* readBlob(
+  db: Queryable,
+  digest: string,
+  size: number,
+  sliceBytes = SLICE_BYTES,
+): AsyncGenerator<Buffer> {
   for (let from = 0; from < size; from += sliceBytes) {
     const rows = await db.query<{ chunk: string }>(
       `SELECT encode(substring(data FROM $2 FOR $3), 'base64') AS chunk FROM image_blobs WHERE sha256 = decode($1, 'hex')`,

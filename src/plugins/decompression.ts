@@ -22,7 +22,8 @@ export const REQUEST_ENCODINGS = ['gzip', 'deflate', 'br'];
 type BodyStream = PassThrough & { receivedEncodedLength: number };
 
 const hasBody = (headers: Record<string, unknown>) =>
-  headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+  headers['transfer-encoding'] !== undefined ||
+  (headers['content-length'] !== undefined && headers['content-length'] !== '0');
 
 export function registerDecompression(app: FastifyInstance, limit: number): void {
   app.addHook('preParsing', async (request, reply, payload) => {
@@ -33,12 +34,16 @@ export function registerDecompression(app: FastifyInstance, limit: number): void
     const make = DECODERS[coding];
     if (!make) {
       const shown = coding.replace(/[^\x20-\x7e]/g, '?').slice(0, 40);
-      throw new HttpError(415, `unsupported Content-Encoding '${shown}': send gzip, deflate, br or none`, [
-        { path: '/', message: 'Content-Encoding must be gzip, deflate, br or identity' },
-      ]);
+      throw new HttpError(
+        415,
+        `unsupported Content-Encoding '${shown}': send gzip, deflate, br or none`,
+        [{ path: '/', message: 'Content-Encoding must be gzip, deflate, br or identity' }],
+      );
     }
     // The route's own limit when it has one (the same number today: every route takes BODY_LIMIT).
-    return decodeBody(payload, make(), coding, request.routeOptions.bodyLimit ?? limit, () => reply.header('connection', 'close'));
+    return decodeBody(payload, make(), coding, request.routeOptions.bodyLimit ?? limit, () =>
+      reply.header('connection', 'close'),
+    );
   });
 }
 
@@ -46,7 +51,13 @@ export function registerDecompression(app: FastifyInstance, limit: number): void
  * The decompressed body of `raw`, failing with 413 once it passes `limit` bytes (the decoder is
  * destroyed and `raw` is no longer read) and with 400 when the bytes are not valid `coding` data.
  */
-export function decodeBody(raw: Readable, decoder: Gunzip | ReturnType<typeof createBrotliDecompress>, coding: string, limit: number, onStop = () => {}): BodyStream {
+export function decodeBody(
+  raw: Readable,
+  decoder: Gunzip | ReturnType<typeof createBrotliDecompress>,
+  coding: string,
+  limit: number,
+  onStop = () => {},
+): BodyStream {
   const out = new PassThrough() as BodyStream;
   out.receivedEncodedLength = 0;
   // Whoever reads the body listens for errors; this keeps an unread body's error from crashing the process.
@@ -71,14 +82,26 @@ export function decodeBody(raw: Readable, decoder: Gunzip | ReturnType<typeof cr
   decoder.on('data', (chunk: Buffer) => {
     if (stopped) return;
     decoded += chunk.length;
-    if (decoded > limit) return stop(new HttpError(413, `request body is larger than the limit (${limit} bytes once decompressed)`));
+    if (decoded > limit)
+      return stop(
+        new HttpError(
+          413,
+          `request body is larger than the limit (${limit} bytes once decompressed)`,
+        ),
+      );
     if (!out.write(chunk)) decoder.pause();
   });
   out.on('drain', () => decoder.resume());
   decoder.on('end', () => {
     if (!stopped) out.end();
   });
-  decoder.on('error', () => stop(badRequest(`the body is not valid ${coding} data`, [{ path: '/', message: `not valid ${coding} data` }])));
+  decoder.on('error', () =>
+    stop(
+      badRequest(`the body is not valid ${coding} data`, [
+        { path: '/', message: `not valid ${coding} data` },
+      ]),
+    ),
+  );
   raw.pipe(decoder);
   return out;
 }

@@ -33,12 +33,25 @@ const TAGS = [
   { name: 'auth', description: 'Client credentials for a bearer token' },
   { name: 'operations', description: 'Health of the service' },
   { name: 'sites', description: 'The sites a client may see' },
-  { name: 'configuration', description: 'Equipment and site configuration, whole, light or changed since a time' },
-  { name: 'telemetry upload', description: 'Historical logs and live readings from the edge; each request atomic' },
+  {
+    name: 'configuration',
+    description: 'Equipment and site configuration, whole, light or changed since a time',
+  },
+  {
+    name: 'telemetry upload',
+    description: 'Historical logs and live readings from the edge; each request atomic',
+  },
   { name: 'telemetry download', description: 'Log summaries and raw sensor logs, as JSON or CSV' },
   { name: 'alarms', description: 'Send, resolve and list alarms' },
-  { name: 'transactions', description: 'Transaction and change logs, ticket and motion-capture images' },
-  { name: 'live stream', description: 'Server-Sent Events: readings, uploads, alarms and configuration changes as they are committed' },
+  {
+    name: 'transactions',
+    description: 'Transaction and change logs, ticket and motion-capture images',
+  },
+  {
+    name: 'live stream',
+    description:
+      'Server-Sent Events: readings, uploads, alarms and configuration changes as they are committed',
+  },
   { name: 'administration', description: 'API clients and provisioning (admin clients only)' },
 ];
 
@@ -47,18 +60,30 @@ const TAGS = [
  * status's name and the operation's summary instead ("OK: Sensor configuration").
  */
 function describeResponses<T>(document: T): T {
-  const paths = (document as { paths?: Record<string, Record<string, { summary?: string; responses?: Record<string, { description?: string }> }>> }).paths ?? {};
+  const paths =
+    (
+      document as {
+        paths?: Record<
+          string,
+          Record<string, { summary?: string; responses?: Record<string, { description?: string }> }>
+        >;
+      }
+    ).paths ?? {};
   for (const operations of Object.values(paths))
     for (const op of Object.values(operations))
       for (const [code, response] of Object.entries(op.responses ?? {}))
-        if (response.description === 'Default Response') response.description = [STATUS_CODES[Number(code)] ?? code, op.summary].filter(Boolean).join(': ');
+        if (response.description === 'Default Response')
+          response.description = [STATUS_CODES[Number(code)] ?? code, op.summary]
+            .filter(Boolean)
+            .join(': ');
   return document;
 }
 
 export async function registerDocs(app: FastifyInstance): Promise<void> {
   // Every route that reads a body can answer 413 (over BODY_LIMIT) and 415 (not JSON): listed once here.
   app.addHook('onRoute', (route) => {
-    const schema = route.schema as { body?: unknown; response?: Record<string, unknown> } | undefined;
+    const schema = route.schema as
+      { body?: unknown; response?: Record<string, unknown> } | undefined;
     if (!schema?.body || !schema.response) return;
     schema.response = { ...errorResponses(413, 415), ...schema.response };
   });
@@ -75,11 +100,21 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
       // Relative: the instance that serves this document is the one it describes, whatever its host and port.
       servers: [{ url: '/', description: 'this instance' }],
       tags: TAGS,
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      },
     },
-    refResolver: { buildLocalReference: (json, _base, _frag, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    refResolver: {
+      buildLocalReference: (json, _base, _frag, i) =>
+        typeof json.$id === 'string' ? json.$id : `def-${i}`,
+    },
     // Built once, on the first request for the document; the route schemas themselves are left as they are.
-    transformObject: (document) => describeResponses(liftTitledSchemas('openapiObject' in document ? document.openapiObject : document.swaggerObject)),
+    transformObject: (document) =>
+      describeResponses(
+        liftTitledSchemas(
+          'openapiObject' in document ? document.openapiObject : document.swaggerObject,
+        ),
+      ),
   });
   await app.register(swaggerUi, {
     routePrefix: '/docs',
@@ -89,5 +124,7 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
     transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/g, ''),
     uiConfig: { deepLinking: true },
   });
-  app.get('/openapi.json', { schema: { hide: true }, config: { rateLimit: false } }, async () => app.swagger());
+  app.get('/openapi.json', { schema: { hide: true }, config: { rateLimit: false } }, async () =>
+    app.swagger(),
+  );
 }

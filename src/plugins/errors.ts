@@ -6,7 +6,8 @@ import { isDatabaseUnavailable } from '../db/deadline.js';
 
 /** Seconds a client is asked to wait before it tries a 503 again. */
 export const RETRY_AFTER_S = 5;
-export const UNSTORED = 'the database could not store the upload; nothing of it is acknowledged, send it again';
+export const UNSTORED =
+  'the database could not store the upload; nothing of it is acknowledged, send it again';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -16,7 +17,12 @@ declare module 'fastify' {
 }
 
 export function errorBody(statusCode: number, message: string, details?: ErrorDetail[]) {
-  return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message, ...(details?.length ? { details } : {}) };
+  return {
+    statusCode,
+    error: STATUS_CODES[statusCode] ?? 'Error',
+    message,
+    ...(details?.length ? { details } : {}),
+  };
 }
 
 /** The one place that turns errors into the contract's error body; 5xx never show their cause. */
@@ -40,10 +46,17 @@ export function registerErrorHandling(app: FastifyInstance): void {
     } else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       status = 413;
       message = 'request body is larger than the limit';
-    } else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
+    } else if (
+      typeof err.statusCode === 'number' &&
+      err.statusCode >= 400 &&
+      err.statusCode < 500
+    ) {
       // Fastify's own client errors: bad JSON, wrong content type, empty body.
       status = err.statusCode;
-      message = err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'unsupported content type; send application/json' : err.message;
+      message =
+        err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+          ? 'unsupported content type; send application/json'
+          : err.message;
     }
     if (status === 503) {
       if (!reply.hasHeader('retry-after')) reply.header('retry-after', String(RETRY_AFTER_S));

@@ -16,7 +16,13 @@ function patternOf(url: string): RegExp {
   const body = url
     .replace(/\/+$/, '')
     .split('/')
-    .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg === '*' ? '.*' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\\\*/g, '.*')))
+    .map((seg) =>
+      seg.startsWith(':')
+        ? '[^/]+'
+        : seg === '*'
+          ? '.*'
+          : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\\\*/g, '.*'),
+    )
     .join('/');
   // Trailing slashes are ignored by the router (routerOptions.ignoreTrailingSlash).
   return new RegExp(`^${body}/?$`);
@@ -25,16 +31,23 @@ function patternOf(url: string): RegExp {
 export function registerRouteTable(app: FastifyInstance): void {
   const table = new Map<string, Entry>();
   app.addHook('onRoute', (route) => {
-    const entry = table.get(route.url) ?? { url: route.url, pattern: patternOf(route.url), methods: new Set<string>() };
+    const entry = table.get(route.url) ?? {
+      url: route.url,
+      pattern: patternOf(route.url),
+      methods: new Set<string>(),
+    };
     for (const m of [route.method].flat()) entry.methods.add(String(m).toUpperCase());
     table.set(route.url, entry);
   });
   app.decorate('allowedMethods', (path: string): string[] => {
     const allowed = new Set<string>();
-    for (const e of table.values()) if (e.pattern.test(path)) for (const m of e.methods) allowed.add(m);
+    for (const e of table.values())
+      if (e.pattern.test(path)) for (const m of e.methods) allowed.add(m);
     return [...allowed].sort();
   });
-  app.decorate('routeTable', () => [...table.values()].map((e) => ({ url: e.url, methods: [...e.methods].sort() })));
+  app.decorate('routeTable', () =>
+    [...table.values()].map((e) => ({ url: e.url, methods: [...e.methods].sort() })),
+  );
 }
 
 /**
@@ -48,7 +61,13 @@ export function answerNoRoute(request: FastifyRequest, reply: FastifyReply): voi
   const allowed = request.server.allowedMethods(path);
   if (allowed.length) {
     reply.status(405).header('allow', allowed.join(', '));
-    reply.send(errorBody(405, `${request.method} is not allowed on ${shown}; allowed: ${allowed.join(', ')}`, [{ path: '/', message: `method must be one of: ${allowed.join(', ')}` }]));
+    reply.send(
+      errorBody(
+        405,
+        `${request.method} is not allowed on ${shown}; allowed: ${allowed.join(', ')}`,
+        [{ path: '/', message: `method must be one of: ${allowed.join(', ')}` }],
+      ),
+    );
     return;
   }
   reply.status(404).send(errorBody(404, `no route ${request.method.slice(0, 20)} ${shown}`));

@@ -43,17 +43,23 @@ const isObject = (v: unknown): v is Json => !!v && typeof v === 'object' && !Arr
  */
 export function liftTitledSchemas<T extends Json>(document: T): T {
   const doc = structuredClone(document) as Json;
-  const components = ((doc.components ??= {}) as Json);
-  const schemas = ((components.schemas ??= {}) as Record<string, Json>);
+  const components = (doc.components ??= {}) as Json;
+  const schemas = (components.schemas ??= {}) as Record<string, Json>;
   const seen = new Map<string, { canon: string; where: string }>();
 
   const lift = (node: Json, where: string): Json => {
     const { nullable, ...schema } = visitChildren(node, where);
     const name = componentName(schema.title as string);
     const canon = canonical(schema);
-    const known = seen.get(name) ?? (schemas[name] ? { canon: canonical(schemas[name]), where: `${REF_PREFIX}${name}` } : undefined);
+    const known =
+      seen.get(name) ??
+      (schemas[name]
+        ? { canon: canonical(schemas[name]), where: `${REF_PREFIX}${name}` }
+        : undefined);
     if (known && known.canon !== canon) {
-      throw new Error(`OpenAPI: two different schemas are both named ${name} (at ${known.where} and ${where}); give one its own title`);
+      throw new Error(
+        `OpenAPI: two different schemas are both named ${name} (at ${known.where} and ${where}); give one its own title`,
+      );
     }
     if (!known) {
       seen.set(name, { canon, where });
@@ -66,14 +72,22 @@ export function liftTitledSchemas<T extends Json>(document: T): T {
   const visit = (value: unknown, where: string): unknown => {
     if (Array.isArray(value)) return value.map((v, i) => visit(v, `${where}/${i}`));
     if (!isObject(value)) return value;
-    return typeof value.title === 'string' && !('$ref' in value) ? lift(value, where) : visitChildren(value, where);
+    return typeof value.title === 'string' && !('$ref' in value)
+      ? lift(value, where)
+      : visitChildren(value, where);
   };
 
   const visitChildren = (node: Json, where: string): Json =>
-    Object.fromEntries(Object.entries(node).map(([k, v]) => [k, DATA_KEYWORDS.has(k) ? v : visit(v, `${where}/${pointerToken(k)}`)]));
+    Object.fromEntries(
+      Object.entries(node).map(([k, v]) => [
+        k,
+        DATA_KEYWORDS.has(k) ? v : visit(v, `${where}/${pointerToken(k)}`),
+      ]),
+    );
 
   // Components already there (the error body) keep their names; their insides are lifted too.
-  for (const [name, schema] of Object.entries(schemas)) schemas[name] = visitChildren(schema, `${REF_PREFIX}${name}`);
+  for (const [name, schema] of Object.entries(schemas))
+    schemas[name] = visitChildren(schema, `${REF_PREFIX}${name}`);
   doc.paths = visit(doc.paths, '#/paths');
   return doc as T;
 }

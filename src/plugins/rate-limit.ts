@@ -12,7 +12,12 @@ import { answerNoRoute } from './methods.js';
 export async function registerRateLimit(app: FastifyInstance, config: Config): Promise<void> {
   let redis: Redis | undefined;
   if (config.REDIS_URL) {
-    redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000, lazyConnect: true });
+    redis = new Redis(config.REDIS_URL, {
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      connectTimeout: 2000,
+      lazyConnect: true,
+    });
     redis.on('error', (err) => app.log.warn({ err: err.message }, 'rate-limit store unavailable'));
     await redis.connect();
     app.addHook('onClose', async () => {
@@ -28,9 +33,14 @@ export async function registerRateLimit(app: FastifyInstance, config: Config): P
     // A broken counter store must not take the service down with it.
     skipOnError: true,
     keyGenerator: (request) =>
-      request.routeOptions.url === '/token' || !request.access ? `ip:${request.ip}` : `client:${request.access.client.clientId}`,
+      request.routeOptions.url === '/token' || !request.access
+        ? `ip:${request.ip}`
+        : `client:${request.access.client.clientId}`,
     errorResponseBuilder: (_request, context) =>
-      new HttpError(429, `rate limit exceeded: ${context.max} requests per ${context.after}; retry in ${Math.ceil(context.ttl / 1000)} s`),
+      new HttpError(
+        429,
+        `rate limit exceeded: ${context.max} requests per ${context.after}; retry in ${Math.ceil(context.ttl / 1000)} s`,
+      ),
   });
   // Requests no route serves (404, 405) count against the same limit (probing is limited too) and carry its headers.
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, answerNoRoute);

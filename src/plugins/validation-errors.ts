@@ -15,7 +15,8 @@ export interface AjvIssue {
 }
 
 const article = (type: string) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
-const listOf = (values: unknown[]) => values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(', ');
+const listOf = (values: unknown[]) =>
+  values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(', ');
 
 /** What one failed keyword asks for, as a phrase after "must be" (undefined when it has none). */
 function wanted(issue: AjvIssue): string | undefined {
@@ -36,7 +37,11 @@ function wanted(issue: AjvIssue): string | undefined {
 
 function messageOf(issue: AjvIssue): string {
   if (issue.keyword === 'required') return 'is required';
-  if (issue.keyword === 'const' || issue.keyword === 'enum' || (issue.keyword === 'pattern' && issue.parentSchema?.description))
+  if (
+    issue.keyword === 'const' ||
+    issue.keyword === 'enum' ||
+    (issue.keyword === 'pattern' && issue.parentSchema?.description)
+  )
     return `must be ${wanted(issue)}`;
   return issue.message ?? 'is invalid';
 }
@@ -54,7 +59,9 @@ function summariseAnyOf(union: AjvIssue, branches: AjvIssue[]): AjvIssue[] {
     const constant = issues.find((i) => i.keyword === 'const' || i.keyword === 'enum');
     return wanted(constant ?? issues[0]) ?? issues[0].message ?? 'another form';
   });
-  const allConstants = [...byBranch.values()].every((issues) => issues.some((i) => i.keyword === 'const'));
+  const allConstants = [...byBranch.values()].every((issues) =>
+    issues.some((i) => i.keyword === 'const'),
+  );
   const message = allConstants
     ? `must be one of: ${listOf([...byBranch.values()].map((issues) => issues.find((i) => i.keyword === 'const')!.params.allowedValue))}`
     : `must be ${[...new Set(forms)].join(' or ')}`;
@@ -69,14 +76,19 @@ function foldUnions(issues: AjvIssue[]): AjvIssue[] {
   let rest = issues;
   for (const union of unions) {
     if (!rest.includes(union)) continue;
-    const inBranch = (i: AjvIssue) => i !== union && i.schemaPath.startsWith(`${union.schemaPath}/`);
+    const inBranch = (i: AjvIssue) =>
+      i !== union && i.schemaPath.startsWith(`${union.schemaPath}/`);
     const summary = summariseAnyOf(union, rest.filter(inBranch));
     rest = rest.flatMap((i) => (i === union ? summary : inBranch(i) ? [] : [i]));
   }
   return rest;
 }
 
-const PART: Record<string, string> = { querystring: 'query parameter', params: 'path parameter', headers: 'header' };
+const PART: Record<string, string> = {
+  querystring: 'query parameter',
+  params: 'path parameter',
+  headers: 'header',
+};
 
 /**
  * The error body's details for a failed validation: one per problem, each with a JSON pointer
@@ -91,7 +103,10 @@ export function detailsOf(issues: AjvIssue[], context: string | undefined): Erro
     if (issue.keyword === 'required') path += `/${String(issue.params.missingProperty)}`;
     const part = context ? PART[context] : undefined;
     const field = part ? `${part} ${path.slice(1) || '(all)'}` : path || 'the body';
-    const detail = { path: path || '/', message: `${field} ${issue.keyword === 'anyOf:summary' ? issue.message : messageOf(issue)}` };
+    const detail = {
+      path: path || '/',
+      message: `${field} ${issue.keyword === 'anyOf:summary' ? issue.message : messageOf(issue)}`,
+    };
     const key = `${detail.path}\n${detail.message}`;
     if (!seen.has(key)) details.push(detail);
     seen.add(key);

@@ -12,13 +12,22 @@ import { badTextAt } from '../text.js';
 export function registerValidation(app: FastifyInstance): void {
   const make = (coerce: boolean) => {
     // verbose: errors carry their schema, whose description says what a pattern means (plugins/validation-errors.ts).
-    const ajv = new Ajv({ coerceTypes: coerce ? 'array' : false, useDefaults: true, removeAdditional: true, allErrors: false, strict: false, verbose: true });
+    const ajv = new Ajv({
+      coerceTypes: coerce ? 'array' : false,
+      useDefaults: true,
+      removeAdditional: true,
+      allErrors: false,
+      strict: false,
+      verbose: true,
+    });
     (addFormats as unknown as (a: Ajv) => void)(ajv);
     return ajv;
   };
   const strict = make(false);
   const coercing = make(true);
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === 'body' ? strict : coercing).compile(schema),
+  );
   // Bodies are JSON only: without Fastify's text/plain parser every other media type answers 415 alike.
   app.removeContentTypeParser('text/plain');
   rejectBadText(app);
@@ -32,18 +41,31 @@ const SUSPECT_ESCAPE = /\\u(?:0000|d[89a-f])/i;
 
 function rejectBadText(app: FastifyInstance): void {
   app.addHook('onRequest', async (request) => {
-    if (NUL_IN_URL.test(request.url)) throw badRequest('the request URL holds a NUL character (%00)', [{ path: '/', message: 'NUL is not allowed' }]);
+    if (NUL_IN_URL.test(request.url))
+      throw badRequest('the request URL holds a NUL character (%00)', [
+        { path: '/', message: 'NUL is not allowed' },
+      ]);
   });
   // Fastify's own parser (it refuses __proto__ and constructor poisoning), after the UTF-8 check.
   const parse = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, raw, done) => {
     const bytes = raw as Buffer;
-    if (!isUtf8(bytes)) return done(badRequest('the body is not valid UTF-8', [{ path: '/', message: 'not valid UTF-8' }]), undefined);
+    if (!isUtf8(bytes))
+      return done(
+        badRequest('the body is not valid UTF-8', [{ path: '/', message: 'not valid UTF-8' }]),
+        undefined,
+      );
     const text = bytes.toString('utf8');
     parse(request, text, (err: Error | null, value?: unknown) => {
       if (err) return done(err, undefined);
       const bad = SUSPECT_ESCAPE.test(text) ? badTextAt(value) : undefined;
-      if (bad) return done(badRequest(`${bad.path || '/'}: ${bad.message}`, [{ path: bad.path || '/', message: bad.message }]), undefined);
+      if (bad)
+        return done(
+          badRequest(`${bad.path || '/'}: ${bad.message}`, [
+            { path: bad.path || '/', message: bad.message },
+          ]),
+          undefined,
+        );
       done(null, value);
     });
   });

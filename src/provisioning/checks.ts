@@ -7,7 +7,10 @@ import { ProvisioningDocument } from './document.js';
 
 /** A bad provisioning document: names the first bad record by its list, index and field. */
 export class ImportError extends Error {
-  constructor(readonly path: string, readonly reason: string) {
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
     super(`${path}: ${reason}`);
   }
 }
@@ -22,7 +25,8 @@ export function recordPath(pointer: string): string {
 }
 
 export function checkShape(input: unknown): ProvisioningDocument {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new ImportError('(document)', 'must be a JSON object');
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    throw new ImportError('(document)', 'must be a JSON object');
   const err = Value.Errors(ProvisioningDocument, input).First();
   if (err) throw new ImportError(recordPath(err.path) || '(document)', err.message);
   // A file read by the CLI has not been through the HTTP body checks: text the database cannot hold as written.
@@ -32,23 +36,36 @@ export function checkShape(input: unknown): ProvisioningDocument {
 }
 
 /** Replaces every time field with its UTC ISO form; an unparsable time is an error at its place. */
-export function normaliseTimes(list: string, records: Record<string, any>[] | undefined, fields: Field[]): void {
+export function normaliseTimes(
+  list: string,
+  records: Record<string, any>[] | undefined,
+  fields: Field[],
+): void {
   const timeFields = fields.filter((f) => f.kind === 'time').map((f) => f.name);
   records?.forEach((r, i) => {
     for (const name of timeFields) {
       if (r[name] === undefined || r[name] === null) continue;
       const t = parseTime(r[name]);
-      if (t === undefined) throw new ImportError(`${list}[${i}].${name}`, `not an ISO 8601 date-time: ${JSON.stringify(r[name])}`);
+      if (t === undefined)
+        throw new ImportError(
+          `${list}[${i}].${name}`,
+          `not an ISO 8601 date-time: ${JSON.stringify(r[name])}`,
+        );
       r[name] = new Date(t).toISOString();
     }
   });
 }
 
-export function checkUnique(list: string, records: Record<string, any>[] | undefined, key: string): void {
+export function checkUnique(
+  list: string,
+  records: Record<string, any>[] | undefined,
+  key: string,
+): void {
   const seen = new Set<string>();
   records?.forEach((r, i) => {
     const k = String(r[key]);
-    if (seen.has(k)) throw new ImportError(`${list}[${i}].${key}`, `${key} ${k} appears twice in the document`);
+    if (seen.has(k))
+      throw new ImportError(`${list}[${i}].${key}`, `${key} ${k} appears twice in the document`);
     seen.add(k);
   });
 }
@@ -74,7 +91,12 @@ export class References {
 
   constructor(private readonly db: Queryable) {}
 
-  add(kind: RefKind, records: Record<string, any>[] | undefined, idField: string, siteOf: (r: any) => number | null) {
+  add(
+    kind: RefKind,
+    records: Record<string, any>[] | undefined,
+    idField: string,
+    siteOf: (r: any) => number | null,
+  ) {
     const map = this.known.get(kind) ?? new Map();
     for (const r of records ?? []) map.set(String(r[idField]), siteOf(r));
     this.known.set(kind, map);
@@ -83,7 +105,9 @@ export class References {
   async load(kind: RefKind, ids: Iterable<unknown>): Promise<void> {
     const map = this.known.get(kind) ?? new Map<string, number | null>();
     this.known.set(kind, map);
-    const wanted = [...new Set([...ids].filter((v) => v !== null && v !== undefined).map(String))].filter((id) => !map.has(id));
+    const wanted = [
+      ...new Set([...ids].filter((v) => v !== null && v !== undefined).map(String)),
+    ].filter((id) => !map.has(id));
     if (!wanted.length) return;
     const { table, id, site, type } = SITE_OF[kind];
     const rows = await this.db.query<{ id: string; site: number | null }>(
@@ -99,7 +123,8 @@ export class References {
     const key = String(id);
     if (!map?.has(key)) throw new ImportError(path, `${kind} ${key} does not exist`);
     const site = map.get(key)!;
-    if (expectSite !== undefined && site !== expectSite) throw new ImportError(path, `${kind} ${key} belongs to site ${site}, not site ${expectSite}`);
+    if (expectSite !== undefined && site !== expectSite)
+      throw new ImportError(path, `${kind} ${key} belongs to site ${site}, not site ${expectSite}`);
     return site;
   }
 }

@@ -1,8 +1,21 @@
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
 import { BigIdInput, DateTimeInput, Nullable } from '../schemas/common.js';
 import {
-  ACTUATOR, CAMERA, COMPANY, FLOW_METER, MODBUS_DEVICE, PUMP, recordSchema, REGISTER, SENSOR, SENSOR_SCALING, SENSOR_TRIGGER,
-  SITE, TANK_GROUP, TANK_GROUP_CONNECTION, TRANSACTION,
+  ACTUATOR,
+  CAMERA,
+  COMPANY,
+  FLOW_METER,
+  MODBUS_DEVICE,
+  PUMP,
+  recordSchema,
+  REGISTER,
+  SENSOR,
+  SENSOR_SCALING,
+  SENSOR_TRIGGER,
+  SITE,
+  TANK_GROUP,
+  TANK_GROUP_CONNECTION,
+  TRANSACTION,
 } from '../schemas/records.js';
 
 // The provisioning document of contract §3: every record is the interface's record plus its links.
@@ -14,11 +27,16 @@ const Roles = Type.Record(Type.String({ minLength: 1, maxLength: 100 }), Nullabl
 
 /** A record's fields plus its links; the record's own fields stay loosely typed (checked by the schema). */
 const withExtra = <E extends TProperties>(base: TObject, extra: E) =>
-  Type.Object({ ...(base.properties as Record<string, never>), ...extra } as E & { [k: string]: any });
+  Type.Object({ ...(base.properties as Record<string, never>), ...extra } as E & {
+    [k: string]: any;
+  });
 
-export const ScalePoints = Type.Union([Type.Array(Type.Object({ F: Type.Number(), V: Type.Number() })), Type.String(), Type.Null()], {
-  description: 'an array of {F, V}, or the JSON text of one as stored',
-});
+export const ScalePoints = Type.Union(
+  [Type.Array(Type.Object({ F: Type.Number(), V: Type.Number() })), Type.String(), Type.Null()],
+  {
+    description: 'an array of {F, V}, or the JSON text of one as stored',
+  },
+);
 
 export const ChangeRecordIn = Type.Object({
   TransactionID: Type.Optional(Type.Integer()),
@@ -29,7 +47,11 @@ export const ChangeRecordIn = Type.Object({
   EditorCompany: Type.String({ maxLength: 200 }),
   ChangeDate: DateTimeInput,
   ChangeItems: Type.Array(
-    Type.Object({ PropertyName: Type.String({ maxLength: 200 }), OriginalValue: Type.String({ maxLength: 4000 }), NewValue: Type.String({ maxLength: 4000 }) }),
+    Type.Object({
+      PropertyName: Type.String({ maxLength: 200 }),
+      OriginalValue: Type.String({ maxLength: 4000 }),
+      NewValue: Type.String({ maxLength: 4000 }),
+    }),
     { maxItems: 1000 },
   ),
 });
@@ -51,25 +73,54 @@ export const ProvisioningDocument = Type.Object(
     ),
     modbusDevices: Type.Optional(Type.Array(recordSchema(MODBUS_DEVICE, 'in'))),
     registers: Type.Optional(Type.Array(recordSchema(REGISTER, 'in'))),
-    sensors: Type.Optional(Type.Array(withExtra(recordSchema(SENSOR, 'in'), { RegisterIDs: Type.Optional(Type.Array(BigIdInput)) }))),
-    flowMeters: Type.Optional(Type.Array(withExtra(recordSchema(FLOW_METER, 'in'), { Registers: Type.Optional(Roles) }))),
-    pumps: Type.Optional(Type.Array(withExtra(recordSchema(PUMP, 'in'), { Registers: Type.Optional(Roles) }))),
-    tankGroups: Type.Optional(Type.Array(withExtra(recordSchema(TANK_GROUP, 'in'), { Registers: Type.Optional(Roles) }))),
+    sensors: Type.Optional(
+      Type.Array(
+        withExtra(recordSchema(SENSOR, 'in'), {
+          RegisterIDs: Type.Optional(Type.Array(BigIdInput)),
+        }),
+      ),
+    ),
+    flowMeters: Type.Optional(
+      Type.Array(withExtra(recordSchema(FLOW_METER, 'in'), { Registers: Type.Optional(Roles) })),
+    ),
+    pumps: Type.Optional(
+      Type.Array(withExtra(recordSchema(PUMP, 'in'), { Registers: Type.Optional(Roles) })),
+    ),
+    tankGroups: Type.Optional(
+      Type.Array(withExtra(recordSchema(TANK_GROUP, 'in'), { Registers: Type.Optional(Roles) })),
+    ),
     actuators: Type.Optional(
       Type.Array(
         withExtra(recordSchema(ACTUATOR, 'in'), {
-          SensorScalings: Type.Optional(Type.Array(withExtra(recordSchema(SENSOR_SCALING, 'in'), { ScalePoints: Type.Optional(ScalePoints) }))),
+          SensorScalings: Type.Optional(
+            Type.Array(
+              withExtra(recordSchema(SENSOR_SCALING, 'in'), {
+                ScalePoints: Type.Optional(ScalePoints),
+              }),
+            ),
+          ),
           SensorTriggers: Type.Optional(Type.Array(recordSchema(SENSOR_TRIGGER, 'in'))),
-          TankGroupConnections: Type.Optional(Type.Array(recordSchema(TANK_GROUP_CONNECTION, 'in'))),
+          TankGroupConnections: Type.Optional(
+            Type.Array(recordSchema(TANK_GROUP_CONNECTION, 'in')),
+          ),
         }),
       ),
     ),
     cameras: Type.Optional(Type.Array(recordSchema(CAMERA, 'in'))),
-    transactions: Type.Optional(Type.Array(withExtra(recordSchema(TRANSACTION, 'in'), { Changes: Type.Optional(Type.Array(ChangeRecordIn)) }))),
+    transactions: Type.Optional(
+      Type.Array(
+        withExtra(recordSchema(TRANSACTION, 'in'), {
+          Changes: Type.Optional(Type.Array(ChangeRecordIn)),
+        }),
+      ),
+    ),
     images: Type.Optional(
       Type.Array(
         Type.Object({
-          UUID: Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' }),
+          UUID: Type.String({
+            pattern:
+              '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+          }),
           Kind: Type.Union([Type.Literal('ticket'), Type.Literal('motion')]),
           SiteID: Type.Integer(),
           TransactionID: Type.Optional(Nullable(Type.Integer())),

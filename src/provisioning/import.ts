@@ -1,8 +1,20 @@
 import type { Database, Queryable } from '../db/index.js';
 import { upsertClient } from '../auth/clients.js';
 import {
-  ACTUATOR, CAMERA, COMPANY, FLOW_METER, MODBUS_DEVICE, PUMP, REGISTER, SENSOR, SENSOR_SCALING, SENSOR_TRIGGER, SITE, TANK_GROUP,
-  TANK_GROUP_CONNECTION, TRANSACTION,
+  ACTUATOR,
+  CAMERA,
+  COMPANY,
+  FLOW_METER,
+  MODBUS_DEVICE,
+  PUMP,
+  REGISTER,
+  SENSOR,
+  SENSOR_SCALING,
+  SENSOR_TRIGGER,
+  SITE,
+  TANK_GROUP,
+  TANK_GROUP_CONNECTION,
+  TRANSACTION,
 } from '../schemas/records.js';
 import { checkShape, checkUnique, ImportError, normaliseTimes, References } from './checks.js';
 import type { ProvisioningDocument } from './document.js';
@@ -28,7 +40,11 @@ export interface ImportOptions {
  * Upserts a provisioning document in one transaction. Everything is checked before anything is
  * written; a bad document throws ImportError naming its first bad record and changes nothing.
  */
-export async function importDocument(db: Database, input: unknown, opts: ImportOptions = {}): Promise<ImportSummary> {
+export async function importDocument(
+  db: Database,
+  input: unknown,
+  opts: ImportOptions = {},
+): Promise<ImportSummary> {
   const doc = checkShape(input);
   const stamp = opts.now ?? new Date();
   const progress = opts.progress ?? (() => {});
@@ -36,13 +52,26 @@ export async function importDocument(db: Database, input: unknown, opts: ImportO
   normaliseTimes('actuators', doc.actuators, ACTUATOR);
   normaliseTimes('transactions', doc.transactions, TRANSACTION);
   doc.transactions?.forEach((t, i) =>
-    normaliseTimes(`transactions[${i}].Changes`, t.Changes, [{ name: 'ChangeDate', column: '', kind: 'time', required: true }]),
+    normaliseTimes(`transactions[${i}].Changes`, t.Changes, [
+      { name: 'ChangeDate', column: '', kind: 'time', required: true },
+    ]),
   );
-  normaliseTimes('images', doc.images, [{ name: 'CapturedAt', column: '', kind: 'time', required: false }]);
+  normaliseTimes('images', doc.images, [
+    { name: 'CapturedAt', column: '', kind: 'time', required: false },
+  ]);
   const uniques: [keyof ProvisioningDocument, string][] = [
-    ['companies', 'CompanyID'], ['sites', 'SiteID'], ['clients', 'clientId'], ['modbusDevices', 'SiteModbusInOutDeviceID'],
-    ['registers', 'SiteIODeviceRegisterID'], ['sensors', 'SiteSensorID'], ['flowMeters', 'SiteFlowMeterID'], ['pumps', 'SitePumpID'],
-    ['tankGroups', 'SiteTankGroupID'], ['actuators', 'SiteActuatorID'], ['cameras', 'CameraID'], ['transactions', 'TransactionID'],
+    ['companies', 'CompanyID'],
+    ['sites', 'SiteID'],
+    ['clients', 'clientId'],
+    ['modbusDevices', 'SiteModbusInOutDeviceID'],
+    ['registers', 'SiteIODeviceRegisterID'],
+    ['sensors', 'SiteSensorID'],
+    ['flowMeters', 'SiteFlowMeterID'],
+    ['pumps', 'SitePumpID'],
+    ['tankGroups', 'SiteTankGroupID'],
+    ['actuators', 'SiteActuatorID'],
+    ['cameras', 'CameraID'],
+    ['transactions', 'TransactionID'],
     ['images', 'UUID'],
   ];
   for (const [list, key] of uniques) checkUnique(list, doc[list] as any[], key);
@@ -58,41 +87,100 @@ export async function importDocument(db: Database, input: unknown, opts: ImportO
       summary[list] = { received, changed };
       if (received) progress(`${list}: ${received} received, ${changed} new or changed`);
     };
-    const up = (table: string, key: string, fields: typeof SITE, records: any[] | undefined, extra?: (r: any) => Record<string, unknown>) =>
-      upsertRows(tx, { table, key: [key], columns: [...columnsOf(fields), ...extraColumns(table)], stamp: true }, toRows(fields, records ?? [], extra), stamp);
+    const up = (
+      table: string,
+      key: string,
+      fields: typeof SITE,
+      records: any[] | undefined,
+      extra?: (r: any) => Record<string, unknown>,
+    ) =>
+      upsertRows(
+        tx,
+        { table, key: [key], columns: [...columnsOf(fields), ...extraColumns(table)], stamp: true },
+        toRows(fields, records ?? [], extra),
+        stamp,
+      );
 
-    count('companies', doc.companies?.length ?? 0, await up('companies', 'company_id', COMPANY, doc.companies));
+    count(
+      'companies',
+      doc.companies?.length ?? 0,
+      await up('companies', 'company_id', COMPANY, doc.companies),
+    );
     count('sites', doc.sites?.length ?? 0, await up('sites', 'site_id', SITE, doc.sites));
-    count('modbusDevices', doc.modbusDevices?.length ?? 0, await up('modbus_devices', 'device_id', MODBUS_DEVICE, doc.modbusDevices));
-    count('registers', doc.registers?.length ?? 0,
-      await up('registers', 'register_id', REGISTER, doc.registers, (r) => ({ site_id: refs.siteOf('device', r.SiteModbusInOutDeviceID, '') })));
-    count('sensors', doc.sensors?.length ?? 0, await up('sensors', 'sensor_id', SENSOR, doc.sensors));
-    count('flowMeters', doc.flowMeters?.length ?? 0, await up('flow_meters', 'meter_id', FLOW_METER, doc.flowMeters));
+    count(
+      'modbusDevices',
+      doc.modbusDevices?.length ?? 0,
+      await up('modbus_devices', 'device_id', MODBUS_DEVICE, doc.modbusDevices),
+    );
+    count(
+      'registers',
+      doc.registers?.length ?? 0,
+      await up('registers', 'register_id', REGISTER, doc.registers, (r) => ({
+        site_id: refs.siteOf('device', r.SiteModbusInOutDeviceID, ''),
+      })),
+    );
+    count(
+      'sensors',
+      doc.sensors?.length ?? 0,
+      await up('sensors', 'sensor_id', SENSOR, doc.sensors),
+    );
+    count(
+      'flowMeters',
+      doc.flowMeters?.length ?? 0,
+      await up('flow_meters', 'meter_id', FLOW_METER, doc.flowMeters),
+    );
     count('pumps', doc.pumps?.length ?? 0, await up('pumps', 'pump_id', PUMP, doc.pumps));
-    count('tankGroups', doc.tankGroups?.length ?? 0, await up('tank_groups', 'tank_group_id', TANK_GROUP, doc.tankGroups));
-    count('actuators', doc.actuators?.length ?? 0, await up('actuators', 'actuator_id', ACTUATOR, doc.actuators));
+    count(
+      'tankGroups',
+      doc.tankGroups?.length ?? 0,
+      await up('tank_groups', 'tank_group_id', TANK_GROUP, doc.tankGroups),
+    );
+    count(
+      'actuators',
+      doc.actuators?.length ?? 0,
+      await up('actuators', 'actuator_id', ACTUATOR, doc.actuators),
+    );
     await replaceSensorLinks(tx, doc.sensors ?? []);
     await replaceRoles(tx, 'meter', doc.flowMeters ?? [], 'SiteFlowMeterID');
     await replaceRoles(tx, 'pump', doc.pumps ?? [], 'SitePumpID');
     await replaceRoles(tx, 'tank', doc.tankGroups ?? [], 'SiteTankGroupID');
     await recordLinkChanges(tx, linksBefore, await readLinks(tx, linkSites), stamp);
     await replaceActuatorChildren(tx, doc.actuators ?? []);
-    count('cameras', doc.cameras?.length ?? 0, await up('cameras', 'camera_id', CAMERA, doc.cameras));
-    count('transactions', doc.transactions?.length ?? 0, await up('transactions', 'transaction_id', TRANSACTION, doc.transactions));
-    count('changes', doc.transactions?.reduce((n, t) => n + (t.Changes?.length ?? 0), 0) ?? 0, await upsertChanges(tx, doc.transactions ?? []));
+    count(
+      'cameras',
+      doc.cameras?.length ?? 0,
+      await up('cameras', 'camera_id', CAMERA, doc.cameras),
+    );
+    count(
+      'transactions',
+      doc.transactions?.length ?? 0,
+      await up('transactions', 'transaction_id', TRANSACTION, doc.transactions),
+    );
+    count(
+      'changes',
+      doc.transactions?.reduce((n, t) => n + (t.Changes?.length ?? 0), 0) ?? 0,
+      await upsertChanges(tx, doc.transactions ?? []),
+    );
     count('images', doc.images?.length ?? 0, await upsertImages(tx, doc.images ?? [], stamp));
     for (const c of doc.clients ?? []) await upsertClient(tx, c);
     count('clients', doc.clients?.length ?? 0, doc.clients?.length ?? 0);
     // Live stream subscribers re-read the configuration of these sites. Actuator children carry no
     // change stamp, so an actuator that lists any counts as a change of its site.
-    const withChildren = (doc.actuators ?? []).filter((a) => a.SensorScalings || a.SensorTriggers || a.TankGroupConnections);
-    await publishConfigChanges(tx, stamp, withChildren.map((a) => a.SiteID));
+    const withChildren = (doc.actuators ?? []).filter(
+      (a) => a.SensorScalings || a.SensorTriggers || a.TankGroupConnections,
+    );
+    await publishConfigChanges(
+      tx,
+      stamp,
+      withChildren.map((a) => a.SiteID),
+    );
     return summary;
   });
 }
 
 /** Columns a table has beyond its interface record (derived at import). */
-const extraColumns = (table: string) => (table === 'registers' ? [{ column: 'site_id', kind: 'int' as const }] : []);
+const extraColumns = (table: string) =>
+  table === 'registers' ? [{ column: 'site_id', kind: 'int' as const }] : [];
 
 /** Checks every reference of the document against the document and the database. */
 async function collectReferences(db: Queryable, doc: ProvisioningDocument): Promise<References> {
@@ -105,22 +193,50 @@ async function collectReferences(db: Queryable, doc: ProvisioningDocument): Prom
   refs.add('camera', doc.cameras, 'CameraID', (r) => r.SiteID);
   refs.add('transaction', doc.transactions, 'TransactionID', (r) => r.SiteID);
 
-  await refs.load('company', (doc.sites ?? []).map((s) => s.CompanyID));
+  await refs.load(
+    'company',
+    (doc.sites ?? []).map((s) => s.CompanyID),
+  );
   doc.sites?.forEach((s, i) => refs.siteOf('company', s.CompanyID, `sites[${i}].CompanyID`));
 
-  const siteLists = ['modbusDevices', 'sensors', 'flowMeters', 'pumps', 'tankGroups', 'actuators', 'cameras', 'transactions', 'images'] as const;
-  await refs.load('site', siteLists.flatMap((l) => (doc[l] ?? []).map((r: any) => r.SiteID)));
-  for (const l of siteLists) (doc[l] as any[] | undefined)?.forEach((r, i) => refs.siteOf('site', r.SiteID, `${l}[${i}].SiteID`));
+  const siteLists = [
+    'modbusDevices',
+    'sensors',
+    'flowMeters',
+    'pumps',
+    'tankGroups',
+    'actuators',
+    'cameras',
+    'transactions',
+    'images',
+  ] as const;
+  await refs.load(
+    'site',
+    siteLists.flatMap((l) => (doc[l] ?? []).map((r: any) => r.SiteID)),
+  );
+  for (const l of siteLists)
+    (doc[l] as any[] | undefined)?.forEach((r, i) =>
+      refs.siteOf('site', r.SiteID, `${l}[${i}].SiteID`),
+    );
 
-  await refs.load('device', (doc.registers ?? []).map((r) => r.SiteModbusInOutDeviceID));
-  doc.registers?.forEach((r, i) => refs.siteOf('device', r.SiteModbusInOutDeviceID, `registers[${i}].SiteModbusInOutDeviceID`));
-  refs.add('register', doc.registers, 'SiteIODeviceRegisterID', (r) => refs.siteOf('device', r.SiteModbusInOutDeviceID, ''));
+  await refs.load(
+    'device',
+    (doc.registers ?? []).map((r) => r.SiteModbusInOutDeviceID),
+  );
+  doc.registers?.forEach((r, i) =>
+    refs.siteOf('device', r.SiteModbusInOutDeviceID, `registers[${i}].SiteModbusInOutDeviceID`),
+  );
+  refs.add('register', doc.registers, 'SiteIODeviceRegisterID', (r) =>
+    refs.siteOf('device', r.SiteModbusInOutDeviceID, ''),
+  );
 
   // Registers named by sensors and register roles: they must exist at the same site.
   const roleLists = ['flowMeters', 'pumps', 'tankGroups'] as const;
   await refs.load('register', [
     ...(doc.sensors ?? []).flatMap((s) => s.RegisterIDs ?? []),
-    ...roleLists.flatMap((l) => (doc[l] ?? []).flatMap((e: any) => Object.values(e.Registers ?? {}))),
+    ...roleLists.flatMap((l) =>
+      (doc[l] ?? []).flatMap((e: any) => Object.values(e.Registers ?? {})),
+    ),
   ]);
   const claimedBy = new Map<string, number>();
   doc.sensors?.forEach((s, i) =>
@@ -128,7 +244,8 @@ async function collectReferences(db: Queryable, doc: ProvisioningDocument): Prom
       const path = `sensors[${i}].RegisterIDs[${j}]`;
       refs.siteOf('register', id, path, s.SiteID);
       const other = claimedBy.get(String(id));
-      if (other !== undefined && other !== s.SiteSensorID) throw new ImportError(path, `register ${id} is already read by sensor ${other}`);
+      if (other !== undefined && other !== s.SiteSensorID)
+        throw new ImportError(path, `register ${id} is already read by sensor ${other}`);
       claimedBy.set(String(id), s.SiteSensorID);
     }),
   );
@@ -139,32 +256,67 @@ async function collectReferences(db: Queryable, doc: ProvisioningDocument): Prom
     });
 
   // Actuator children name sensors and tank groups of the actuator's own site.
-  await refs.load('sensor', (doc.actuators ?? []).flatMap((a) => [...(a.SensorScalings ?? []), ...(a.SensorTriggers ?? [])].map((c: any) => c.SiteSensorID)));
-  await refs.load('tank', (doc.actuators ?? []).flatMap((a) => (a.TankGroupConnections ?? []).map((c: any) => c.SiteTankGroupID)));
+  await refs.load(
+    'sensor',
+    (doc.actuators ?? []).flatMap((a) =>
+      [...(a.SensorScalings ?? []), ...(a.SensorTriggers ?? [])].map((c: any) => c.SiteSensorID),
+    ),
+  );
+  await refs.load(
+    'tank',
+    (doc.actuators ?? []).flatMap((a) =>
+      (a.TankGroupConnections ?? []).map((c: any) => c.SiteTankGroupID),
+    ),
+  );
   doc.actuators?.forEach((a, i) => {
-    const children = { SensorScalings: a.SensorScalings, SensorTriggers: a.SensorTriggers, TankGroupConnections: a.TankGroupConnections };
+    const children = {
+      SensorScalings: a.SensorScalings,
+      SensorTriggers: a.SensorTriggers,
+      TankGroupConnections: a.TankGroupConnections,
+    };
     for (const [list, items] of Object.entries(children))
       (items as any[] | undefined)?.forEach((c, j) => {
         const path = `actuators[${i}].${list}[${j}]`;
-        if (c.SiteActuatorID !== a.SiteActuatorID) throw new ImportError(`${path}.SiteActuatorID`, `must be ${a.SiteActuatorID}, the actuator it is listed under`);
-        if (c.SiteSensorID !== undefined) refs.siteOf('sensor', c.SiteSensorID, `${path}.SiteSensorID`, a.SiteID);
-        if (c.SiteTankGroupID !== undefined) refs.siteOf('tank', c.SiteTankGroupID, `${path}.SiteTankGroupID`, a.SiteID);
+        if (c.SiteActuatorID !== a.SiteActuatorID)
+          throw new ImportError(
+            `${path}.SiteActuatorID`,
+            `must be ${a.SiteActuatorID}, the actuator it is listed under`,
+          );
+        if (c.SiteSensorID !== undefined)
+          refs.siteOf('sensor', c.SiteSensorID, `${path}.SiteSensorID`, a.SiteID);
+        if (c.SiteTankGroupID !== undefined)
+          refs.siteOf('tank', c.SiteTankGroupID, `${path}.SiteTankGroupID`, a.SiteID);
       });
   });
 
   // A client is given sites and cameras that exist (in the document or the database).
   const listed = (v: unknown) => (Array.isArray(v) ? (v as number[]) : []);
-  await refs.load('site', (doc.clients ?? []).flatMap((c) => listed(c.siteIds)));
-  await refs.load('camera', (doc.clients ?? []).flatMap((c) => listed(c.cameraIds)));
+  await refs.load(
+    'site',
+    (doc.clients ?? []).flatMap((c) => listed(c.siteIds)),
+  );
+  await refs.load(
+    'camera',
+    (doc.clients ?? []).flatMap((c) => listed(c.cameraIds)),
+  );
   doc.clients?.forEach((c, i) => {
     listed(c.siteIds).forEach((id, j) => refs.siteOf('site', id, `clients[${i}].siteIds[${j}]`));
-    listed(c.cameraIds).forEach((id, j) => refs.siteOf('camera', id, `clients[${i}].cameraIds[${j}]`));
+    listed(c.cameraIds).forEach((id, j) =>
+      refs.siteOf('camera', id, `clients[${i}].cameraIds[${j}]`),
+    );
   });
 
-  await refs.load('transaction', (doc.images ?? []).map((m) => m.TransactionID));
-  await refs.load('camera', (doc.images ?? []).map((m) => m.CameraID));
+  await refs.load(
+    'transaction',
+    (doc.images ?? []).map((m) => m.TransactionID),
+  );
+  await refs.load(
+    'camera',
+    (doc.images ?? []).map((m) => m.CameraID),
+  );
   doc.images?.forEach((m, i) => {
-    if (m.TransactionID != null) refs.siteOf('transaction', m.TransactionID, `images[${i}].TransactionID`, m.SiteID);
+    if (m.TransactionID != null)
+      refs.siteOf('transaction', m.TransactionID, `images[${i}].TransactionID`, m.SiteID);
     if (m.CameraID != null) refs.siteOf('camera', m.CameraID, `images[${i}].CameraID`, m.SiteID);
   });
   return refs;

@@ -54,9 +54,13 @@ const EQUIPMENT = [
 /** The sites whose links an import may change: those its equipment names, and those that equipment is at now. */
 export async function linkedSites(db: Queryable, doc: ProvisioningDocument): Promise<number[]> {
   const sites = new Set<number>();
-  const ids = EQUIPMENT.map((e) => (doc[e.list] ?? []).map((r) => (sites.add(r.SiteID), r[e.id] as number)));
+  const ids = EQUIPMENT.map((e) =>
+    (doc[e.list] ?? []).map((r) => (sites.add(r.SiteID), r[e.id] as number)),
+  );
   if (!ids.some((list) => list.length)) return [];
-  const sql = EQUIPMENT.map((e, i) => `SELECT site_id FROM ${e.table} WHERE ${e.column} = ANY($${i + 1}::int[])`).join(' UNION ');
+  const sql = EQUIPMENT.map(
+    (e, i) => `SELECT site_id FROM ${e.table} WHERE ${e.column} = ANY($${i + 1}::int[])`,
+  ).join(' UNION ');
   for (const r of await db.query<{ site_id: number }>(sql, ids)) sites.add(r.site_id);
   return [...sites];
 }
@@ -64,12 +68,18 @@ export async function linkedSites(db: Queryable, doc: ProvisioningDocument): Pro
 export async function readLinks(db: Queryable, siteIds: number[]): Promise<Links> {
   const links: Links = new Map();
   if (!siteIds.length) return links;
-  for (const l of await db.query<Link>(LINKS_SQL, [siteIds])) links.set(JSON.stringify([l.kind, l.id, l.role, l.register]), l);
+  for (const l of await db.query<Link>(LINKS_SQL, [siteIds]))
+    links.set(JSON.stringify([l.kind, l.id, l.role, l.register]), l);
   return links;
 }
 
 /** Stamps every link that differs between before and after; returns how many. */
-export async function recordLinkChanges(db: Queryable, before: Links, after: Links, stamp: Date): Promise<number> {
+export async function recordLinkChanges(
+  db: Queryable,
+  before: Links,
+  after: Links,
+  stamp: Date,
+): Promise<number> {
   const changed: Link[] = [];
   for (const [key, l] of after) if (before.get(key)?.how !== l.how) changed.push(l);
   for (const [key, l] of before) if (!after.has(key)) changed.push(l);

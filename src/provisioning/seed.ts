@@ -14,7 +14,9 @@ export const DEMO_CLIENT_ID = 'demo';
  * is made here and returned once (only its hash is stored). Returns undefined when already seeded.
  * The demo client is an admin, so a running embedded service can be administered over HTTP at once.
  */
-export async function seedDemo(db: Database): Promise<{ clientId: string; clientSecret: string } | undefined> {
+export async function seedDemo(
+  db: Database,
+): Promise<{ clientId: string; clientSecret: string } | undefined> {
   const [mark] = await db.query(`SELECT 1 FROM service_settings WHERE key = 'demo_seeded'`);
   const [anySite] = await db.query(`SELECT 1 FROM sites LIMIT 1`);
   if (mark || anySite) return undefined;
@@ -24,8 +26,16 @@ export async function seedDemo(db: Database): Promise<{ clientId: string; client
   await rebuildAll(db);
   await seedDemoAlarms(db);
   const clientSecret = randomBytes(18).toString('base64url');
-  await upsertClient(db, { clientId: DEMO_CLIENT_ID, clientSecret, siteIds: '*', cameraIds: '*', admin: true });
-  await db.query(`INSERT INTO service_settings (key, value) VALUES ('demo_seeded', now()::text) ON CONFLICT (key) DO NOTHING`);
+  await upsertClient(db, {
+    clientId: DEMO_CLIENT_ID,
+    clientSecret,
+    siteIds: '*',
+    cameraIds: '*',
+    admin: true,
+  });
+  await db.query(
+    `INSERT INTO service_settings (key, value) VALUES ('demo_seeded', now()::text) ON CONFLICT (key) DO NOTHING`,
+  );
   // The history went through the write-ahead log once; a checkpoint lets the embedded database drop
   // those files now rather than keep them until its next one.
   if (db.kind === 'pglite') await db.exec('CHECKPOINT');

@@ -4,10 +4,19 @@ import { sqlType, type Field } from '../schemas/records.js';
 const quote = (c: string) => (c === 'delete' ? '"delete"' : c);
 /** Column kinds beyond the interface's: json documents, uuids and bytes sent as base64. */
 export type ColumnKind = Field['kind'] | 'json' | 'uuid' | 'base64';
-const RECORDSET_TYPE: Partial<Record<ColumnKind, string>> = { bigint: 'text', json: 'jsonb', uuid: 'uuid', base64: 'text' };
+const RECORDSET_TYPE: Partial<Record<ColumnKind, string>> = {
+  bigint: 'text',
+  json: 'jsonb',
+  uuid: 'uuid',
+  base64: 'text',
+};
 // bigints travel as text so no precision is lost on the way through JSON; bytes as base64.
 const valueOf = (kind: ColumnKind, col: string) =>
-  kind === 'bigint' ? `x.${col}::bigint` : kind === 'base64' ? `decode(x.${col}, 'base64')` : `x.${col}`;
+  kind === 'bigint'
+    ? `x.${col}::bigint`
+    : kind === 'base64'
+      ? `decode(x.${col}, 'base64')`
+      : `x.${col}`;
 /** Rows per statement are cut at about this much JSON. */
 const CHUNK_BYTES = 4 * 1024 * 1024;
 
@@ -24,10 +33,17 @@ export interface UpsertSpec {
  * jsonb_to_recordset. Rows whose values are unchanged are not touched, so their change stamp stays.
  * Returns how many rows were inserted or changed.
  */
-export async function upsertRows(db: Queryable, spec: UpsertSpec, rows: Record<string, unknown>[], stamp: Date): Promise<number> {
+export async function upsertRows(
+  db: Queryable,
+  spec: UpsertSpec,
+  rows: Record<string, unknown>[],
+  stamp: Date,
+): Promise<number> {
   if (!rows.length) return 0;
   const cols = spec.columns.map((c) => quote(c.column));
-  const defs = spec.columns.map((c) => `${quote(c.column)} ${RECORDSET_TYPE[c.kind] ?? sqlType(c.kind as Field['kind'])}`).join(', ');
+  const defs = spec.columns
+    .map((c) => `${quote(c.column)} ${RECORDSET_TYPE[c.kind] ?? sqlType(c.kind as Field['kind'])}`)
+    .join(', ');
   const values = spec.columns.map((c) => valueOf(c.kind, quote(c.column)));
   const nonKey = cols.filter((c) => !spec.key.includes(c));
   const target = [...cols, ...(spec.stamp ? ['updated_at'] : [])];
@@ -61,7 +77,11 @@ export async function upsertRows(db: Queryable, spec: UpsertSpec, rows: Record<s
 }
 
 /** Maps interface-named records to column-named rows, with extra columns merged in. */
-export function toRows(fields: Field[], records: Record<string, unknown>[], extra?: (r: any, i: number) => Record<string, unknown>) {
+export function toRows(
+  fields: Field[],
+  records: Record<string, unknown>[],
+  extra?: (r: any, i: number) => Record<string, unknown>,
+) {
   return records.map((r, i) => {
     const row: Record<string, unknown> = {};
     for (const f of fields) {
@@ -72,4 +92,5 @@ export function toRows(fields: Field[], records: Record<string, unknown>[], extr
   });
 }
 
-export const columnsOf = (fields: Field[]) => fields.map((f) => ({ column: f.column, kind: f.kind }));
+export const columnsOf = (fields: Field[]) =>
+  fields.map((f) => ({ column: f.column, kind: f.kind }));

@@ -17,10 +17,14 @@ export async function healthRoutes(app: FastifyTypebox): Promise<void> {
         tags: ['operations'],
         security: [],
         summary: 'Liveness and database check (no token)',
-        description: 'For load balancers and monitors: never rate-limited, no token. 503 (with retry-after) while the database does not answer within 1.5 s.',
+        description:
+          'For load balancers and monitors: never rate-limited, no token. 503 (with retry-after) while the database does not answer within 1.5 s.',
         response: {
           200: Type.Object(
-            { status: Type.Literal('ok'), database: Type.String({ description: 'pglite (embedded) or postgres' }) },
+            {
+              status: Type.Literal('ok'),
+              database: Type.String({ description: 'pglite (embedded) or postgres' }),
+            },
             { title: 'HealthDto' },
           ),
           ...errorResponses(503),

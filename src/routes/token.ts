@@ -32,7 +32,8 @@ export async function tokenRoutes(app: FastifyTypebox): Promise<void> {
         // Public: the token is what this answers.
         security: [],
         summary: 'Exchange client credentials for a bearer token (JWT)',
-        description: 'Unknown client, wrong secret or a disabled client: 401, alike. Rate-limited per IP address.',
+        description:
+          'Unknown client, wrong secret or a disabled client: 401, alike. Rate-limited per IP address.',
         body: IssueTokenDto,
         response: { 200: IssueTokenResponseDto, ...errorResponses(400, 401, 413, 429) },
       },

@@ -5,20 +5,33 @@ import { Type, type TSchema } from '@sinclair/typebox';
 export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
 /** A 64-bit id on output: always a JSON string. */
-export const BigIdString = Type.String({ pattern: '^-?[0-9]{1,19}$', description: '64-bit integer as a string' });
+export const BigIdString = Type.String({
+  pattern: '^-?[0-9]{1,19}$',
+  description: '64-bit integer as a string',
+});
 /** A 64-bit id on input: string or integer. */
-export const BigIdInput = Type.Union([BigIdString, Type.Integer()], { description: '64-bit integer, as a string or an integer' });
+export const BigIdInput = Type.Union([BigIdString, Type.Integer()], {
+  description: '64-bit integer, as a string or an integer',
+});
 
 /** JSON allows 1e999 (Infinity after parsing); the bounds make every accepted number finite. */
-export const Finite = Type.Number({ minimum: -Number.MAX_VALUE, maximum: Number.MAX_VALUE, description: 'a finite number' });
+export const Finite = Type.Number({
+  minimum: -Number.MAX_VALUE,
+  maximum: Number.MAX_VALUE,
+  description: 'a finite number',
+});
 
 /** ISO 8601 date-time; without an offset it is UTC. Parsed and range-checked by parseTime. */
 export const DateTimeInput = Type.String({
   minLength: 10,
   maxLength: 40,
-  description: 'ISO 8601 date-time with a time of day; no offset means UTC. A date alone, hour 24, second 60 or a day the month lacks is a 400',
+  description:
+    'ISO 8601 date-time with a time of day; no offset means UTC. A date alone, hour 24, second 60 or a day the month lacks is a 400',
 });
-export const DateTimeOutput = Type.String({ format: 'date-time', description: 'UTC, with milliseconds' });
+export const DateTimeOutput = Type.String({
+  format: 'date-time',
+  description: 'UTC, with milliseconds',
+});
 
 /** Path or query id: a positive 32-bit integer, given as a string. */
 export const IntId = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
@@ -52,7 +65,8 @@ const ERROR_TEXT: Record<number, string> = {
 /** Response schemas for the given error statuses, for the OpenAPI document. */
 export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = {};
-  for (const s of statuses) out[s] = { ...ErrorRef, description: ERROR_TEXT[s] ?? 'Error' } as TSchema;
+  for (const s of statuses)
+    out[s] = { ...ErrorRef, description: ERROR_TEXT[s] ?? 'Error' } as TSchema;
   return out;
 }
 

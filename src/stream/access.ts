@@ -22,15 +22,26 @@ export interface Subscription {
 }
 
 /** What a client streams: the sites it named (403 if any is out of reach), else all of its own. */
-export async function resolveSubscription(db: Queryable, access: Access, named: number[] | null, maxSites: number, token?: string): Promise<Subscription> {
+export async function resolveSubscription(
+  db: Queryable,
+  access: Access,
+  named: number[] | null,
+  maxSites: number,
+  token?: string,
+): Promise<Subscription> {
   const reach = access.siteIds;
   let sites = reach;
   if (named) {
     await requireSites(db, access, named);
     sites = [...new Set(named)].sort((a, b) => a - b);
   } else {
-    const n = reach ? reach.length : (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM sites'))[0].n;
-    if (n > maxSites) throw badRequest(`this client reaches ${n} sites; name at most ${maxSites} with siteIds`, [{ path: '/siteIds', message: 'required for a client of this many sites' }]);
+    const n = reach
+      ? reach.length
+      : (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM sites'))[0].n;
+    if (n > maxSites)
+      throw badRequest(`this client reaches ${n} sites; name at most ${maxSites} with siteIds`, [
+        { path: '/siteIds', message: 'required for a client of this many sites' },
+      ]);
   }
   return { clientId: access.client.clientId, named, sites, reach, expiresAt: tokenExpiry(token) };
 }
@@ -43,17 +54,25 @@ function tokenExpiry(token?: string): number | undefined {
   return typeof exp === 'number' ? exp * 1000 : undefined;
 }
 
-const sitesKey = (sites: number[] | null) => (sites ? [...sites].sort((x, y) => x - y).join(',') : '*');
+const sitesKey = (sites: number[] | null) =>
+  sites ? [...sites].sort((x, y) => x - y).join(',') : '*';
 
 /** The streams whose client is now disabled or gone, or no longer reaches what it streams. */
-export async function checkSubscriptions(db: Queryable, subs: Map<Subscriber, Subscription>): Promise<Subscriber[]> {
+export async function checkSubscriptions(
+  db: Queryable,
+  subs: Map<Subscriber, Subscription>,
+): Promise<Subscriber[]> {
   const ids = [...new Set([...subs.values()].map((s) => s.clientId))];
-  const clients = new Map(await Promise.all(ids.map(async (id) => [id, await findClient(db, id)] as const)));
+  const clients = new Map(
+    await Promise.all(ids.map(async (id) => [id, await findClient(db, id)] as const)),
+  );
   const ended: Subscriber[] = [];
   for (const [sub, s] of subs) {
     const client = clients.get(s.clientId);
     const reach = client?.siteIds ?? null;
-    const lost = s.named ? reach !== null && s.named.some((site) => !reach.includes(site)) : sitesKey(reach) !== sitesKey(s.reach);
+    const lost = s.named
+      ? reach !== null && s.named.some((site) => !reach.includes(site))
+      : sitesKey(reach) !== sitesKey(s.reach);
     if (!client || client.disabled || lost) ended.push(sub);
   }
   return ended;

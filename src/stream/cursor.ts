@@ -41,7 +41,16 @@ export function sees(c: Cursor, xid: number, eid: number): boolean {
 /** pg_current_snapshot() as text: "xmin:xmax:xip,xip". */
 export function fromSnapshot(text: string): Cursor {
   const [, xmax, xip] = text.split(':');
-  return { xmax: safe(xmax), xip: xip ? xip.split(',').map(safe).sort((a, b) => a - b) : [], partials: [] };
+  return {
+    xmax: safe(xmax),
+    xip: xip
+      ? xip
+          .split(',')
+          .map(safe)
+          .sort((a, b) => a - b)
+      : [],
+    partials: [],
+  };
 }
 
 function safe(s: string): number {
@@ -71,7 +80,8 @@ export function decode(id: string | undefined): Cursor | undefined {
     return { xid: x, eid: e };
   });
   const c: Cursor = { xmax: nums[0], xip: nums.slice(1), partials };
-  const ascending = (xs: number[]) => xs.every((x, i) => Number.isSafeInteger(x) && (i === 0 || x > xs[i - 1]));
+  const ascending = (xs: number[]) =>
+    xs.every((x, i) => Number.isSafeInteger(x) && (i === 0 || x > xs[i - 1]));
   if (!ascending([...c.xip, c.xmax]) || !ascending(partials.map((p) => p.xid))) return undefined;
   if (!partials.every((p) => Number.isSafeInteger(p.eid) && has(c.xip, p.xid))) return undefined;
   return c;
@@ -80,7 +90,9 @@ export function decode(id: string | undefined): Cursor | undefined {
 /** What either has seen. */
 export function union(a: Cursor, b: Cursor): Cursor {
   const xmax = Math.max(a.xmax, b.xmax);
-  const xip = [...new Set([...a.xip, ...b.xip])].filter((x) => !seesAll(a, x) && !seesAll(b, x)).sort((x, y) => x - y);
+  const xip = [...new Set([...a.xip, ...b.xip])]
+    .filter((x) => !seesAll(a, x) && !seesAll(b, x))
+    .sort((x, y) => x - y);
   const partials: Partial[] = [];
   for (const x of xip) {
     const eid = Math.max(partialOf(a, x)?.eid ?? -1, partialOf(b, x)?.eid ?? -1);
@@ -102,7 +114,13 @@ export function covers(c: Cursor, base: Cursor): boolean {
  * and `to` has (all of them when `complete`, else the first ones). Calls each(event, cursor after it)
  * and returns the cursor after the batch (`to` itself when complete; `from` must have seen no more than `to`).
  */
-export function advance<E extends Position>(from: Cursor, to: Cursor, events: E[], complete: boolean, each: (e: E, after: Cursor) => void): Cursor {
+export function advance<E extends Position>(
+  from: Cursor,
+  to: Cursor,
+  events: E[],
+  complete: boolean,
+  each: (e: E, after: Cursor) => void,
+): Cursor {
   let cur = from;
   for (let j = 0; j < events.length; j++) {
     const { xid: x, eid } = events[j];

@@ -47,10 +47,27 @@ export interface Page {
  * Events `from` has not seen, in (xid, id) order, at most `limit`; only the given sites (null: all)
  * and, with `upTo`, only those it has seen. One statement, so the snapshot returned is the one read.
  */
-export async function readEvents(db: Queryable, from: Cursor, limit: number, sites: number[] | null = null, upTo?: Cursor): Promise<Page> {
-  const params: unknown[] = [from.xip.map(String), String(from.xmax), from.partials.map((p) => String(p.xid)), from.partials.map((p) => p.eid), limit];
+export async function readEvents(
+  db: Queryable,
+  from: Cursor,
+  limit: number,
+  sites: number[] | null = null,
+  upTo?: Cursor,
+): Promise<Page> {
+  const params: unknown[] = [
+    from.xip.map(String),
+    String(from.xmax),
+    from.partials.map((p) => String(p.xid)),
+    from.partials.map((p) => p.eid),
+    limit,
+  ];
   const seenBy = (c: Cursor) => {
-    params.push(String(c.xmax), c.xip.map(String), c.partials.map((p) => String(p.xid)), c.partials.map((p) => p.eid));
+    params.push(
+      String(c.xmax),
+      c.xip.map(String),
+      c.partials.map((p) => String(p.xid)),
+      c.partials.map((p) => p.eid),
+    );
     const n = params.length;
     return `((u.xid < $${n - 3}::xid8 AND u.xid <> ALL($${n - 2}::xid8[])) OR ${partialSees(`$${n - 1}`, `$${n}`)})`;
   };
@@ -59,7 +76,8 @@ export async function readEvents(db: Queryable, from: Cursor, limit: number, sit
   if (upTo) filters.push(seenBy(upTo));
   // Each range is ordered and limited on its own: the primary key serves both, whatever the planner
   // believes of the table (it grows fast, and its statistics lag; PGlite never gathers any).
-  const range = (cond: string) => `(SELECT * FROM stream_events u WHERE ${cond} AND ${filters.join(' AND ')} ORDER BY u.xid, u.id LIMIT $5)`;
+  const range = (cond: string) =>
+    `(SELECT * FROM stream_events u WHERE ${cond} AND ${filters.join(' AND ')} ORDER BY u.xid, u.id LIMIT $5)`;
   const rows = await db.query<Row>(
     `SELECT s.snap, s.pruned, e.xid, e.eid, e.site_id, e.type, e.data
        FROM (SELECT pg_current_snapshot()::text AS snap, (SELECT pruned FROM stream_state) AS pruned) s
@@ -75,24 +93,41 @@ export async function readEvents(db: Queryable, from: Cursor, limit: number, sit
     pruned: decode(rows[0].pruned),
     rows: rows
       .filter((r) => r.xid !== null)
-      .map((r) => ({ xid: Number(r.xid), eid: Number(r.eid), siteId: r.site_id, type: r.type, data: r.data })),
+      .map((r) => ({
+        xid: Number(r.xid),
+        eid: Number(r.eid),
+        siteId: r.site_id,
+        type: r.type,
+        data: r.data,
+      })),
   };
 }
 
 /** Whether the partials ($x: xid8[], $e: int8[]) have seen row u. */
-const partialSees = (x: string, e: string) => `EXISTS (SELECT 1 FROM unnest(${x}::xid8[], ${e}::int8[]) AS p(x, e) WHERE p.x = u.xid AND u.id <= p.e)`;
+const partialSees = (x: string, e: string) =>
+  `EXISTS (SELECT 1 FROM unnest(${x}::xid8[], ${e}::int8[]) AS p(x, e) WHERE p.x = u.xid AND u.id <= p.e)`;
 
 /** An event as sent, at its place in the stream. */
 export function toEvent(row: Page['rows'][number], after: Cursor): StreamEvent {
   const e: StreamEvent = { ...row, after, id: encode(after), tail: '' };
   if (row.type === 'reading') {
-    const { kind, record } = JSON.parse(row.data) as { kind: TelemetryKind; record: Record<string, unknown> };
+    const { kind, record } = JSON.parse(row.data) as {
+      kind: TelemetryKind;
+      record: Record<string, unknown>;
+    };
     e.key = `${kind}:${record[KINDS[kind].idField]}`;
     e.ts = Date.parse(record.timestamp as string);
   } else if (row.type === 'alarm') {
     // Stored as the statement returned it; sent as the active-alarm list shows it.
-    const { status, alarm } = JSON.parse(row.data) as { status: string; alarm: Record<string, unknown> };
-    const record = toRecord({ ...alarm, FirstSeen: new Date(alarm.FirstSeen as string), LastSeen: new Date(alarm.LastSeen as string) } as RecordRow);
+    const { status, alarm } = JSON.parse(row.data) as {
+      status: string;
+      alarm: Record<string, unknown>;
+    };
+    const record = toRecord({
+      ...alarm,
+      FirstSeen: new Date(alarm.FirstSeen as string),
+      LastSeen: new Date(alarm.LastSeen as string),
+    } as RecordRow);
     e.data = JSON.stringify({ siteId: row.siteId, status, alarm: record });
   }
   e.tail = tail(e.type, e.data);

@@ -41,7 +41,9 @@ export class Follower {
   /** Starts following from what is committed now (events committed before are not handed on). */
   async activate(): Promise<void> {
     if (this.cursor) return;
-    const [{ snap }] = await this.db.query<{ snap: string }>('SELECT pg_current_snapshot()::text AS snap');
+    const [{ snap }] = await this.db.query<{ snap: string }>(
+      'SELECT pg_current_snapshot()::text AS snap',
+    );
     if (this.cursor) return;
     this.cursor = fromSnapshot(snap);
     this.timer = setInterval(() => this.kick(), this.opts.pollMs).unref();
@@ -103,7 +105,9 @@ export class Follower {
       if (this.cursor !== from) return; // deactivated (and perhaps activated again) meanwhile
       const complete = page.rows.length < this.opts.batch;
       const events: Followed = [];
-      this.cursor = advance(from, page.snapshot, page.rows, complete, (row, after) => events.push({ row, after }));
+      this.cursor = advance(from, page.snapshot, page.rows, complete, (row, after) =>
+        events.push({ row, after }),
+      );
       if (events.length) this.opts.onEvents(events);
       if (complete) return;
     }

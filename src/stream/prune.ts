@@ -19,10 +19,13 @@ export class Pruner {
 
   /** Notes the current snapshot and prunes up to the one noted retentionMs ago, if any; returns the events deleted. */
   async run(now = Date.now()): Promise<number> {
-    const [{ snap }] = await this.db.query<{ snap: string }>('SELECT pg_current_snapshot()::text AS snap');
+    const [{ snap }] = await this.db.query<{ snap: string }>(
+      'SELECT pg_current_snapshot()::text AS snap',
+    );
     this.noted.push({ at: now, snapshot: fromSnapshot(snap) });
     let upTo: Cursor | undefined;
-    while (this.noted.length && this.noted[0].at <= now - this.retentionMs) upTo = this.noted.shift()!.snapshot;
+    while (this.noted.length && this.noted[0].at <= now - this.retentionMs)
+      upTo = this.noted.shift()!.snapshot;
     return upTo ? pruneEvents(this.db, upTo) : 0;
   }
 }
@@ -31,7 +34,10 @@ export class Pruner {
 export async function pruneEvents(db: Queryable, upTo: Cursor): Promise<number> {
   const xmax = String(upTo.xmax);
   const xip = upTo.xip.map(String);
-  await db.query(`UPDATE stream_state SET pruned = $1, pruned_xmax = $2::xid8 WHERE pruned_xmax < $2::xid8`, [encode(upTo), xmax]);
+  await db.query(
+    `UPDATE stream_state SET pruned = $1, pruned_xmax = $2::xid8 WHERE pruned_xmax < $2::xid8`,
+    [encode(upTo), xmax],
+  );
   let total = 0;
   for (;;) {
     const [{ n }] = await db.query<{ n: number }>(

@@ -24,7 +24,11 @@ export const READING_EVENTS = `er AS (${INSERT}
  * CTE of the telemetry statement when it upserts: a `logs` event per upload (job), site and kind,
  * over the log rows it stored (`stored` yields id, ts, job and site).
  */
-export const logEvents = (name: string, kind: TelemetryKind, stored: string) => `${name} AS (${INSERT}
+export const logEvents = (
+  name: string,
+  kind: TelemetryKind,
+  stored: string,
+) => `${name} AS (${INSERT}
   SELECT site, 'logs', json_build_object('siteId', site, 'kind', '${kind}', 'ids', array_agg(DISTINCT id ORDER BY id),
          'from', ${isoSql('min(ts)')}, 'to', ${isoSql('max(ts)')}, 'count', count(*))::text
     FROM ${stored} GROUP BY job, site ORDER BY job, site)`;
@@ -38,11 +42,29 @@ export function insertedLogEvents(jobs: Job[]) {
   const data: string[] = [];
   for (const job of jobs) {
     if (job.role !== 'log') continue;
-    const groups = new Map<string, { site: number; kind: TelemetryKind; ids: Set<number>; from: number; to: number; count: number }>();
+    const groups = new Map<
+      string,
+      {
+        site: number;
+        kind: TelemetryKind;
+        ids: Set<number>;
+        from: number;
+        to: number;
+        count: number;
+      }
+    >();
     for (const e of job.entries) {
       const key = `${e.kind}:${e.site}`;
       const g = groups.get(key);
-      if (!g) groups.set(key, { site: e.site!, kind: e.kind, ids: new Set([e.id]), from: e.ts, to: e.ts, count: 1 });
+      if (!g)
+        groups.set(key, {
+          site: e.site!,
+          kind: e.kind,
+          ids: new Set([e.id]),
+          from: e.ts,
+          to: e.ts,
+          count: 1,
+        });
       else {
         g.ids.add(e.id);
         g.from = Math.min(g.from, e.ts);
@@ -53,10 +75,24 @@ export function insertedLogEvents(jobs: Job[]) {
     for (const g of [...groups.values()].sort((a, b) => a.site - b.site)) {
       sites.push(g.site);
       const ids = [...g.ids].sort((a, b) => a - b);
-      data.push(JSON.stringify({ siteId: g.site, kind: g.kind, ids, from: new Date(g.from).toISOString(), to: new Date(g.to).toISOString(), count: g.count }));
+      data.push(
+        JSON.stringify({
+          siteId: g.site,
+          kind: g.kind,
+          ids,
+          from: new Date(g.from).toISOString(),
+          to: new Date(g.to).toISOString(),
+          count: g.count,
+        }),
+      );
     }
   }
-  return { sites, data, cte: (siteList: string, dataList: string) => `el AS (${INSERT} SELECT site, 'logs', data FROM unnest(${siteList}, ${dataList}) AS u(site, data))` };
+  return {
+    sites,
+    data,
+    cte: (siteList: string, dataList: string) =>
+      `el AS (${INSERT} SELECT site, 'logs', data FROM unnest(${siteList}, ${dataList}) AS u(site, data))`,
+  };
 }
 
 /**
@@ -64,7 +100,10 @@ export function insertedLogEvents(jobs: Job[]) {
  * it also stores an `alarm` event per returned row, with `status` (an SQL expression over those
  * columns), and wakes the other instances when it commits. It returns what the statement returned.
  */
-export const withAlarmEvents = (statement: string, status: string) => `WITH changed AS (${statement}),
+export const withAlarmEvents = (
+  statement: string,
+  status: string,
+) => `WITH changed AS (${statement}),
 ev AS (${INSERT}
   SELECT "SiteID", 'alarm', json_build_object('status', ${status}, 'alarm', row_to_json(changed))::text
     FROM changed ORDER BY "SiteAlarmLogID"),
@@ -72,14 +111,29 @@ wake AS (SELECT pg_notify(${CHANNEL_SQL}, '') WHERE EXISTS (SELECT 1 FROM change
 SELECT changed.* FROM changed LEFT JOIN wake ON true`;
 
 /** Configuration tables whose rows an import stamps with its time when it changes them. */
-const CONFIG_TABLES = ['sites', 'modbus_devices', 'registers', 'sensors', 'flow_meters', 'pumps', 'tank_groups', 'actuators'];
+const CONFIG_TABLES = [
+  'sites',
+  'modbus_devices',
+  'registers',
+  'sensors',
+  'flow_meters',
+  'pumps',
+  'tank_groups',
+  'actuators',
+];
 
 /**
  * Inside an import's transaction, after its writes: a `config` event for each site with a record
  * stamped by this import, and for `alsoSites` (changes the stamps do not show). Returns the sites.
  */
-export async function publishConfigChanges(tx: Queryable, stamp: Date, alsoSites: number[]): Promise<number[]> {
-  const changed = CONFIG_TABLES.map((t) => `SELECT site_id FROM ${t} WHERE updated_at = $1`).join(' UNION ');
+export async function publishConfigChanges(
+  tx: Queryable,
+  stamp: Date,
+  alsoSites: number[],
+): Promise<number[]> {
+  const changed = CONFIG_TABLES.map((t) => `SELECT site_id FROM ${t} WHERE updated_at = $1`).join(
+    ' UNION ',
+  );
   const rows = await tx.query<{ site_id: number }>(
     `WITH s AS (${changed} UNION SELECT unnest($2::int[])),
      ev AS (${INSERT} SELECT site_id, 'config', json_build_object('siteId', site_id)::text FROM s ORDER BY site_id RETURNING site_id),

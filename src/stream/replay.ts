@@ -14,7 +14,12 @@ const PAGE = 1000;
  * before sending anything, when some of them are no longer retained (the client needs a snapshot);
  * ends the stream when that happens later on (the client reconnects and gets one).
  */
-export async function replay(db: Queryable, sub: Subscriber, from: Cursor, upTo: Cursor): Promise<boolean> {
+export async function replay(
+  db: Queryable,
+  sub: Subscriber,
+  from: Cursor,
+  upTo: Cursor,
+): Promise<boolean> {
   let cur = from;
   for (let first = true; !sub.closed; first = false) {
     const page = await readEvents(db, cur, PAGE, sub.sites, upTo);

@@ -45,7 +45,8 @@ export class StreamService {
       batch: FOLLOW_BATCH,
       pollMs: config.STREAM_POLL_MS,
       onEvents: (events) => this.deliver(events),
-      onError: (err) => log.warn({ err }, 'stream: reading events failed; trying again at the next wake-up'),
+      onError: (err) =>
+        log.warn({ err }, 'stream: reading events failed; trying again at the next wake-up'),
     });
   }
 
@@ -54,14 +55,26 @@ export class StreamService {
   }
 
   async start(): Promise<void> {
-    const [{ channel }] = await this.db.query<{ channel: string }>(`SELECT ${CHANNEL_SQL} AS channel`);
+    const [{ channel }] = await this.db.query<{ channel: string }>(
+      `SELECT ${CHANNEL_SQL} AS channel`,
+    );
     this.channel = channel;
-    this.unlisten = await this.db.listen(channel, (from) => from !== this.instance && this.follower.kick());
+    this.unlisten = await this.db.listen(
+      channel,
+      (from) => from !== this.instance && this.follower.kick(),
+    );
     const retention = this.config.STREAM_RETENTION_MS;
     const pruner = new Pruner(this.db, retention);
-    const prune = oneAtATime(() => pruner.run().catch((err) => this.log.warn({ err }, 'stream: pruning events failed')));
+    const prune = oneAtATime(() =>
+      pruner.run().catch((err) => this.log.warn({ err }, 'stream: pruning events failed')),
+    );
     this.timers.push(setInterval(prune, Math.min(60_000, Math.max(1000, retention / 5))).unref());
-    this.timers.push(setInterval(oneAtATime(() => this.sweep()), this.config.STREAM_HEARTBEAT_MS).unref());
+    this.timers.push(
+      setInterval(
+        oneAtATime(() => this.sweep()),
+        this.config.STREAM_HEARTBEAT_MS,
+      ).unref(),
+    );
   }
 
   /** A write of this instance committed (events may have been stored): read them, and wake the others. */
@@ -80,8 +93,16 @@ export class StreamService {
     this.notifyAgain = false;
     this.db
       // Its own transaction, committed without waiting for the disk: a lost notice only delays.
-      .query(`SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`, [this.channel, this.instance])
-      .catch((err) => this.log.warn({ err }, 'stream: NOTIFY failed; other instances find the events at their next poll'))
+      .query(`SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`, [
+        this.channel,
+        this.instance,
+      ])
+      .catch((err) =>
+        this.log.warn(
+          { err },
+          'stream: NOTIFY failed; other instances find the events at their next poll',
+        ),
+      )
       .finally(() =>
         setTimeout(() => {
           this.notifying = false;
@@ -96,8 +117,11 @@ export class StreamService {
    */
   async subscribe(sink: Sink, scope: Subscription, lastEventId: string | undefined): Promise<void> {
     if (this.closing) throw unavailable('the service is shutting down; connect again');
-    if (this.size >= this.config.STREAM_MAX_SUBSCRIBERS) throw unavailable('too many streams on this instance; try again shortly');
-    const sub = new Subscriber(scope.sites, sink, this.config.STREAM_MAX_BUFFER, (reason) => this.remove(sub, reason));
+    if (this.size >= this.config.STREAM_MAX_SUBSCRIBERS)
+      throw unavailable('too many streams on this instance; try again shortly');
+    const sub = new Subscriber(scope.sites, sink, this.config.STREAM_MAX_BUFFER, (reason) =>
+      this.remove(sub, reason),
+    );
     // Registered first: it keeps the follower active, and what it hands on from now on is held.
     this.add(sub, scope);
     try {
@@ -106,10 +130,13 @@ export class StreamService {
       else await this.follower.activate();
       // Held events up to here are in the replay or the snapshot; `base` says which to skip.
       let base = this.follower.cursor;
-      const replayed = from && base && covers(base, from) && (await replay(this.db, sub, from, base));
+      const replayed =
+        from && base && covers(base, from) && (await replay(this.db, sub, from, base));
       if (!replayed) {
         const snapshot = await readSnapshot(this.db, scope.sites, this.config.MAX_BATCH);
-        sub.send(encode(snapshot.cursor), 'snapshot', JSON.stringify({ sites: snapshot.sites }), { retry: RETRY_MS });
+        sub.send(encode(snapshot.cursor), 'snapshot', JSON.stringify({ sites: snapshot.sites }), {
+          retry: RETRY_MS,
+        });
         base = snapshot.cursor;
       }
       sub.goLive(base);
@@ -119,7 +146,10 @@ export class StreamService {
     } catch (err) {
       sub.close('failed');
       if (!sink.opened()) throw err;
-      this.log.warn({ err }, 'stream: sending the snapshot or replay failed; the client reconnects');
+      this.log.warn(
+        { err },
+        'stream: sending the snapshot or replay failed; the client reconnects',
+      );
     }
   }
 
@@ -136,9 +166,14 @@ export class StreamService {
   private add(sub: Subscriber, scope: Subscription): void {
     this.subscriptions.set(sub, scope);
     if (!sub.sites) this.everySite.add(sub);
-    else for (const site of sub.sites) this.bySite.set(site, (this.bySite.get(site) ?? new Set()).add(sub));
+    else
+      for (const site of sub.sites)
+        this.bySite.set(site, (this.bySite.get(site) ?? new Set()).add(sub));
     if (scope.expiresAt !== undefined) {
-      const timer = setTimeout(() => sub.close('token expired'), Math.max(0, scope.expiresAt - Date.now())).unref();
+      const timer = setTimeout(
+        () => sub.close('token expired'),
+        Math.max(0, scope.expiresAt - Date.now()),
+      ).unref();
       scope.stop = () => clearTimeout(timer);
     }
   }
@@ -154,7 +189,8 @@ export class StreamService {
       set?.delete(sub);
       if (set && !set.size) this.bySite.delete(site);
     }
-    if (sub.coalesced) this.log.info({ clientId: scope.clientId, coalesced: sub.coalesced, reason }, 'stream ended');
+    if (sub.coalesced)
+      this.log.info({ clientId: scope.clientId, coalesced: sub.coalesced, reason }, 'stream ended');
     if (!this.subscriptions.size) this.follower.deactivate();
   }
 
@@ -172,7 +208,8 @@ export class StreamService {
   private async sweep(): Promise<void> {
     if (!this.subscriptions.size) return;
     try {
-      for (const sub of await checkSubscriptions(this.db, this.subscriptions)) sub.close('access changed');
+      for (const sub of await checkSubscriptions(this.db, this.subscriptions))
+        sub.close('access changed');
     } catch (err) {
       this.log.warn({ err }, 'stream: checking access failed');
     }

@@ -18,12 +18,24 @@ export interface SiteState {
 }
 
 /** The sites' state (null: every site) and the cursor it corresponds to. */
-export async function readSnapshot(db: Database, siteIds: number[] | null, maxSites: number): Promise<{ sites: SiteState[]; cursor: Cursor }> {
+export async function readSnapshot(
+  db: Database,
+  siteIds: number[] | null,
+  maxSites: number,
+): Promise<{ sites: SiteState[]; cursor: Cursor }> {
   return db.transaction(async (tx) => {
     await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
-    const [{ snap }] = await tx.query<{ snap: string }>('SELECT pg_current_snapshot()::text AS snap');
-    const rows = await addSiteTelemetry(tx, await listSites(tx, { siteIds }, { direction: 'asc' }, maxSites, 0));
-    const alarms = await activeAlarmsBySite(tx, rows.map((s) => s.SiteID));
+    const [{ snap }] = await tx.query<{ snap: string }>(
+      'SELECT pg_current_snapshot()::text AS snap',
+    );
+    const rows = await addSiteTelemetry(
+      tx,
+      await listSites(tx, { siteIds }, { direction: 'asc' }, maxSites, 0),
+    );
+    const alarms = await activeAlarmsBySite(
+      tx,
+      rows.map((s) => s.SiteID),
+    );
     const sites = rows.map((s) => ({
       SiteID: s.SiteID,
       LastCommunication: s.LastCommunication ?? null,
@@ -34,7 +46,10 @@ export async function readSnapshot(db: Database, siteIds: number[] | null, maxSi
   });
 }
 
-async function activeAlarmsBySite(db: Queryable, siteIds: number[]): Promise<Map<number, AlarmRecord[]>> {
+async function activeAlarmsBySite(
+  db: Queryable,
+  siteIds: number[],
+): Promise<Map<number, AlarmRecord[]>> {
   const rows = await db.query<RecordRow>(
     `SELECT ${RECORD_COLUMNS} FROM (
        SELECT *, row_number() OVER (PARTITION BY site_id ORDER BY last_seen DESC, alarm_id DESC) AS n

@@ -85,7 +85,12 @@ export class Subscriber {
   }
 
   /** An event of the snapshot or of the replay (`id` a cursor): these go before anything held. */
-  send(id: string, event: string, data: string, opts: { key?: string; ts?: number; retry?: number } = {}): void {
+  send(
+    id: string,
+    event: string,
+    data: string,
+    opts: { key?: string; ts?: number; retry?: number } = {},
+  ): void {
     this.enqueue(frame(id + this.tag, event, data, opts.retry), opts.key, opts.ts);
   }
 
@@ -153,7 +158,8 @@ export class Subscriber {
     if (!this.lagging && this.waitingDrain && this.unsent() > LAG_BYTES) {
       // From now on what is queued may be coalesced.
       this.lagging = true;
-      for (const queued of this.queue) if (queued.key && !queued.dropped) this.latest.set(queued.key, queued);
+      for (const queued of this.queue)
+        if (queued.key && !queued.dropped) this.latest.set(queued.key, queued);
     }
     if (this.lagging) this.bytes += this.coalesce(this.latest, entry);
     if (entry.dropped) return;

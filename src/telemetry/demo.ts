@@ -27,17 +27,21 @@ export async function seedDemoTelemetry(db: Database, now = new Date()): Promise
   const day = `(2 * pi() * g.e / 86400)`; // phase of the day, in radians
   const minute = `((g.e - date_part('epoch', $1::timestamptz)) / 60)`; // minutes since the start of the week
   const noise = (id: string, amp: number) => `(${amp} * sin(g.e / 97.0 + ${id}) * cos(g.e / 31.0))`;
-  const r = (expr: string, digits: number) => `round((${expr}) * ${10 ** digits}) / ${10 ** digits}`;
+  const r = (expr: string, digits: number) =>
+    `round((${expr}) * ${10 ** digits}) / ${10 ** digits}`;
   const params = [start.toISOString(), end.toISOString()];
   return db.transaction(async (tx) => {
     const statements = [
       `INSERT INTO sensor_logs (sensor_id, ts, value)
-         SELECT s.sensor_id, g.ts, ${r(`CASE coalesce(s.site_sensor_type_id, 1)
+         SELECT s.sensor_id, g.ts, ${r(
+           `CASE coalesce(s.site_sensor_type_id, 1)
              WHEN 1 THEN 850 + 120 * sin(${day} + s.sensor_id) + ${noise('s.sensor_id', 15)}
              WHEN 2 THEN 9 + 6 * sin(${day} * 2.5 + s.sensor_id)
              WHEN 3 THEN 72 + 14 * sin(${day} - 1.2) + ${noise('s.sensor_id', 1.5)}
              WHEN 4 THEN 8200 + 900 * sin(${day} + 0.4) + ${noise('s.sensor_id', 120)}
-             ELSE 2.5 + 1.5 * abs(sin(${day} * 3 + s.sensor_id)) END`, 2)}
+             ELSE 2.5 + 1.5 * abs(sin(${day} * 3 + s.sensor_id)) END`,
+           2,
+         )}
            FROM sensors s, ${series}`,
       `INSERT INTO meter_logs (meter_id, ts, start_ts, total_volume, day_volume, pressure, flow_rate)
          SELECT m.meter_id, g.ts, date_trunc('day', g.ts, 'UTC'),
@@ -76,7 +80,10 @@ export async function seedDemoTelemetry(db: Database, now = new Date()): Promise
       if (!any) await tx.query(`ALTER TABLE ${table} ADD CONSTRAINT ${pk.name} ${pk.def}`);
     }
     await tx.query(CURRENT_FROM_LAST_LOG, [end.toISOString()]);
-    await tx.query(`UPDATE sites SET last_communication = $1::timestamptz WHERE last_communication IS NULL`, [end.toISOString()]);
+    await tx.query(
+      `UPDATE sites SET last_communication = $1::timestamptz WHERE last_communication IS NULL`,
+      [end.toISOString()],
+    );
   });
 }
 

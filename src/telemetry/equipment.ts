@@ -28,7 +28,12 @@ export class EquipmentDirectory {
    * Returns the sites the entries belong to. `pathOf` names an entry's id field in error details.
    * A lookup not answered by `deadline` (epoch ms) fails with DatabaseTimeout.
    */
-  async resolve(access: Access, entries: Entry[], pathOf: (e: Entry) => string, deadline: number): Promise<number[]> {
+  async resolve(
+    access: Access,
+    entries: Entry[],
+    pathOf: (e: Entry) => string,
+    deadline: number,
+  ): Promise<number[]> {
     const now = Date.now();
     const siteOf = new Map<number, number>();
     const wanted = new Map<TelemetryKind, Set<number>>();
@@ -45,7 +50,11 @@ export class EquipmentDirectory {
     }
     if (wanted.size) {
       const db = this.db.bounded(Math.max(1, deadline - now));
-      const found = await Promise.all([...wanted].map(async ([kind, ids]) => [kind, await findEquipmentSites(db, kind, [...ids])] as const));
+      const found = await Promise.all(
+        [...wanted].map(
+          async ([kind, ids]) => [kind, await findEquipmentSites(db, kind, [...ids])] as const,
+        ),
+      );
       if (this.cache.size > MAX_CACHED) this.cache.clear();
       for (const [kind, sites] of found)
         for (const [id, site] of sites) {
@@ -67,7 +76,9 @@ function unknownEquipment(missing: Entry[], pathOf: (e: Entry) => string) {
     if (!byKind.has(e.kind)) byKind.set(e.kind, new Set());
     byKind.get(e.kind)!.add(e.id);
   }
-  const message = [...byKind].map(([kind, ids]) => `${equipmentLabel(kind)} ${listIds([...ids])}`).join('; ');
+  const message = [...byKind]
+    .map(([kind, ids]) => `${equipmentLabel(kind)} ${listIds([...ids])}`)
+    .join('; ');
   const details: ErrorDetail[] = missing.slice(0, 20).map((e) => ({
     path: pathOf(e),
     message: `${equipmentLabel(e.kind)} ${e.id} does not exist`,

@@ -60,5 +60,7 @@ export function makeJob(role: Role, entries: Entry[], sites: number[]): Job {
 
 /** The keys a job writes, as the writer compares them between jobs (only when it groups several). */
 export function keysOf(job: Job): string[] {
-  return job.entries.map((e) => (job.role === 'log' ? `${e.kind}:${e.id}:${e.ts}` : `r:${e.kind}:${e.id}`));
+  return job.entries.map((e) =>
+    job.role === 'log' ? `${e.kind}:${e.id}:${e.ts}` : `r:${e.kind}:${e.id}`,
+  );
 }

@@ -24,27 +24,57 @@ export interface KindSpec {
   fields: ValueField[];
 }
 
-const f = (name: string, column: string, type: ColumnType, required = false): ValueField => ({ name, column, type, required });
+const f = (name: string, column: string, type: ColumnType, required = false): ValueField => ({
+  name,
+  column,
+  type,
+  required,
+});
 
 export const KINDS: Record<TelemetryKind, KindSpec> = {
-  sensor: { kind: 'sensor', idField: 'sensorID', table: 'sensor_logs', idColumn: 'sensor_id', fields: [f('value', 'value', 'float8', true)] },
+  sensor: {
+    kind: 'sensor',
+    idField: 'sensorID',
+    table: 'sensor_logs',
+    idColumn: 'sensor_id',
+    fields: [f('value', 'value', 'float8', true)],
+  },
   meter: {
-    kind: 'meter', idField: 'flowMeterID', table: 'meter_logs', idColumn: 'meter_id',
+    kind: 'meter',
+    idField: 'flowMeterID',
+    table: 'meter_logs',
+    idColumn: 'meter_id',
     fields: [
-      f('startTimestamp', 'start_ts', 'timestamptz'), f('totalVolume', 'total_volume', 'float8'), f('dayVolume', 'day_volume', 'float8'),
-      f('pressure', 'pressure', 'float8'), f('flowRate', 'flow_rate', 'float8'),
+      f('startTimestamp', 'start_ts', 'timestamptz'),
+      f('totalVolume', 'total_volume', 'float8'),
+      f('dayVolume', 'day_volume', 'float8'),
+      f('pressure', 'pressure', 'float8'),
+      f('flowRate', 'flow_rate', 'float8'),
     ],
   },
   pump: {
-    kind: 'pump', idField: 'sitePumpID', table: 'pump_logs', idColumn: 'pump_id',
+    kind: 'pump',
+    idField: 'sitePumpID',
+    table: 'pump_logs',
+    idColumn: 'pump_id',
     fields: [
-      f('pressure', 'pressure', 'float8'), f('running', 'running', 'bool'), f('frequency', 'frequency', 'float8'),
-      f('statusID', 'status_id', 'int4'), f('status', 'status', 'text'),
+      f('pressure', 'pressure', 'float8'),
+      f('running', 'running', 'bool'),
+      f('frequency', 'frequency', 'float8'),
+      f('statusID', 'status_id', 'int4'),
+      f('status', 'status', 'text'),
     ],
   },
   tank: {
-    kind: 'tank', idField: 'siteTankGroupID', table: 'tank_logs', idColumn: 'tank_group_id',
-    fields: [f('entryTankLevel', 'entry_tank_level', 'float8'), f('exitTankLevel', 'exit_tank_level', 'float8'), f('totalVolume', 'total_volume', 'float8')],
+    kind: 'tank',
+    idField: 'siteTankGroupID',
+    table: 'tank_logs',
+    idColumn: 'tank_group_id',
+    fields: [
+      f('entryTankLevel', 'entry_tank_level', 'float8'),
+      f('exitTankLevel', 'exit_tank_level', 'float8'),
+      f('totalVolume', 'total_volume', 'float8'),
+    ],
   },
 };
 

@@ -19,7 +19,9 @@ export class Partitions {
       if (!this.pending) {
         const until = new Date(Math.max(upto, Date.now() + AHEAD_MS)).toISOString();
         this.pending = this.db
-          .query<{ end: Date }>('SELECT ensure_telemetry_partitions($1::timestamptz) AS "end"', [until])
+          .query<{ end: Date }>('SELECT ensure_telemetry_partitions($1::timestamptz) AS "end"', [
+            until,
+          ])
           .then(([row]) => {
             this.coveredUntil = new Date(row.end).getTime();
           })

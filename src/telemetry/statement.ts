@@ -27,7 +27,11 @@ function literal(values: unknown[]): string {
 const LITERAL_TYPES = new Set(['int4[]', 'float8[]', 'boolean[]']);
 
 const ARRAY_TYPE: Record<ColumnType, string> = {
-  float8: 'float8[]', bool: 'boolean[]', int4: 'int4[]', text: 'text[]', timestamptz: 'timestamptz[]',
+  float8: 'float8[]',
+  bool: 'boolean[]',
+  int4: 'int4[]',
+  text: 'text[]',
+  timestamptz: 'timestamptz[]',
 };
 
 /**
@@ -75,12 +79,19 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: L
     // (upserts count, and announce what they stored per job and site).
     const job = mode === 'upsert' ? ['job', 'site'] : [];
     const jobArrays = mode === 'upsert' ? [p(jobOf, 'int4[]'), p(siteOf, 'int4[]')] : [];
-    const unnest = [p(ids, 'int4[]'), p(times, 'float8[]'), ...columns.map((v, c) => p(v, ARRAY_TYPE[spec.fields[c].type])), ...jobArrays];
+    const unnest = [
+      p(ids, 'int4[]'),
+      p(times, 'float8[]'),
+      ...columns.map((v, c) => p(v, ARRAY_TYPE[spec.fields[c].type])),
+      ...jobArrays,
+    ];
     const names = spec.fields.map((f) => f.column);
     const inputs = [...cols, ...job].join(', ');
     // Sorted by key: one equipment's minutes go into the index side by side, and concurrent
     // statements take their row locks in the same order (no deadlock between two of them).
-    ctes.push(`i${k} AS (SELECT id, ${TS} AS ts, ${inputs} FROM unnest(${unnest.join(', ')}) AS u(id, t, ${inputs}))`);
+    ctes.push(
+      `i${k} AS (SELECT id, ${TS} AS ts, ${inputs} FROM unnest(${unnest.join(', ')}) AS u(id, t, ${inputs}))`,
+    );
     const insert = `INSERT INTO ${spec.table} AS t (${spec.idColumn}, ts, ${names.join(', ')})
         SELECT id, ts, ${cols.join(', ')} FROM i${k} ORDER BY id, ts`;
     // The 15-minute buckets this statement changes are marked stale for the summaries, in the same
@@ -106,18 +117,39 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: L
   if (mode === 'insert') {
     // Every entry is stored (or the statement fails), so the logs events are known before it runs.
     const events = insertedLogEvents(jobs);
-    if (events.sites.length) ctes.push(events.cte(p(events.sites, 'int4[]'), p(events.data, 'text[]')));
+    if (events.sites.length)
+      ctes.push(events.cte(p(events.sites, 'int4[]'), p(events.data, 'text[]')));
   }
 
-  const readings = jobs.flatMap((job, j) => (job.role === 'reading' ? job.entries.map((e) => ({ e, j })) : []));
+  const readings = jobs.flatMap((job, j) =>
+    job.role === 'reading' ? job.entries.map((e) => ({ e, j })) : [],
+  );
   if (readings.length) {
     const unnest = [
-      p(readings.map((r) => r.e.kind), 'text[]'),
-      p(readings.map((r) => r.e.id), 'int4[]'),
-      p(readings.map((r) => r.e.site), 'int4[]'),
-      p(readings.map((r) => r.e.ts), 'float8[]'),
-      p(readings.map((r) => JSON.stringify(r.e.record)), 'text[]'),
-      p(readings.map((r) => r.j), 'int4[]'),
+      p(
+        readings.map((r) => r.e.kind),
+        'text[]',
+      ),
+      p(
+        readings.map((r) => r.e.id),
+        'int4[]',
+      ),
+      p(
+        readings.map((r) => r.e.site),
+        'int4[]',
+      ),
+      p(
+        readings.map((r) => r.e.ts),
+        'float8[]',
+      ),
+      p(
+        readings.map((r) => JSON.stringify(r.e.record)),
+        'text[]',
+      ),
+      p(
+        readings.map((r) => r.j),
+        'int4[]',
+      ),
     ];
     // A reading replaces the current value unless it is older; at the same time, only if it differs.
     ctes.push(

@@ -50,7 +50,8 @@ const UNIQUE_VIOLATION = '23505';
 
 const TRANSIENT = new Set(['40001', '40P01']); // serialization failure, deadlock: nothing was written
 /** Worth another attempt: nothing was written, and the deadline has not passed. */
-const retryable = (err: any) => TRANSIENT.has(err?.code) || (isDatabaseUnavailable(err) && !(err instanceof DatabaseTimeout));
+const retryable = (err: any) =>
+  TRANSIENT.has(err?.code) || (isDatabaseUnavailable(err) && !(err instanceof DatabaseTimeout));
 
 const failure = (cause: unknown) => Object.assign(serverError(UNSTORED), { cause });
 
@@ -85,22 +86,26 @@ export class TelemetryWriter {
    * stored by `deadline` (epoch ms; a job still queued then is dropped, one being written is cancelled).
    */
   submit(job: Job, deadline: number): Promise<Counts> {
-    if (!job.entries.length) return Promise.resolve({ received: job.received, stored: 0, duplicates: job.received });
+    if (!job.entries.length)
+      return Promise.resolve({ received: job.received, stored: 0, duplicates: job.received });
     return new Promise((resolve, reject) => {
       const key = laneOf(job);
       let lane = this.lanes.get(key);
       if (!lane) this.lanes.set(key, (lane = { queue: [], inFlight: 0 }));
       const pending: Pending = { job, deadline, resolve, reject };
       const queue = lane.queue;
-      pending.timer = setTimeout(() => {
-        const at = queue.indexOf(pending);
-        if (at >= 0) {
-          queue.splice(at, 1);
-          this.queued--;
-          this.wakeIfIdle();
-        }
-        reject(failure(new DatabaseTimeout(deadline - Date.now())));
-      }, Math.max(0, deadline - Date.now()));
+      pending.timer = setTimeout(
+        () => {
+          const at = queue.indexOf(pending);
+          if (at >= 0) {
+            queue.splice(at, 1);
+            this.queued--;
+            this.wakeIfIdle();
+          }
+          reject(failure(new DatabaseTimeout(deadline - Date.now())));
+        },
+        Math.max(0, deadline - Date.now()),
+      );
       queue.push(pending);
       this.queued++;
       // Start writing after the requests that arrived together with this one have been queued too
@@ -127,7 +132,11 @@ export class TelemetryWriter {
 
   private pump(): void {
     for (const lane of this.lanes.values()) {
-      while (lane.queue.length && this.inFlight < this.opts.maxInFlight && lane.inFlight < this.opts.maxPerLane) {
+      while (
+        lane.queue.length &&
+        this.inFlight < this.opts.maxInFlight &&
+        lane.inFlight < this.opts.maxPerLane
+      ) {
         const group = this.opts.group ? this.take(lane.queue) : [[lane.queue.shift()!]];
         const n = group.flat().length;
         this.queued -= n;
@@ -192,15 +201,26 @@ export class TelemetryWriter {
     const started = Date.now();
     const jobs = rounds.map((r) => r.map((p) => p.job));
     const db = () => this.db.bounded(Math.max(1, deadline - Date.now()));
-    await this.partitions.cover(Math.max(...jobs.flat().map((j) => (j.role === 'log' ? j.maxTs : 0))));
+    await this.partitions.cover(
+      Math.max(...jobs.flat().map((j) => (j.role === 'log' ? j.maxTs : 0))),
+    );
     const sites = [...new Set(jobs.flat().flatMap((j) => j.sites))].sort((a, b) => a - b);
     // New data is the rule: try the plain INSERT first, and upsert when a key was already there.
     // (A group of several rounds writes one key twice: its second round could never be a plain INSERT.)
-    let mode: LogMode = jobs.length === 1 && Date.now() - this.lastConflict > UPSERT_AFTER_CONFLICT_MS ? 'insert' : 'upsert';
+    let mode: LogMode =
+      jobs.length === 1 && Date.now() - this.lastConflict > UPSERT_AFTER_CONFLICT_MS
+        ? 'insert'
+        : 'upsert';
     for (let n = 0; ; n++) {
       try {
         const stored = await this.execute(db(), jobs, sites, mode);
-        return jobs.flat().map((job, i) => ({ received: job.received, stored: stored[i], duplicates: job.received - stored[i] }));
+        return jobs
+          .flat()
+          .map((job, i) => ({
+            received: job.received,
+            stored: stored[i],
+            duplicates: job.received - stored[i],
+          }));
       } catch (err) {
         if (mode === 'insert' && (err as any)?.code === UNIQUE_VIOLATION) {
           this.lastConflict = Date.now();
@@ -217,14 +237,24 @@ export class TelemetryWriter {
   }
 
   /** Rows stored per job, in the order of jobs.flat(). */
-  private async execute(db: Database, rounds: Job[][], sites: number[], mode: LogMode): Promise<number[]> {
+  private async execute(
+    db: Database,
+    rounds: Job[][],
+    sites: number[],
+    mode: LogMode,
+  ): Promise<number[]> {
     const results: number[][] = [];
     const run = async (q: { query: Database['query'] }) => {
       for (let r = 0; r < rounds.length; r++) {
         const { sql, params } = buildStatement(rounds[r], r === 0 ? sites : undefined, mode);
-        const stored = rounds[r].map((job) => (mode === 'insert' && job.role === 'log' ? job.entries.length : 0));
+        const stored = rounds[r].map((job) =>
+          mode === 'insert' && job.role === 'log' ? job.entries.length : 0,
+        );
         // Prepared: under load the same few texts (one per mix of kinds and mode) are sent hundreds of times a second.
-        for (const row of await q.query<{ job: number; n: number }>(sql, params, { prepared: true })) stored[row.job] = row.n;
+        for (const row of await q.query<{ job: number; n: number }>(sql, params, {
+          prepared: true,
+        }))
+          stored[row.job] = row.n;
         results.push(stored);
       }
     };

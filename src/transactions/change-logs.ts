@@ -7,8 +7,17 @@ import { PAGE_SIZE } from './logs.js';
 // (ChangeDate, change id) order. Reading them changes nothing.
 
 export const CHANGE_LOG_FIELDS = [
-  'TransactionID', 'LogTypeName', 'LogType', 'TicketNumber', 'SiteID', 'SiteName', 'SiteCompany', 'Editor', 'EditorCompany',
-  'ChangeDate', 'ChangeItems',
+  'TransactionID',
+  'LogTypeName',
+  'LogType',
+  'TicketNumber',
+  'SiteID',
+  'SiteName',
+  'SiteCompany',
+  'Editor',
+  'EditorCompany',
+  'ChangeDate',
+  'ChangeItems',
 ] as const;
 
 export interface ChangeLogQuery {
@@ -21,7 +30,11 @@ export interface ChangeLogQuery {
 }
 
 /** jsonb keeps keys in its own order; records show them in the interface's. */
-const changeItem = (i: Record<string, string>) => ({ PropertyName: i.PropertyName, OriginalValue: i.OriginalValue, NewValue: i.NewValue });
+const changeItem = (i: Record<string, string>) => ({
+  PropertyName: i.PropertyName,
+  OriginalValue: i.OriginalValue,
+  NewValue: i.NewValue,
+});
 
 const pageSql = (cursor: boolean) => `
   SELECT c.change_id, c.transaction_id, c.log_type_name, c.log_type, c.ticket_number::float8 AS ticket_number, c.site_id,
@@ -37,15 +50,34 @@ const pageSql = (cursor: boolean) => `
    LIMIT $5`;
 
 /** Pages of change-log records (CHANGE_LOG_FIELDS order) until the range is exhausted. */
-export async function* changeLogPages(db: Queryable, q: ChangeLogQuery, pageSize = PAGE_SIZE): AsyncGenerator<Values[]> {
-  const base = [new Date(q.start).toISOString(), new Date(q.end).toISOString(), q.siteIds, q.ticketNumbers, pageSize];
+export async function* changeLogPages(
+  db: Queryable,
+  q: ChangeLogQuery,
+  pageSize = PAGE_SIZE,
+): AsyncGenerator<Values[]> {
+  const base = [
+    new Date(q.start).toISOString(),
+    new Date(q.end).toISOString(),
+    q.siteIds,
+    q.ticketNumbers,
+    pageSize,
+  ];
   let cursor: [string, string] | undefined;
   for (;;) {
     const rows = await db.query(pageSql(!!cursor), cursor ? [...base, ...cursor] : base);
     if (rows.length)
       yield rows.map((r) => [
-        r.transaction_id, r.log_type_name, r.log_type, r.ticket_number, r.site_id, r.site_name, r.company_name, r.editor,
-        r.editor_company, toIso(r.change_date), r.change_items.map(changeItem),
+        r.transaction_id,
+        r.log_type_name,
+        r.log_type,
+        r.ticket_number,
+        r.site_id,
+        r.site_name,
+        r.company_name,
+        r.editor,
+        r.editor_company,
+        toIso(r.change_date),
+        r.change_items.map(changeItem),
       ]);
     if (rows.length < pageSize) return;
     const last = rows[rows.length - 1];

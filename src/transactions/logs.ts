@@ -9,8 +9,20 @@ export const PAGE_SIZE = 1000;
 
 /** TransactionLogDto's fields in output order; MotionCaptureImageIDs only with motionCap. */
 export const TRANSACTION_LOG_FIELDS = [
-  'TransactionID', 'TicketNumber', 'SiteID', 'SiteName', 'SiteCompany', 'TransactionDate', 'HaulerCompany', 'DriverName',
-  'TruckNumber', 'FluidType', 'Volume', 'VolumeUnits', 'Notes', 'TicketImageIDs',
+  'TransactionID',
+  'TicketNumber',
+  'SiteID',
+  'SiteName',
+  'SiteCompany',
+  'TransactionDate',
+  'HaulerCompany',
+  'DriverName',
+  'TruckNumber',
+  'FluidType',
+  'Volume',
+  'VolumeUnits',
+  'Notes',
+  'TicketImageIDs',
 ] as const;
 export const transactionLogFields = (motionCap: boolean): readonly string[] =>
   motionCap ? [...TRANSACTION_LOG_FIELDS, 'MotionCaptureImageIDs'] : TRANSACTION_LOG_FIELDS;
@@ -47,12 +59,24 @@ const pageSql = (cursor: boolean, motionCap: boolean) => `
    LIMIT $4`;
 
 /** Pages of TransactionLogDto values (in transactionLogFields order) until the range is exhausted. */
-export async function* transactionPages(db: Queryable, q: TransactionQuery, pageSize = PAGE_SIZE): AsyncGenerator<Values[]> {
-  const base = [q.siteIds, new Date(q.start).toISOString(), new Date(q.end).toISOString(), pageSize];
+export async function* transactionPages(
+  db: Queryable,
+  q: TransactionQuery,
+  pageSize = PAGE_SIZE,
+): AsyncGenerator<Values[]> {
+  const base = [
+    q.siteIds,
+    new Date(q.start).toISOString(),
+    new Date(q.end).toISOString(),
+    pageSize,
+  ];
   let cursor: [string, number] | undefined;
   for (;;) {
     // Times carry milliseconds only (every input goes through parseTime), so the ISO cursor is exact.
-    const rows = await db.query(pageSql(!!cursor, q.motionCap), cursor ? [...base, ...cursor] : base);
+    const rows = await db.query(
+      pageSql(!!cursor, q.motionCap),
+      cursor ? [...base, ...cursor] : base,
+    );
     if (rows.length) yield rows.map((r) => toValues(r, q.motionCap));
     if (rows.length < pageSize) return;
     const last = rows[rows.length - 1];
@@ -62,8 +86,20 @@ export async function* transactionPages(db: Queryable, q: TransactionQuery, page
 
 function toValues(r: Record<string, any>, motionCap: boolean): Values {
   const v: Values = [
-    r.transaction_id, r.ticket_number, r.site_id, r.site_name, r.company_name, toIso(r.transaction_date), r.hauler_company,
-    r.driver_name, r.truck_number, r.fluid_type, r.volume, r.volume_units, r.notes, r.ticket_images,
+    r.transaction_id,
+    r.ticket_number,
+    r.site_id,
+    r.site_name,
+    r.company_name,
+    toIso(r.transaction_date),
+    r.hauler_company,
+    r.driver_name,
+    r.truck_number,
+    r.fluid_type,
+    r.volume,
+    r.volume_units,
+    r.notes,
+    r.ticket_images,
   ];
   if (motionCap) v.push(r.motion_images);
   return v;

@@ -16,24 +16,49 @@ export function adminSuite(backend: Backend, config: Partial<Config> = {}) {
     limited: '',
     plain: '',
     logs,
-    async call(token: string | undefined, method: 'GET' | 'POST' | 'PATCH', url: string, payload?: unknown, headers: Record<string, string> = {}) {
+    async call(
+      token: string | undefined,
+      method: 'GET' | 'POST' | 'PATCH',
+      url: string,
+      payload?: unknown,
+      headers: Record<string, string> = {},
+    ) {
       const res = await t.ctx.app.inject({
-        method, url: `/v1/admin${url}`, payload: payload as any, headers: { ...(token ? bearer(token) : {}), ...headers },
+        method,
+        url: `/v1/admin${url}`,
+        payload: payload as any,
+        headers: { ...(token ? bearer(token) : {}), ...headers },
       });
       return { status: res.statusCode, body: res.body ? res.json() : undefined };
     },
     /** A token for clientId/secret through POST /token: its status, and the token when 200. */
     async login(clientId: string, clientSecret: string) {
-      const res = await t.ctx.app.inject({ method: 'POST', url: '/token', payload: { clientId, clientSecret } });
-      return { status: res.statusCode, token: res.statusCode === 200 ? (res.json().accessToken as string) : '' };
+      const res = await t.ctx.app.inject({
+        method: 'POST',
+        url: '/token',
+        payload: { clientId, clientSecret },
+      });
+      return {
+        status: res.statusCode,
+        token: res.statusCode === 200 ? (res.json().accessToken as string) : '',
+      };
     },
     async sites(token: string) {
-      const res = await t.ctx.app.inject({ method: 'GET', url: '/v1/sites?page=1&perPage=50', headers: bearer(token) });
-      return { status: res.statusCode, ids: res.statusCode === 200 ? res.json().data.map((s: { SiteID: number }) => s.SiteID) : [] };
+      const res = await t.ctx.app.inject({
+        method: 'GET',
+        url: '/v1/sites?page=1&perPage=50',
+        headers: bearer(token),
+      });
+      return {
+        status: res.statusCode,
+        ids: res.statusCode === 200 ? res.json().data.map((s: { SiteID: number }) => s.SiteID) : [],
+      };
     },
   };
   beforeAll(async () => {
-    const stream = new Writable({ write: (chunk, _enc, done) => (logs.push(String(chunk)), done()) });
+    const stream = new Writable({
+      write: (chunk, _enc, done) => (logs.push(String(chunk)), done()),
+    });
     t.ctx = await startApp(backend, {
       demo: { sites: 3, transactionsPerSite: 1, imagesPerSite: 0 },
       logger: { level: 'info', stream },
@@ -41,7 +66,11 @@ export function adminSuite(backend: Backend, config: Partial<Config> = {}) {
       config: { CLIENT_CACHE_MS: 60_000, ...config },
     });
     t.root = await t.ctx.token('*', { clientId: 'root', admin: true, cameraIds: '*' });
-    t.limited = await t.ctx.token([1, 2], { clientId: 'limited', admin: true, cameraIds: [CAM.s1, CAM.s2] });
+    t.limited = await t.ctx.token([1, 2], {
+      clientId: 'limited',
+      admin: true,
+      cameraIds: [CAM.s1, CAM.s2],
+    });
     t.plain = await t.ctx.token('*', { clientId: 'plain', cameraIds: '*' });
   });
   afterAll(async () => t.ctx?.close());

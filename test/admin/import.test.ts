@@ -4,11 +4,13 @@ import { describeEachBackend } from '../helper.js';
 import { adminSuite, CAM } from './fixture.js';
 
 const demo = () => generateDemo({ sites: 3, transactionsPerSite: 1, imagesPerSite: 0 });
-const first = <T>(xs: T[], site: number) => structuredClone(xs.find((r: any) => r.SiteID === site)!);
+const first = <T>(xs: T[], site: number) =>
+  structuredClone(xs.find((r: any) => r.SiteID === site)!);
 
 describeEachBackend('admin API: import', (backend) => {
   const t = adminSuite(backend, { BODY_LIMIT: 256 * 1024 });
-  const name = async (sensorId: number) => (await t.ctx.db.query(`SELECT name FROM sensors WHERE sensor_id = $1`, [sensorId]))[0]?.name;
+  const name = async (sensorId: number) =>
+    (await t.ctx.db.query(`SELECT name FROM sensors WHERE sensor_id = $1`, [sensorId]))[0]?.name;
 
   it('imports a provisioning document in one transaction: 200 with counts per list; the same document again changes nothing', async () => {
     const doc = generateDemo({ idBase: 40, sites: 1, transactionsPerSite: 2, imagesPerSite: 0 });
@@ -18,8 +20,13 @@ describeEachBackend('admin API: import', (backend) => {
     expect(res.body.sensors).toEqual({ received: doc.sensors.length, changed: doc.sensors.length });
     const again = await t.call(t.root, 'POST', '/import', doc);
     expect(again.body.sensors).toEqual({ received: doc.sensors.length, changed: 0 });
-    const audit = t.logs.map((l) => JSON.parse(l)).find((l) => l.audit?.action === 'import document');
-    expect(audit.audit).toMatchObject({ actor: 'root', lists: { sites: { received: 1, changed: 1 } } });
+    const audit = t.logs
+      .map((l) => JSON.parse(l))
+      .find((l) => l.audit?.action === 'import document');
+    expect(audit.audit).toMatchObject({
+      actor: 'root',
+      lists: { sites: { received: 1, changed: 1 } },
+    });
   });
 
   it('answers 400 naming the first bad record (JSON pointer in details) and changes nothing', async () => {
@@ -28,21 +35,40 @@ describeEachBackend('admin API: import', (backend) => {
     const res = await t.call(t.root, 'POST', '/import', { sensors: [sensor], pumps: [pump] });
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({
-      statusCode: 400, error: 'Bad Request', message: expect.stringMatching(/^import failed, nothing was changed: pumps\[0\]\.MaximumFlow: /),
+      statusCode: 400,
+      error: 'Bad Request',
+      message: expect.stringMatching(
+        /^import failed, nothing was changed: pumps\[0\]\.MaximumFlow: /,
+      ),
       details: [{ path: '/pumps/0/MaximumFlow', message: expect.any(String) }],
     });
-    const missing = await t.call(t.root, 'POST', '/import', { registers: [{ ...demo().registers[0], SiteModbusInOutDeviceID: 987654 }] });
-    expect(missing.body.details).toEqual([{ path: '/registers/0/SiteModbusInOutDeviceID', message: 'device 987654 does not exist' }]);
+    const missing = await t.call(t.root, 'POST', '/import', {
+      registers: [{ ...demo().registers[0], SiteModbusInOutDeviceID: 987654 }],
+    });
+    expect(missing.body.details).toEqual([
+      { path: '/registers/0/SiteModbusInOutDeviceID', message: 'device 987654 does not exist' },
+    ]);
     expect((await t.call(t.root, 'POST', '/import', { bogus: [] })).status).toBe(400);
-    expect((await t.call(t.root, 'POST', '/import', [])).body.details).toEqual([{ path: '/', message: 'must be a JSON object' }]);
-    const unknownSite = await t.call(t.root, 'POST', '/import', { clients: [{ clientId: 'c', clientSecret: 'secret-123', siteIds: [1, 99] }] });
-    expect(unknownSite.body.details).toEqual([{ path: '/clients/0/siteIds/1', message: 'site 99 does not exist' }]);
+    expect((await t.call(t.root, 'POST', '/import', [])).body.details).toEqual([
+      { path: '/', message: 'must be a JSON object' },
+    ]);
+    const unknownSite = await t.call(t.root, 'POST', '/import', {
+      clients: [{ clientId: 'c', clientSecret: 'secret-123', siteIds: [1, 99] }],
+    });
+    expect(unknownSite.body.details).toEqual([
+      { path: '/clients/0/siteIds/1', message: 'site 99 does not exist' },
+    ]);
     expect(await name(sensor.SiteSensorID)).not.toBe('must not land');
   });
 
   it('refuses non-JSON bodies (415), bodies over the limit (413) and clients without admin rights (403)', async () => {
-    expect((await t.call(t.root, 'POST', '/import', '<doc/>', { 'content-type': 'application/xml' })).status).toBe(415);
-    expect((await t.call(t.root, 'POST', '/import', 'sites', { 'content-type': 'text/plain' })).status).toBe(415);
+    expect(
+      (await t.call(t.root, 'POST', '/import', '<doc/>', { 'content-type': 'application/xml' }))
+        .status,
+    ).toBe(415);
+    expect(
+      (await t.call(t.root, 'POST', '/import', 'sites', { 'content-type': 'text/plain' })).status,
+    ).toBe(415);
     const huge = { sensors: Array.from({ length: 2000 }, () => first(demo().sensors, 1)) };
     expect((await t.call(t.root, 'POST', '/import', huge)).status).toBe(413);
     expect((await t.call(t.plain, 'POST', '/import', { sensors: [] })).status).toBe(403);
@@ -55,23 +81,58 @@ describeEachBackend('admin API: import', (backend) => {
     expect(await name(own.SiteSensorID)).toBe('renamed by limited');
 
     const site3Sensor = first(d.sensors, 3);
-    const register3 = d.registers.find((r: any) => String(r.SiteModbusInOutDeviceID).startsWith('3'))!;
+    const register3 = d.registers.find((r: any) =>
+      String(r.SiteModbusInOutDeviceID).startsWith('3'),
+    )!;
     const cases: [string, object, string][] = [
-      ['a record of another site', { sensors: [{ ...site3Sensor, Name: 'x' }] }, '/sensors/0/SiteID'],
-      ['a record moved from another site', { sensors: [{ ...site3Sensor, SiteID: 1, RegisterIDs: undefined }] }, '/sensors/0/SiteSensorID'],
-      ['a new record at another site', { cameras: [{ CameraID: 39999, SiteID: 3, Name: 'new' }] }, '/cameras/0/SiteID'],
+      [
+        'a record of another site',
+        { sensors: [{ ...site3Sensor, Name: 'x' }] },
+        '/sensors/0/SiteID',
+      ],
+      [
+        'a record moved from another site',
+        { sensors: [{ ...site3Sensor, SiteID: 1, RegisterIDs: undefined }] },
+        '/sensors/0/SiteSensorID',
+      ],
+      [
+        'a new record at another site',
+        { cameras: [{ CameraID: 39999, SiteID: 3, Name: 'new' }] },
+        '/cameras/0/SiteID',
+      ],
       ['that site itself', { sites: [{ ...first(d.sites, 3), Name: 'x' }] }, '/sites/0/SiteID'],
-      ['a register of a device at another site', { registers: [{ ...register3, Name: 'x' }] }, '/registers/0/SiteModbusInOutDeviceID'],
+      [
+        'a register of a device at another site',
+        { registers: [{ ...register3, Name: 'x' }] },
+        '/registers/0/SiteModbusInOutDeviceID',
+      ],
       ['companies', { companies: [{ CompanyID: 1, Name: 'x' }] }, '/companies'],
-      ['a client beyond its sites', { clients: [{ clientId: 'c3', clientSecret: 'secret-123', siteIds: [3] }] }, '/clients/0'],
-      ['a client with every camera', { clients: [{ clientId: 'c3', clientSecret: 'secret-123', siteIds: [1], cameraIds: '*' }] }, '/clients/0'],
-      ['an existing client beyond it', { clients: [{ clientId: 'plain', clientSecret: 'secret-123', siteIds: [1] }] }, '/clients/0/clientId'],
+      [
+        'a client beyond its sites',
+        { clients: [{ clientId: 'c3', clientSecret: 'secret-123', siteIds: [3] }] },
+        '/clients/0',
+      ],
+      [
+        'a client with every camera',
+        { clients: [{ clientId: 'c3', clientSecret: 'secret-123', siteIds: [1], cameraIds: '*' }] },
+        '/clients/0',
+      ],
+      [
+        'an existing client beyond it',
+        { clients: [{ clientId: 'plain', clientSecret: 'secret-123', siteIds: [1] }] },
+        '/clients/0/clientId',
+      ],
     ];
     for (const [what, doc, path] of cases) {
-      const res = await t.call(t.limited, 'POST', '/import', { sensors: [{ ...own, Name: 'must not land' }], ...doc });
+      const res = await t.call(t.limited, 'POST', '/import', {
+        sensors: [{ ...own, Name: 'must not land' }],
+        ...doc,
+      });
       expect(res.status, what).toBe(403);
       expect(res.body, what).toEqual({
-        statusCode: 403, error: 'Forbidden', message: 'no access to one or more of the sites this document touches',
+        statusCode: 403,
+        error: 'Forbidden',
+        message: 'no access to one or more of the sites this document touches',
         details: [{ path, message: 'outside the sites of this administrator' }],
       });
     }
@@ -79,15 +140,29 @@ describeEachBackend('admin API: import', (backend) => {
     expect(await name(site3Sensor.SiteSensorID)).toBe(site3Sensor.Name);
     expect((await t.login('plain', 'secret-123')).status).toBe(401);
 
-    const client = { clientId: 'gw-import', clientSecret: 'gw-import-secret', siteIds: [1, 2], cameraIds: [CAM.s1] };
+    const client = {
+      clientId: 'gw-import',
+      clientSecret: 'gw-import-secret',
+      siteIds: [1, 2],
+      cameraIds: [CAM.s1],
+    };
     expect((await t.call(t.limited, 'POST', '/import', { clients: [client] })).status).toBe(200);
     const login = await t.login('gw-import', 'gw-import-secret');
     expect(await t.sites(login.token)).toEqual({ status: 200, ids: [1, 2] });
     // Importing it again with other sites applies to its tokens at once.
-    expect((await t.call(t.limited, 'POST', '/import', { clients: [{ ...client, siteIds: [2] }] })).status).toBe(200);
+    expect(
+      (await t.call(t.limited, 'POST', '/import', { clients: [{ ...client, siteIds: [2] }] }))
+        .status,
+    ).toBe(200);
     expect(await t.sites(login.token)).toEqual({ status: 200, ids: [2] });
     // The same import by an admin of every site may touch anything.
-    expect((await t.call(t.root, 'POST', '/import', { sensors: [{ ...site3Sensor, Name: 'renamed by root' }] })).status).toBe(200);
+    expect(
+      (
+        await t.call(t.root, 'POST', '/import', {
+          sensors: [{ ...site3Sensor, Name: 'renamed by root' }],
+        })
+      ).status,
+    ).toBe(200);
     expect(await name(site3Sensor.SiteSensorID)).toBe('renamed by root');
   });
 });

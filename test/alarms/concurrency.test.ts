@@ -52,7 +52,13 @@ describeEachBackend('alarms under concurrency', (backend) => {
       apps.push(app);
     }
     await upsertClient(db, { clientId: 'gateway', clientSecret: 'secret-123456', siteIds: '*' });
-    token = (await apps[0].inject({ method: 'POST', url: '/token', payload: { clientId: 'gateway', clientSecret: 'secret-123456' } })).json().accessToken;
+    token = (
+      await apps[0].inject({
+        method: 'POST',
+        url: '/token',
+        payload: { clientId: 'gateway', clientSecret: 'secret-123456' },
+      })
+    ).json().accessToken;
   });
   afterAll(async () => {
     for (const app of apps) await app.close();
@@ -64,7 +70,12 @@ describeEachBackend('alarms under concurrency', (backend) => {
   const postAll = (url: string, bodies: unknown[]) =>
     Promise.all(
       bodies.map(async (payload, i) => {
-        const res = await apps[i % apps.length].inject({ method: 'POST', url: `/v1/edge/${url}`, headers: bearer(token), payload: payload as object });
+        const res = await apps[i % apps.length].inject({
+          method: 'POST',
+          url: `/v1/edge/${url}`,
+          headers: bearer(token),
+          payload: payload as object,
+        });
         return { status: res.statusCode, body: res.json() };
       }),
     );
@@ -76,22 +87,47 @@ describeEachBackend('alarms under concurrency', (backend) => {
     const N = 120; // 60 per key
     const at = (m: number) => new Date(Date.UTC(2026, 0, 1, 12) - m * 60_000).toISOString();
     const sends = Array.from({ length: N }, (_, i) =>
-      i % 2 ? { siteId: 1, sensorID: SENSOR, alarmType: 'Race', message: `send ${i}`, timestamp: at(i % 7) } : { siteId: 1, alarmType: 'RaceSite', message: `send ${i}`, timestamp: at(i % 5) },
+      i % 2
+        ? {
+            siteId: 1,
+            sensorID: SENSOR,
+            alarmType: 'Race',
+            message: `send ${i}`,
+            timestamp: at(i % 7),
+          }
+        : { siteId: 1, alarmType: 'RaceSite', message: `send ${i}`, timestamp: at(i % 5) },
     );
     const results = await postAll('alarms', sends);
     expect(results.every((r) => r.status === 201)).toBe(true);
-    for (const [type, parity] of [['Race', 1], ['RaceSite', 0]] as const) {
+    for (const [type, parity] of [
+      ['Race', 1],
+      ['RaceSite', 0],
+    ] as const) {
       const mine = results.filter((_, i) => i % 2 === parity).map((r) => r.body);
       expect(mine.filter((b) => b.status === 'created')).toHaveLength(1);
       expect(new Set(mine.map((b) => b.SiteAlarmLogID)).size).toBe(1);
       expect(await openCount(db, 1, type)).toBe(1);
-      const rows = await db.query(`SELECT alarm_id::text AS id, occurrences, first_seen, last_seen FROM site_alarms WHERE site_id = 1 AND alarm_type = $1`, [type]);
-      expect(rows).toEqual([{ id: mine[0].SiteAlarmLogID, occurrences: N / 2, first_seen: expect.any(Date), last_seen: expect.any(Date) }]);
-      expect([rows[0].first_seen, rows[0].last_seen].map((d) => new Date(d).toISOString())).toEqual([at(parity ? 6 : 4), at(0)]);
+      const rows = await db.query(
+        `SELECT alarm_id::text AS id, occurrences, first_seen, last_seen FROM site_alarms WHERE site_id = 1 AND alarm_type = $1`,
+        [type],
+      );
+      expect(rows).toEqual([
+        {
+          id: mine[0].SiteAlarmLogID,
+          occurrences: N / 2,
+          first_seen: expect.any(Date),
+          last_seen: expect.any(Date),
+        },
+      ]);
+      expect([rows[0].first_seen, rows[0].last_seen].map((d) => new Date(d).toISOString())).toEqual(
+        [at(parity ? 6 : 4), at(0)],
+      );
     }
     // PGlite runs one statement at a time; PostgreSQL must have had upserts in flight together.
     if (backend === 'postgres') expect(overlapped()).toBeGreaterThan(1);
-    console.log(`[${backend}] most alarm upserts issued and not yet answered at once, on one instance: ${overlapped()}`);
+    console.log(
+      `[${backend}] most alarm upserts issued and not yet answered at once, on one instance: ${overlapped()}`,
+    );
   });
 
   it('concurrent batches sharing keys in different orders neither deadlock nor split an alarm', async () => {
@@ -99,7 +135,12 @@ describeEachBackend('alarms under concurrency', (backend) => {
     const keys = ['K1', 'K2', 'K3', 'K4', 'K5'];
     const batches = Array.from({ length: 12 }, (_, b) => ({
       siteId: 2,
-      alarms: keys.map((_, i) => ({ alarmType: keys[(i + b) % keys.length], siteTankGroupID: SITE2_TANK, message: `batch ${b}`, timestamp: minutesAgo(b) })),
+      alarms: keys.map((_, i) => ({
+        alarmType: keys[(i + b) % keys.length],
+        siteTankGroupID: SITE2_TANK,
+        message: `batch ${b}`,
+        timestamp: minutesAgo(b),
+      })),
     }));
     const results = await postAll('alarms/batch', batches);
     expect(results.map((r) => r.status)).toEqual(Array(12).fill(201));
@@ -107,13 +148,17 @@ describeEachBackend('alarms under concurrency', (backend) => {
       `SELECT alarm_type, occurrences FROM site_alarms WHERE site_id = 2 AND alarm_type LIKE 'K_' ORDER BY alarm_type`,
     );
     expect(rows).toEqual(keys.map((k) => ({ alarm_type: k, occurrences: 12 })));
-    expect(results.flatMap((r) => r.body).filter((b) => b.status === 'created')).toHaveLength(keys.length);
+    expect(results.flatMap((r) => r.body).filter((b) => b.status === 'created')).toHaveLength(
+      keys.length,
+    );
     if (backend === 'postgres') expect(overlapped()).toBeGreaterThan(1);
   });
 
   it('two concurrent resolves of one alarm: one resolved, one already_resolved', async () => {
     for (let round = 0; round < 8; round++) {
-      const [sent] = await postAll('alarms', [{ siteId: 1, alarmType: 'DoubleResolve', message: 'm', timestamp: minutesAgo(1) }]);
+      const [sent] = await postAll('alarms', [
+        { siteId: 1, alarmType: 'DoubleResolve', message: 'm', timestamp: minutesAgo(1) },
+      ]);
       const id = sent.body.SiteAlarmLogID;
       const answers = await postAll('alarms/resolve', [
         { siteId: 1, alarms: [{ SiteAlarmLogID: id, note: 'a' }] },
@@ -132,15 +177,26 @@ describeEachBackend('alarms under concurrency', (backend) => {
     const resolves: Promise<{ body: { status: string }[] }[]>[] = [];
     // Waves of 10 sends; once the first of a wave is answered, the open alarm is resolved while the rest are in flight.
     for (let wave = 0; wave < N / 10; wave++) {
-      const sends = Array.from({ length: 10 }, () => postAll('alarms', [{ ...alarm, timestamp: minutesAgo(0) }]));
+      const sends = Array.from({ length: 10 }, () =>
+        postAll('alarms', [{ ...alarm, timestamp: minutesAgo(0) }]),
+      );
       work.push(...sends);
       await Promise.race(sends);
-      const open = await db.query<{ id: string }>(`SELECT alarm_id::text AS id FROM site_alarms WHERE alarm_type = 'Flapping' AND resolved_at IS NULL`);
-      if (open.length) resolves.push(postAll('alarms/resolve', [{ siteId: 1, alarms: open.map((o) => ({ SiteAlarmLogID: o.id })) }]));
+      const open = await db.query<{ id: string }>(
+        `SELECT alarm_id::text AS id FROM site_alarms WHERE alarm_type = 'Flapping' AND resolved_at IS NULL`,
+      );
+      if (open.length)
+        resolves.push(
+          postAll('alarms/resolve', [
+            { siteId: 1, alarms: open.map((o) => ({ SiteAlarmLogID: o.id })) },
+          ]),
+        );
     }
     const answers = (await Promise.all(work)).flat() as { status: number }[];
     expect(answers.map((a) => a.status)).toEqual(Array(N).fill(201));
-    expect((await Promise.all(resolves)).flat().filter((r) => r.body[0].status === 'resolved').length).toBeGreaterThan(0);
+    expect(
+      (await Promise.all(resolves)).flat().filter((r) => r.body[0].status === 'resolved').length,
+    ).toBeGreaterThan(0);
     const [sum] = await db.query<{ sends: number; open: number; alarms: number }>(
       `SELECT sum(occurrences)::int AS sends, count(*) FILTER (WHERE resolved_at IS NULL)::int AS open, count(*)::int AS alarms
          FROM site_alarms WHERE alarm_type = 'Flapping'`,
@@ -157,15 +213,32 @@ describeEachBackend('alarms under concurrency', (backend) => {
          VALUES (2, $1, $2, 'Direct', 'major', 'm', now(), now())`,
         equipment,
       );
-    for (const equipment of [[5, SITE2_SENSOR], [null, null]] as const) {
+    for (const equipment of [
+      [5, SITE2_SENSOR],
+      [null, null],
+    ] as const) {
       await insert([...equipment] as [number, number]);
-      await expect(insert([...equipment] as [number, number])).rejects.toMatchObject({ code: '23505' });
-      await db.query(`UPDATE site_alarms SET resolved_at = now() WHERE alarm_type = 'Direct' AND resolved_at IS NULL`);
+      await expect(insert([...equipment] as [number, number])).rejects.toMatchObject({
+        code: '23505',
+      });
+      await db.query(
+        `UPDATE site_alarms SET resolved_at = now() WHERE alarm_type = 'Direct' AND resolved_at IS NULL`,
+      );
       await insert([...equipment] as [number, number]);
-      await db.query(`UPDATE site_alarms SET resolved_at = now() WHERE alarm_type = 'Direct' AND resolved_at IS NULL`);
+      await db.query(
+        `UPDATE site_alarms SET resolved_at = now() WHERE alarm_type = 'Direct' AND resolved_at IS NULL`,
+      );
     }
     // Half an equipment reference, or a note without a resolution, is refused too.
-    await expect(db.query(`INSERT INTO site_alarms (site_id, equipment_type_id, alarm_type, severity, message, first_seen, last_seen) VALUES (2, 5, 'Half', 'major', 'm', now(), now())`)).rejects.toMatchObject({ code: '23514' });
-    await expect(db.query(`INSERT INTO site_alarms (site_id, alarm_type, severity, message, first_seen, last_seen, resolve_note) VALUES (2, 'Note', 'major', 'm', now(), now(), 'x')`)).rejects.toMatchObject({ code: '23514' });
+    await expect(
+      db.query(
+        `INSERT INTO site_alarms (site_id, equipment_type_id, alarm_type, severity, message, first_seen, last_seen) VALUES (2, 5, 'Half', 'major', 'm', now(), now())`,
+      ),
+    ).rejects.toMatchObject({ code: '23514' });
+    await expect(
+      db.query(
+        `INSERT INTO site_alarms (site_id, alarm_type, severity, message, first_seen, last_seen, resolve_note) VALUES (2, 'Note', 'major', 'm', now(), now(), 'x')`,
+      ),
+    ).rejects.toMatchObject({ code: '23514' });
   });
 });

@@ -27,7 +27,11 @@ describeEachBackend('demo alarms', (backend) => {
     expect(new Set(rows.map((r) => r.site_id)).size).toBeGreaterThanOrEqual(3);
     expect(resolved.every((r) => r.resolved_by === 'demo' && r.resolve_note)).toBe(true);
     // Repeated sends were counted as duplicates of one alarm; site alarms (no equipment) are there too.
-    expect(rows.find((r) => r.alarm_type === 'HighDischargePressure')).toMatchObject({ occurrences: 4, equipment_type_id: 2, resolved: false });
+    expect(rows.find((r) => r.alarm_type === 'HighDischargePressure')).toMatchObject({
+      occurrences: 4,
+      equipment_type_id: 2,
+      resolved: false,
+    });
     expect(rows.some((r) => r.equipment_type_id === null)).toBe(true);
   });
 });

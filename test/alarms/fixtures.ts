@@ -2,7 +2,15 @@ import type { Database } from '../../src/db/index.js';
 import type { TestContext } from '../helper.js';
 import { poster } from '../telemetry/fixtures.js';
 
-export { METER, PUMP, SENSOR, SITE2_PUMP, SITE2_SENSOR, TANK, minutesAgo } from '../telemetry/fixtures.js';
+export {
+  METER,
+  PUMP,
+  SENSOR,
+  SITE2_PUMP,
+  SITE2_SENSOR,
+  TANK,
+  minutesAgo,
+} from '../telemetry/fixtures.js';
 
 /** Alarm routes of one client: send, batch, resolve, active; each returns { status, body }. */
 export function alarmClient(ctx: TestContext, token: string) {
@@ -11,7 +19,8 @@ export function alarmClient(ctx: TestContext, token: string) {
     send: (body: unknown) => post('alarms', body),
     batch: (siteId: number, alarms: unknown[]) => post('alarms/batch', { siteId, alarms }),
     resolve: (siteId: number, alarms: unknown[]) => post('alarms/resolve', { siteId, alarms }),
-    active: (siteIds: number[], limit?: number) => post('alarms/active', { siteIds, ...(limit ? { limit } : {}) }),
+    active: (siteIds: number[], limit?: number) =>
+      post('alarms/active', { siteIds, ...(limit ? { limit } : {}) }),
     post,
   };
 }

@@ -8,7 +8,8 @@ import { alarmClient, PUMP, SENSOR, type AlarmClient } from './fixtures.js';
 // and resolved/already_resolved as the model says, every send counted, LastSeen the latest time,
 // Message that of the latest send (by timestamp, ties to the later send).
 
-type Op = { kind: 'send'; key: number; minute: number } | { kind: 'resolve'; key: number; stale: boolean };
+type Op =
+  { kind: 'send'; key: number; minute: number } | { kind: 'resolve'; key: number; stale: boolean };
 
 const KEYS = [{ sitePumpID: PUMP }, { sensorID: SENSOR }, {}]; // a pump, a sensor and a site alarm
 const BASE = Date.UTC(2026, 0, 1);
@@ -24,8 +25,22 @@ interface Open {
 
 const ops = fc.array(
   fc.oneof(
-    { weight: 3, arbitrary: fc.record({ kind: fc.constant('send' as const), key: fc.integer({ min: 0, max: 2 }), minute: fc.integer({ min: 0, max: 8 }) }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('resolve' as const), key: fc.integer({ min: 0, max: 2 }), stale: fc.boolean() }) },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        kind: fc.constant('send' as const),
+        key: fc.integer({ min: 0, max: 2 }),
+        minute: fc.integer({ min: 0, max: 8 }),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant('resolve' as const),
+        key: fc.integer({ min: 0, max: 2 }),
+        stale: fc.boolean(),
+      }),
+    },
   ),
   { minLength: 1, maxLength: 25 },
 );
@@ -50,7 +65,13 @@ describeEachBackend('alarm lifecycle against a model', (backend) => {
         for (const op of sequence) {
           if (op.kind === 'send') {
             const message = `send ${++n}`;
-            const res = await api.send({ siteId: 1, ...KEYS[op.key], alarmType, message, timestamp: at(op.minute) });
+            const res = await api.send({
+              siteId: 1,
+              ...KEYS[op.key],
+              alarmType,
+              message,
+              timestamp: at(op.minute),
+            });
             expect(res.status).toBe(201);
             const cur = open.get(op.key);
             const t = op.minute;
@@ -62,30 +83,59 @@ describeEachBackend('alarm lifecycle against a model', (backend) => {
             } else {
               expect(res.body.status).toBe('created');
               expect(resolved).not.toContain(res.body.SiteAlarmLogID);
-              open.set(op.key, { id: res.body.SiteAlarmLogID, occurrences: 1, first: t, last: t, message });
+              open.set(op.key, {
+                id: res.body.SiteAlarmLogID,
+                occurrences: 1,
+                first: t,
+                last: t,
+                message,
+              });
             }
           } else {
             const cur = open.get(op.key);
             const id = op.stale || !cur ? resolved.at(-1) : cur.id;
             if (id === undefined) continue;
             const res = await api.resolve(1, [{ SiteAlarmLogID: id }]);
-            expect(res).toEqual({ status: 200, body: [{ SiteAlarmLogID: id, status: cur?.id === id ? 'resolved' : 'already_resolved' }] });
+            expect(res).toEqual({
+              status: 200,
+              body: [
+                { SiteAlarmLogID: id, status: cur?.id === id ? 'resolved' : 'already_resolved' },
+              ],
+            });
             if (cur?.id === id) {
               open.delete(op.key);
               resolved.push(id);
             }
           }
         }
-        const [total] = await ctx.db.query<{ n: number }>(`SELECT coalesce(sum(occurrences), 0)::int AS n FROM site_alarms WHERE alarm_type = $1`, [alarmType]);
-        expect(total.n).toBe(n);
-        const active = ((await api.active([1])).body as any[]).filter((a) => a.AlarmType === alarmType);
-        const expected = [...open.values()].map((o) => ({
-          SiteAlarmLogID: o.id, Occurrences: o.occurrences, FirstSeen: at(o.first), LastSeen: at(o.last), Message: o.message,
-        }));
-        const byId = (a: { SiteAlarmLogID: string }, b: { SiteAlarmLogID: string }) => Number(a.SiteAlarmLogID) - Number(b.SiteAlarmLogID);
-        expect(active.map(({ SiteAlarmLogID, Occurrences, FirstSeen, LastSeen, Message }) => ({ SiteAlarmLogID, Occurrences, FirstSeen, LastSeen, Message })).sort(byId)).toEqual(
-          expected.sort(byId),
+        const [total] = await ctx.db.query<{ n: number }>(
+          `SELECT coalesce(sum(occurrences), 0)::int AS n FROM site_alarms WHERE alarm_type = $1`,
+          [alarmType],
         );
+        expect(total.n).toBe(n);
+        const active = ((await api.active([1])).body as any[]).filter(
+          (a) => a.AlarmType === alarmType,
+        );
+        const expected = [...open.values()].map((o) => ({
+          SiteAlarmLogID: o.id,
+          Occurrences: o.occurrences,
+          FirstSeen: at(o.first),
+          LastSeen: at(o.last),
+          Message: o.message,
+        }));
+        const byId = (a: { SiteAlarmLogID: string }, b: { SiteAlarmLogID: string }) =>
+          Number(a.SiteAlarmLogID) - Number(b.SiteAlarmLogID);
+        expect(
+          active
+            .map(({ SiteAlarmLogID, Occurrences, FirstSeen, LastSeen, Message }) => ({
+              SiteAlarmLogID,
+              Occurrences,
+              FirstSeen,
+              LastSeen,
+              Message,
+            }))
+            .sort(byId),
+        ).toEqual(expected.sort(byId));
       }),
       { numRuns: 25 },
     );

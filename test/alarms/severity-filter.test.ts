@@ -13,10 +13,27 @@ describeEachBackend('active alarms by severity', (backend) => {
     c = alarmClient(ctx, await ctx.token('*'));
     // Site 1: one critical alarm, older than five warnings.
     const send = (alarmType: string, severity: string, minutes: number) =>
-      c.send({ siteId: 1, alarmType, severity, message: `${alarmType} test`, timestamp: minutesAgo(minutes) });
+      c.send({
+        siteId: 1,
+        alarmType,
+        severity,
+        message: `${alarmType} test`,
+        timestamp: minutesAgo(minutes),
+      });
     expect((await send('Critical1', 'critical', 30)).status).toBe(201);
-    for (let i = 0; i < 5; i++) expect((await send(`Warn${i}`, 'warning', 20 - i)).status).toBe(201);
-    expect((await c.send({ siteId: 2, alarmType: 'Minor2', severity: 'minor', message: 'site 2', timestamp: minutesAgo(5) })).status).toBe(201);
+    for (let i = 0; i < 5; i++)
+      expect((await send(`Warn${i}`, 'warning', 20 - i)).status).toBe(201);
+    expect(
+      (
+        await c.send({
+          siteId: 2,
+          alarmType: 'Minor2',
+          severity: 'minor',
+          message: 'site 2',
+          timestamp: minutesAgo(5),
+        })
+      ).status,
+    ).toBe(201);
   });
   afterAll(async () => ctx?.close());
 
@@ -39,11 +56,15 @@ describeEachBackend('active alarms by severity', (backend) => {
     const types = two.body.map((a: { AlarmType: string }) => a.AlarmType);
     expect(types).toEqual(expect.arrayContaining(['Warn0', 'Warn4', 'Minor2']));
     expect(types).not.toContain('Critical1');
-    expect(two.body.every((a: { Severity: string }) => ['warning', 'minor'].includes(a.Severity))).toBe(true);
+    expect(
+      two.body.every((a: { Severity: string }) => ['warning', 'minor'].includes(a.Severity)),
+    ).toBe(true);
   });
 
   it('400 for an unknown severity, an empty list or one listed twice', async () => {
     for (const severities of [['urgent'], [], ['minor', 'minor'], 'minor'])
-      expect((await active({ siteIds: [1], severities })).status, JSON.stringify(severities)).toBe(400);
+      expect((await active({ siteIds: [1], severities })).status, JSON.stringify(severities)).toBe(
+        400,
+      );
   });
 });

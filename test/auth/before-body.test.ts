@@ -7,7 +7,14 @@ import type { Database } from '../../src/db/index.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
-import { backends, bearer, describeEachBackend, openTestDb, startApp, testConfig } from '../helper.js';
+import {
+  backends,
+  bearer,
+  describeEachBackend,
+  openTestDb,
+  startApp,
+  testConfig,
+} from '../helper.js';
 
 // A request without a valid token is refused before its body is read: whatever the body (huge,
 // malformed, of another type), the answer is 401 and no parsing is done.
@@ -30,10 +37,21 @@ describeEachBackend('authentication before the body', (backend) => {
       return payload;
     });
     await app.ready();
-    await upsertClient(db, { clientId: 'admin', clientSecret: 'secret-123456', siteIds: '*', admin: true });
+    await upsertClient(db, {
+      clientId: 'admin',
+      clientSecret: 'secret-123456',
+      siteIds: '*',
+      admin: true,
+    });
     await upsertClient(db, { clientId: 'user', clientSecret: 'secret-123456', siteIds: '*' });
     const issue = async (clientId: string) =>
-      (await app.inject({ method: 'POST', url: '/token', payload: { clientId, clientSecret: 'secret-123456' } })).json().accessToken;
+      (
+        await app.inject({
+          method: 'POST',
+          url: '/token',
+          payload: { clientId, clientSecret: 'secret-123456' },
+        })
+      ).json().accessToken;
     token = await issue('admin');
     userToken = await issue('user');
   });
@@ -42,19 +60,45 @@ describeEachBackend('authentication before the body', (backend) => {
     await db?.close();
   });
 
-  const huge = (mib: number) => `[${'{"sensorID":10101,"value":1,"timestamp":"2026-01-01T00:00:00Z"},'.repeat((mib * 1024 * 1024) / 64)}1]`;
+  const huge = (mib: number) =>
+    `[${'{"sensorID":10101,"value":1,"timestamp":"2026-01-01T00:00:00Z"},'.repeat((mib * 1024 * 1024) / 64)}1]`;
 
   it('answers 401, not 400, 413 or 415, to a request without a token whatever its body, and parses none of them', async () => {
     parsed.n = 0;
     const cases = [
-      { what: '11 MiB of JSON', headers: { 'content-type': 'application/json' }, payload: huge(11) },
-      { what: 'over the body limit', headers: { 'content-type': 'application/json' }, payload: huge(17) },
-      { what: 'malformed JSON', headers: { 'content-type': 'application/json' }, payload: '[{"sensorID": 10101,' },
-      { what: 'a wrong content type', headers: { 'content-type': 'application/xml' }, payload: '<logs/>' },
-      { what: 'a malformed token', headers: { 'content-type': 'application/json', authorization: 'Bearer not.a.token' }, payload: '{' },
+      {
+        what: '11 MiB of JSON',
+        headers: { 'content-type': 'application/json' },
+        payload: huge(11),
+      },
+      {
+        what: 'over the body limit',
+        headers: { 'content-type': 'application/json' },
+        payload: huge(17),
+      },
+      {
+        what: 'malformed JSON',
+        headers: { 'content-type': 'application/json' },
+        payload: '[{"sensorID": 10101,',
+      },
+      {
+        what: 'a wrong content type',
+        headers: { 'content-type': 'application/xml' },
+        payload: '<logs/>',
+      },
+      {
+        what: 'a malformed token',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer not.a.token' },
+        payload: '{',
+      },
     ];
     for (const c of cases) {
-      const res = await app.inject({ method: 'POST', url: UPLOAD, headers: c.headers, payload: c.payload });
+      const res = await app.inject({
+        method: 'POST',
+        url: UPLOAD,
+        headers: c.headers,
+        payload: c.payload,
+      });
       expect(res.statusCode, c.what).toBe(401);
       expect(res.json(), c.what).toMatchObject({ statusCode: 401, error: 'Unauthorized' });
       // Still counted by the rate limit (per IP), which runs before the check.
@@ -62,14 +106,24 @@ describeEachBackend('authentication before the body', (backend) => {
     }
     expect(parsed.n).toBe(0);
     // With a token the same malformed body is read, parsed and refused.
-    const res = await app.inject({ method: 'POST', url: UPLOAD, headers: { ...bearer(token), 'content-type': 'application/json' }, payload: '[{' });
+    const res = await app.inject({
+      method: 'POST',
+      url: UPLOAD,
+      headers: { ...bearer(token), 'content-type': 'application/json' },
+      payload: '[{',
+    });
     expect(res.statusCode).toBe(400);
     expect(parsed.n).toBe(1);
   });
 
   it('answers 403 to a client that is not an admin before reading an admin body', async () => {
     parsed.n = 0;
-    const res = await app.inject({ method: 'POST', url: '/v1/admin/import', headers: { ...bearer(userToken), 'content-type': 'application/json' }, payload: '{"sites": [' });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/v1/admin/import',
+      headers: { ...bearer(userToken), 'content-type': 'application/json' },
+      payload: '{"sites": [',
+    });
     expect(res.statusCode).toBe(403);
     expect(parsed.n).toBe(0);
   });
@@ -86,7 +140,9 @@ describeEachBackend('authentication before the body', (backend) => {
         if (text.includes('\r\n\r\n')) resolve(text);
       });
       socket.on('error', reject);
-      socket.write(`POST ${UPLOAD} HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: 10000000\r\n\r\n`);
+      socket.write(
+        `POST ${UPLOAD} HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: 10000000\r\n\r\n`,
+      );
     });
     socket.destroy();
     expect(answer).toMatch(/^HTTP\/1\.1 401/);
@@ -96,51 +152,70 @@ describeEachBackend('authentication before the body', (backend) => {
   it('answers 401, not 500, to a validly signed token whose subject holds a NUL or is too long', async () => {
     const tokens = createTokenService(testConfig().JWT_SECRET!, 3600);
     for (const sub of ['admin\u0000', 'a'.repeat(5000), '\ud800x']) {
-      const res = await app.inject({ method: 'GET', url: '/v1/sites?page=1&perPage=1', headers: bearer(tokens.issue(sub).accessToken) });
+      const res = await app.inject({
+        method: 'GET',
+        url: '/v1/sites?page=1&perPage=1',
+        headers: bearer(tokens.issue(sub).accessToken),
+      });
       expect(res.statusCode, JSON.stringify(sub)).toBe(401);
     }
   });
 });
 
 // PGlite is one connection in this process: a lock held by another session cannot happen there.
-describe.runIf(backends.includes('postgres'))('client lookups while the clients table is locked [postgres]', () => {
-  it('serves clients it has verified recently, and answers 503 within the deadline for one it does not know', async () => {
-    const ctx = await startApp('postgres', { demo: { sites: 1, transactionsPerSite: 1, imagesPerSite: 0 }, config: { CLIENT_CACHE_MS: 200, QUERY_TIMEOUT_MS: 1500 } });
-    const [{ schema }] = await ctx.db.query<{ schema: string }>('SELECT current_schema() AS schema');
-    const other = await openPostgres(process.env.TEST_DATABASE_URL!, { schema, max: 1 });
-    let unlock!: () => void;
-    let locked!: () => void;
-    const isLocked = new Promise<void>((r) => (locked = r));
-    try {
-      const known = await ctx.token('*', { clientId: 'known' });
-      await upsertClient(ctx.db, { clientId: 'unseen', clientSecret: 'secret-123456', siteIds: '*' });
-      const unseen = createTokenService(testConfig().JWT_SECRET!, 3600).issue('unseen').accessToken;
-      const sites = (t: string) => ctx.app.inject({ method: 'GET', url: '/v1/sites?page=1&perPage=1', headers: bearer(t) });
-      expect((await sites(known)).statusCode).toBe(200);
-      const holding = other.transaction(async (tx) => {
-        await tx.query('LOCK TABLE clients IN ACCESS EXCLUSIVE MODE');
-        locked();
-        await new Promise<void>((r) => (unlock = r));
+describe.runIf(backends.includes('postgres'))(
+  'client lookups while the clients table is locked [postgres]',
+  () => {
+    it('serves clients it has verified recently, and answers 503 within the deadline for one it does not know', async () => {
+      const ctx = await startApp('postgres', {
+        demo: { sites: 1, transactionsPerSite: 1, imagesPerSite: 0 },
+        config: { CLIENT_CACHE_MS: 200, QUERY_TIMEOUT_MS: 1500 },
       });
-      await isLocked;
-      await new Promise((r) => setTimeout(r, 300)); // the cached record is now due to be read again
-      for (let i = 0; i < 5; i++) {
-        const started = Date.now();
+      const [{ schema }] = await ctx.db.query<{ schema: string }>(
+        'SELECT current_schema() AS schema',
+      );
+      const other = await openPostgres(process.env.TEST_DATABASE_URL!, { schema, max: 1 });
+      let unlock!: () => void;
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      try {
+        const known = await ctx.token('*', { clientId: 'known' });
+        await upsertClient(ctx.db, {
+          clientId: 'unseen',
+          clientSecret: 'secret-123456',
+          siteIds: '*',
+        });
+        const unseen = createTokenService(testConfig().JWT_SECRET!, 3600).issue(
+          'unseen',
+        ).accessToken;
+        const sites = (t: string) =>
+          ctx.app.inject({ method: 'GET', url: '/v1/sites?page=1&perPage=1', headers: bearer(t) });
         expect((await sites(known)).statusCode).toBe(200);
-        expect(Date.now() - started).toBeLessThan(1000);
+        const holding = other.transaction(async (tx) => {
+          await tx.query('LOCK TABLE clients IN ACCESS EXCLUSIVE MODE');
+          locked();
+          await new Promise<void>((r) => (unlock = r));
+        });
+        await isLocked;
+        await new Promise((r) => setTimeout(r, 300)); // the cached record is now due to be read again
+        for (let i = 0; i < 5; i++) {
+          const started = Date.now();
+          expect((await sites(known)).statusCode).toBe(200);
+          expect(Date.now() - started).toBeLessThan(1000);
+        }
+        const started = Date.now();
+        const refused = await sites(unseen);
+        expect(refused.statusCode).toBe(503);
+        expect(refused.headers['retry-after']).toBeDefined();
+        expect(Date.now() - started).toBeLessThan(4000);
+        unlock();
+        await holding;
+        expect((await sites(unseen)).statusCode).toBe(200);
+      } finally {
+        unlock?.();
+        await other.close();
+        await ctx.close();
       }
-      const started = Date.now();
-      const refused = await sites(unseen);
-      expect(refused.statusCode).toBe(503);
-      expect(refused.headers['retry-after']).toBeDefined();
-      expect(Date.now() - started).toBeLessThan(4000);
-      unlock();
-      await holding;
-      expect((await sites(unseen)).statusCode).toBe(200);
-    } finally {
-      unlock?.();
-      await other.close();
-      await ctx.close();
-    }
-  }, 30_000);
-});
+    }, 30_000);
+  },
+);

@@ -7,7 +7,13 @@ import { DatabaseTimeout } from '../../src/db/deadline.js';
 // TTL, a bounded size (least recently used out first), and, while the clients table cannot be read
 // in time, the record verified a moment ago rather than a stalled service.
 
-const client = (clientId: string, admin = false): Client => ({ clientId, siteIds: null, cameraIds: [], admin, disabled: false });
+const client = (clientId: string, admin = false): Client => ({
+  clientId,
+  siteIds: null,
+  cameraIds: [],
+  admin,
+  disabled: false,
+});
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A clients table whose reads are counted, and can be made to fail, or to answer only at their deadline (300 ms). */
@@ -16,7 +22,8 @@ function table() {
   const read = async (id: string) => {
     state.reads.push(id);
     if (state.mode === 'down') throw new DatabaseTimeout(100);
-    if (state.mode === 'stuck') return sleep(300).then(() => Promise.reject(new DatabaseTimeout(300)));
+    if (state.mode === 'stuck')
+      return sleep(300).then(() => Promise.reject(new DatabaseTimeout(300)));
     return client(id, state.admin);
   };
   return { state, read };

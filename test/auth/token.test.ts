@@ -14,17 +14,25 @@ describeEachBackend('POST /token and bearer tokens', (backend) => {
     ctx = await startApp(backend, { demo: { sites: 2, transactionsPerSite: 1, imagesPerSite: 0 } });
   });
   afterAll(async () => ctx?.close());
-  const sites = (headers: Record<string, string> = {}) => ctx.app.inject({ method: 'GET', url: SITES, headers });
+  const sites = (headers: Record<string, string> = {}) =>
+    ctx.app.inject({ method: 'GET', url: SITES, headers });
 
   it('issues a JWT for good credentials (200, IssueTokenResponseDto)', async () => {
     const token = await ctx.token('*', { clientId: 'alpha', clientSecret: 'alpha-secret-1' });
-    const res = await ctx.app.inject({ method: 'POST', url: '/token', payload: { clientId: 'alpha', clientSecret: 'alpha-secret-1' } });
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: '/token',
+      payload: { clientId: 'alpha', clientSecret: 'alpha-secret-1' },
+    });
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(Object.keys(body).sort()).toEqual(['accessToken', 'expiresIn', 'tokenType']);
     expect(body.tokenType).toBe('Bearer');
     expect(body.expiresIn).toBe(3600);
-    const [header, payload] = body.accessToken.split('.').slice(0, 2).map((p: string) => JSON.parse(Buffer.from(p, 'base64url').toString()));
+    const [header, payload] = body.accessToken
+      .split('.')
+      .slice(0, 2)
+      .map((p: string) => JSON.parse(Buffer.from(p, 'base64url').toString()));
     expect(header.alg).toBe('HS256');
     expect(payload.sub).toBe('alpha');
     expect(payload.exp - payload.iat).toBe(3600);
@@ -33,7 +41,10 @@ describeEachBackend('POST /token and bearer tokens', (backend) => {
   });
 
   it('answers 401 for an unknown client or a wrong secret, with the error body', async () => {
-    for (const payload of [{ clientId: 'alpha', clientSecret: 'wrong-secret' }, { clientId: 'nobody', clientSecret: 'alpha-secret-1' }]) {
+    for (const payload of [
+      { clientId: 'alpha', clientSecret: 'wrong-secret' },
+      { clientId: 'nobody', clientSecret: 'alpha-secret-1' },
+    ]) {
       const res = await ctx.app.inject({ method: 'POST', url: '/token', payload });
       expect(res.statusCode).toBe(401);
       expect(res.json()).toMatchObject({ statusCode: 401, error: 'Unauthorized' });
@@ -69,7 +80,14 @@ describeEachBackend('POST /token and bearer tokens', (backend) => {
       missing: {},
       'not bearer': { authorization: 'Basic YWxwaGE6c2VjcmV0' },
       'not a jwt': bearer('not-a-token'),
-      expired: bearer(createSigner({ key: SECRET, algorithm: 'HS256' })({ sub: 'alpha', jti: 'x', iat: now - 7200, exp: now - 3600 })),
+      expired: bearer(
+        createSigner({ key: SECRET, algorithm: 'HS256' })({
+          sub: 'alpha',
+          jti: 'x',
+          iat: now - 7200,
+          exp: now - 3600,
+        }),
+      ),
       'wrong signature': bearer(sign('HS256', claims, 'another-secret-of-enough-length!!')),
       'alg none': bearer(`${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims)}.`),
       'other algorithm': bearer(sign('HS512', claims)),
@@ -79,7 +97,11 @@ describeEachBackend('POST /token and bearer tokens', (backend) => {
     for (const [name, headers] of Object.entries(cases)) {
       const res = await sites(headers);
       expect(res.statusCode, name).toBe(401);
-      expect(res.json(), name).toEqual({ statusCode: 401, error: 'Unauthorized', message: expect.any(String) });
+      expect(res.json(), name).toEqual({
+        statusCode: 401,
+        error: 'Unauthorized',
+        message: expect.any(String),
+      });
     }
   });
 
@@ -88,14 +110,20 @@ describeEachBackend('POST /token and bearer tokens', (backend) => {
     expect((await sites(bearer(token))).statusCode).toBe(200);
     expect(await updateClient(ctx.db, 'beta', { disabled: true })).toBeDefined();
     expect((await sites(bearer(token))).statusCode).toBe(401);
-    const again = await ctx.app.inject({ method: 'POST', url: '/token', payload: { clientId: 'beta', clientSecret: 'secret-123456' } });
+    const again = await ctx.app.inject({
+      method: 'POST',
+      url: '/token',
+      payload: { clientId: 'beta', clientSecret: 'secret-123456' },
+    });
     expect(again.statusCode).toBe(401);
   });
 
   it('stores only a salted slow hash of each secret', async () => {
     await ctx.token('*', { clientId: 'gamma', clientSecret: 'same-secret-99' });
     await ctx.token('*', { clientId: 'delta', clientSecret: 'same-secret-99' });
-    const rows = await ctx.db.query<{ secret_hash: string }>(`SELECT secret_hash FROM clients WHERE client_id IN ('gamma', 'delta')`);
+    const rows = await ctx.db.query<{ secret_hash: string }>(
+      `SELECT secret_hash FROM clients WHERE client_id IN ('gamma', 'delta')`,
+    );
     expect(rows).toHaveLength(2);
     for (const r of rows) {
       expect(r.secret_hash).toMatch(/^scrypt\$16384\$/);

@@ -84,13 +84,22 @@ describe('ConfigCache', () => {
   });
 
   it('gzips a body once, and reads Accept-Encoding', async () => {
-    const body = new CachedBody(Buffer.from(JSON.stringify({ registers: Array(100).fill('x'.repeat(50)) })));
+    const body = new CachedBody(
+      Buffer.from(JSON.stringify({ registers: Array(100).fill('x'.repeat(50)) })),
+    );
     const z = await body.gzip();
     expect(await body.gzip()).toBe(z);
     expect(gunzipSync(z).equals(body.raw)).toBe(true);
     const cases: [string | undefined, boolean][] = [
-      [undefined, false], ['gzip', true], ['deflate, GZIP', true], ['br;q=1, gzip;q=0.5', true], ['gzip;q=0', false], ['identity', false], ['x-gzip', false],
+      [undefined, false],
+      ['gzip', true],
+      ['deflate, GZIP', true],
+      ['br;q=1, gzip;q=0.5', true],
+      ['gzip;q=0', false],
+      ['identity', false],
+      ['x-gzip', false],
     ];
-    for (const [header, expected] of cases) expect(acceptsGzip(header), String(header)).toBe(expected);
+    for (const [header, expected] of cases)
+      expect(acceptsGzip(header), String(header)).toBe(expected);
   });
 });

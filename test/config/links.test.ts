@@ -10,9 +10,22 @@ import { DEMO, demoDoc, expectedRegister, get, lighten } from './fixture.js';
 // compact form against what the document says.
 
 const HOUR = 3_600_000;
-const ROLE_KEY = { meters: 'meterRegisters', pumps: 'pumpRegisters', tanks: 'tankRegisters' } as const;
-const LISTS = [['meters', 'flowMeters', 'SiteFlowMeterID'], ['pumps', 'pumps', 'SitePumpID'], ['tanks', 'tankGroups', 'SiteTankGroupID']] as const;
-const SITE_KEYS = { sensors: ['sensors', 'sensor', 'SiteSensorID'], meters: ['meters', 'meter', 'SiteFlowMeterID'], pumps: ['pumps', 'pump', 'SitePumpID'], tanks: ['tankGroups', 'tankGroup', 'SiteTankGroupID'] } as const;
+const ROLE_KEY = {
+  meters: 'meterRegisters',
+  pumps: 'pumpRegisters',
+  tanks: 'tankRegisters',
+} as const;
+const LISTS = [
+  ['meters', 'flowMeters', 'SiteFlowMeterID'],
+  ['pumps', 'pumps', 'SitePumpID'],
+  ['tanks', 'tankGroups', 'SiteTankGroupID'],
+] as const;
+const SITE_KEYS = {
+  sensors: ['sensors', 'sensor', 'SiteSensorID'],
+  meters: ['meters', 'meter', 'SiteFlowMeterID'],
+  pumps: ['pumps', 'pump', 'SitePumpID'],
+  tanks: ['tankGroups', 'tankGroup', 'SiteTankGroupID'],
+} as const;
 
 /** What one step must bring back; everything not named must come back empty. */
 interface Expected {
@@ -38,21 +51,30 @@ describeEachBackend('configuration updates of links', (backend) => {
     expect(status, url).toBe(200);
     return body;
   };
-  const importAt = (hours: number) => importDocument(ctx.db, doc, { now: new Date(t0 + hours * HOUR) });
+  const importAt = (hours: number) =>
+    importDocument(ctx.db, doc, { now: new Date(t0 + hours * HOUR) });
 
   async function expectUpdates(sinceHours: number, want: Expected) {
     const q = `startDate=${encodeURIComponent(new Date(t0 + sinceHours * HOUR).toISOString())}`;
     const reg = (id: string) => expectedRegister(doc, id);
     const both = async (path: string, expected: unknown) => {
       expect(await fetch(`/v1/config/updates/${path}?${q}`), path).toEqual(expected);
-      expect(await fetch(`/v1/config/updates/${path}/light?${q}`), `${path}/light`).toEqual(lighten(expected));
+      expect(await fetch(`/v1/config/updates/${path}/light?${q}`), `${path}/light`).toEqual(
+        lighten(expected),
+      );
     };
-    for (const s of site1(doc.sensors)) await both(`sensors/${s.SiteSensorID}`, (want.sensors[s.SiteSensorID] ?? []).map(reg));
+    for (const s of site1(doc.sensors))
+      await both(`sensors/${s.SiteSensorID}`, (want.sensors[s.SiteSensorID] ?? []).map(reg));
     for (const [path, list, idField] of LISTS)
       for (const e of site1(doc[list])) {
         const w = want.equipment[`${path}/${e[idField]}`] ?? { roles: {}, registers: [] };
-        const roles = Object.fromEntries(Object.entries(w.roles).map(([role, id]) => [role, id === null ? null : reg(id)]));
-        await both(`${path}/${e[idField]}`, { [ROLE_KEY[path]]: roles, sensorRegisters: w.registers.map(reg) });
+        const roles = Object.fromEntries(
+          Object.entries(w.roles).map(([role, id]) => [role, id === null ? null : reg(id)]),
+        );
+        await both(`${path}/${e[idField]}`, {
+          [ROLE_KEY[path]]: roles,
+          sensorRegisters: w.registers.map(reg),
+        });
       }
 
     // Site level: the changed entries come back whole, exactly as the full paths list them now.
@@ -61,19 +83,34 @@ describeEachBackend('configuration updates of links', (backend) => {
     const fullCompact = await fetch('/v1/config/site/compact?siteId=1');
     for (const [path, [list, key, idField]] of Object.entries(SITE_KEYS)) {
       const ids = want.site[path as keyof Expected['site']];
-      const whole = (await fetch(`/v1/config/site/${path}?siteId=1`)).filter((e: any) => ids.includes(e[key][idField]));
-      expect(whole.map((e: any) => e[key][idField]), path).toEqual(ids);
+      const whole = (await fetch(`/v1/config/site/${path}?siteId=1`)).filter((e: any) =>
+        ids.includes(e[key][idField]),
+      );
+      expect(
+        whole.map((e: any) => e[key][idField]),
+        path,
+      ).toEqual(ids);
       expect(await fetch(`/v1/config/updates/site/${path}?siteId=1&${q}`), path).toEqual(whole);
-      expect(await fetch(`/v1/config/updates/site/${path}/light?siteId=1&${q}`), path).toEqual(lighten(whole));
+      expect(await fetch(`/v1/config/updates/site/${path}/light?siteId=1&${q}`), path).toEqual(
+        lighten(whole),
+      );
       expect(site[list], `site ${list}`).toEqual(whole);
-      expect(compact[list], `compact ${list}`).toEqual(fullCompact[list].filter((e: any) => ids.includes(e[key][idField])));
+      expect(compact[list], `compact ${list}`).toEqual(
+        fullCompact[list].filter((e: any) => ids.includes(e[key][idField])),
+      );
     }
     // Compact: every register an entry refers to, as it is now, and no other (the actuators' own aside).
     const referred = new Set<string>();
-    for (const e of [...compact.sensors, ...compact.meters, ...compact.pumps, ...compact.tankGroups])
+    for (const e of [
+      ...compact.sensors,
+      ...compact.meters,
+      ...compact.pumps,
+      ...compact.tankGroups,
+    ])
       for (const [k, v] of Object.entries(e)) {
         if (Array.isArray(v)) v.forEach((id) => referred.add(String(id)));
-        else if (k.endsWith('Registers')) Object.values(v as object).forEach((id) => id !== null && referred.add(String(id)));
+        else if (k.endsWith('Registers'))
+          Object.values(v as object).forEach((id) => id !== null && referred.add(String(id)));
       }
     for (const id of referred) expect(compact.registers[id], id).toEqual(lighten(reg(id)));
     expect(compact.devices).toEqual({});
@@ -91,9 +128,13 @@ describeEachBackend('configuration updates of links', (backend) => {
     sensor(10108).RegisterIDs.push(moved); // 10108 is pump 10401's sensor
     await importAt(1);
     expect(before.registers[moved].ConnectionSensorID).toBe(10101);
-    expect((await fetch('/v1/config/site/compact?siteId=1')).registers[moved].ConnectionSensorID).toBe(10108);
+    expect(
+      (await fetch('/v1/config/site/compact?siteId=1')).registers[moved].ConnectionSensorID,
+    ).toBe(10108);
     expect(await fetch('/v1/config/sensors/10101')).toEqual([]);
-    expect((await fetch('/v1/config/sensors/10108')).map((r: any) => r.SiteIODeviceRegisterID)).toEqual(sensor(10108).RegisterIDs);
+    expect(
+      (await fetch('/v1/config/sensors/10108')).map((r: any) => r.SiteIODeviceRegisterID),
+    ).toEqual(sensor(10108).RegisterIDs);
     // The register is shown as it is now everywhere: on 10101, the one it left, read by 10108.
     await expectUpdates(0.5, {
       sensors: { 10101: [moved], 10108: [moved] },
@@ -170,18 +211,31 @@ describeEachBackend('configuration updates of links', (backend) => {
 
   it('says in the OpenAPI document how a removal shows', async () => {
     const { paths } = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
-    const description = (path: string) => paths[`/v1/config/updates/${path}`].get.description as string;
-    expect(description('sensors/{sensorId}')).toMatch(/left this sensor shows its ConnectionSensorID now: another sensor, or null/);
+    const description = (path: string) =>
+      paths[`/v1/config/updates/${path}`].get.description as string;
+    expect(description('sensors/{sensorId}')).toMatch(
+      /left this sensor shows its ConnectionSensorID now: another sensor, or null/,
+    );
     for (const p of ['meters/{meterId}', 'pumps/{pumpId}/light', 'tanks/{tankGroupId}'])
       expect(description(p)).toMatch(/dropped or emptied one with null/);
-    for (const p of ['site', 'site/sensors/light', 'site/compact']) expect(description(p)).toMatch(/no longer in it/);
+    for (const p of ['site', 'site/sensors/light', 'site/compact'])
+      expect(description(p)).toMatch(/no longer in it/);
     expect(description('site/pumps')).toMatch(/one snapshot/);
   });
 
   it('brings nothing back when the same document is imported again, and keeps no trace of unchanged links', async () => {
-    const [{ n }] = await ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM config_link_changes');
+    const [{ n }] = await ctx.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM config_link_changes',
+    );
     await importAt(6);
-    expect((await ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM config_link_changes'))[0].n).toBe(n);
-    await expectUpdates(5.5, { sensors: {}, equipment: {}, site: { sensors: [], meters: [], pumps: [], tanks: [] } });
+    expect(
+      (await ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM config_link_changes'))[0]
+        .n,
+    ).toBe(n);
+    await expectUpdates(5.5, {
+      sensors: {},
+      equipment: {},
+      site: { sensors: [], meters: [], pumps: [], tanks: [] },
+    });
   });
 });

@@ -91,13 +91,27 @@ describeEachBackend('configuration routes: statuses and shapes', (backend) => {
 
   it('answers 400 for a missing or invalid siteId, startDate or path id', async () => {
     const bad = [
-      '/v1/config/site', '/v1/config/site?siteId=', '/v1/config/site/sensors?siteId=abc', '/v1/config/site/compact?siteId=0',
-      '/v1/config/site/pumps/light?siteId=-3', '/v1/config/site/tanks?siteId=1.5', '/v1/config/site/actuators?siteId=99999999999',
-      '/v1/config/updates/site?siteId=1', '/v1/config/updates/site/compact?siteId=1&startDate=', '/v1/config/updates/site/meters?startDate=2026-01-01T00:00Z',
-      '/v1/config/updates/site/sensors?siteId=1&startDate=not-a-date-at-all', '/v1/config/updates/site/actuators?siteId=1&startDate=2026-02-30T00:00Z',
+      '/v1/config/site',
+      '/v1/config/site?siteId=',
+      '/v1/config/site/sensors?siteId=abc',
+      '/v1/config/site/compact?siteId=0',
+      '/v1/config/site/pumps/light?siteId=-3',
+      '/v1/config/site/tanks?siteId=1.5',
+      '/v1/config/site/actuators?siteId=99999999999',
+      '/v1/config/updates/site?siteId=1',
+      '/v1/config/updates/site/compact?siteId=1&startDate=',
+      '/v1/config/updates/site/meters?startDate=2026-01-01T00:00Z',
+      '/v1/config/updates/site/sensors?siteId=1&startDate=not-a-date-at-all',
+      '/v1/config/updates/site/actuators?siteId=1&startDate=2026-02-30T00:00Z',
       '/v1/config/updates/site/light?siteId=1&startDate=2026-13-01T00:00:00Z',
-      '/v1/config/sensors/abc', '/v1/config/meters/0', '/v1/config/pumps/-1/light', '/v1/config/tanks/1.5', '/v1/config/sensors/99999999999',
-      '/v1/config/updates/sensors/10100', '/v1/config/updates/meters/10301/light?startDate=yesterday-ish', '/v1/config/updates/tanks/x?startDate=2026-01-01T00:00Z',
+      '/v1/config/sensors/abc',
+      '/v1/config/meters/0',
+      '/v1/config/pumps/-1/light',
+      '/v1/config/tanks/1.5',
+      '/v1/config/sensors/99999999999',
+      '/v1/config/updates/sensors/10100',
+      '/v1/config/updates/meters/10301/light?startDate=yesterday-ish',
+      '/v1/config/updates/tanks/x?startDate=2026-01-01T00:00Z',
     ];
     for (const url of bad) {
       const { status, body } = await get(ctx, url, all);
@@ -105,27 +119,60 @@ describeEachBackend('configuration routes: statuses and shapes', (backend) => {
       expect(body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
       expect(typeof body.message).toBe('string');
     }
-    const { body } = await get(ctx, '/v1/config/updates/site?siteId=1&startDate=not-a-date-at-all', all);
+    const { body } = await get(
+      ctx,
+      '/v1/config/updates/site?siteId=1&startDate=not-a-date-at-all',
+      all,
+    );
     expect(body.details).toEqual([expect.objectContaining({ path: '/startDate' })]);
     // Every /updates route requires startDate.
-    for (const r of allRoutes({ startDate: null }).filter((x) => x.updates)) expect((await get(ctx, r.url, all)).status, r.url).toBe(400);
+    for (const r of allRoutes({ startDate: null }).filter((x) => x.updates))
+      expect((await get(ctx, r.url, all)).status, r.url).toBe(400);
     // 400 comes before 403 and 404: the input is checked first.
-    expect((await get(ctx, '/v1/config/updates/site?siteId=1&startDate=nonsense-date', site2)).status).toBe(400);
-    expect((await get(ctx, '/v1/config/updates/sensors/999999?startDate=nonsense-date', all)).status).toBe(400);
+    expect(
+      (await get(ctx, '/v1/config/updates/site?siteId=1&startDate=nonsense-date', site2)).status,
+    ).toBe(400);
+    expect(
+      (await get(ctx, '/v1/config/updates/sensors/999999?startDate=nonsense-date', all)).status,
+    ).toBe(400);
   });
 
   it('accepts any ISO 8601 startDate with a time of day: with an offset, without one (UTC); a date alone is a 400', async () => {
-    for (const d of ['2026-01-01T00:00Z', '2026-01-01T10:00:00+02:00', '2026-01-01T10:00:00.123Z', '2026-01-01T10:00'])
-      expect((await get(ctx, `/v1/config/updates/site/sensors?siteId=1&startDate=${encodeURIComponent(d)}`, all)).status, d).toBe(200);
-    expect((await get(ctx, '/v1/config/updates/site/sensors?siteId=1&startDate=2026-01-01', all)).status).toBe(400);
+    for (const d of [
+      '2026-01-01T00:00Z',
+      '2026-01-01T10:00:00+02:00',
+      '2026-01-01T10:00:00.123Z',
+      '2026-01-01T10:00',
+    ])
+      expect(
+        (
+          await get(
+            ctx,
+            `/v1/config/updates/site/sensors?siteId=1&startDate=${encodeURIComponent(d)}`,
+            all,
+          )
+        ).status,
+        d,
+      ).toBe(200);
+    expect(
+      (await get(ctx, '/v1/config/updates/site/sensors?siteId=1&startDate=2026-01-01', all)).status,
+    ).toBe(400);
   });
 
   it('sends whole-site bodies gzipped to a client that asks for it, the same JSON once unzipped', async () => {
-    for (const url of ['/v1/config/site/compact?siteId=1', '/v1/config/site/light?siteId=2', '/v1/config/site/pumps?siteId=1']) {
+    for (const url of [
+      '/v1/config/site/compact?siteId=1',
+      '/v1/config/site/light?siteId=2',
+      '/v1/config/site/pumps?siteId=1',
+    ]) {
       const plain = await ctx.app.inject({ method: 'GET', url, headers: bearer(all) });
       expect(plain.headers['content-encoding']).toBeUndefined();
       expect(plain.headers.vary).toContain('accept-encoding');
-      const zipped = await ctx.app.inject({ method: 'GET', url, headers: { ...bearer(all), 'accept-encoding': 'br, gzip;q=0.8' } });
+      const zipped = await ctx.app.inject({
+        method: 'GET',
+        url,
+        headers: { ...bearer(all), 'accept-encoding': 'br, gzip;q=0.8' },
+      });
       expect(zipped.statusCode).toBe(200);
       expect(zipped.headers['content-encoding']).toBe('gzip');
       expect(zipped.headers['content-type']).toBe('application/json; charset=utf-8');
@@ -136,13 +183,26 @@ describeEachBackend('configuration routes: statuses and shapes', (backend) => {
 
   it('answers 429 past the rate limit, with the error body', async () => {
     const small = await startApp(backend, {
-      demo: { sites: 1, sensorsPerSite: 1, metersPerSite: 1, pumpsPerSite: 1, tanksPerSite: 1, transactionsPerSite: 0, imagesPerSite: 0 },
+      demo: {
+        sites: 1,
+        sensorsPerSite: 1,
+        metersPerSite: 1,
+        pumpsPerSite: 1,
+        tanksPerSite: 1,
+        transactionsPerSite: 0,
+        imagesPerSite: 0,
+      },
       config: { RATE_LIMIT_MAX: 3 },
     });
     try {
       const t = await small.token('*');
-      const urls = ['/v1/config/site/compact?siteId=1', `/v1/config/sensors/${IDS.sensor}`, '/v1/config/updates/site?siteId=1&startDate=2020-01-01T00:00Z',
-        '/v1/config/site/light?siteId=1', `/v1/config/pumps/${IDS.pump}/light`];
+      const urls = [
+        '/v1/config/site/compact?siteId=1',
+        `/v1/config/sensors/${IDS.sensor}`,
+        '/v1/config/updates/site?siteId=1&startDate=2020-01-01T00:00Z',
+        '/v1/config/site/light?siteId=1',
+        `/v1/config/pumps/${IDS.pump}/light`,
+      ];
       const answers = [];
       for (const url of urls) answers.push(await get(small, url, t));
       expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 429, 429]);
@@ -159,7 +219,11 @@ describeEachBackend('configuration routes: statuses and shapes', (backend) => {
     for (const p of paths) {
       const statuses = Object.keys(doc.paths[p].get.responses).sort();
       const byId = /\{\w+\}/.test(p);
-      expect(statuses, p).toEqual(byId ? ['200', '400', '401', '403', '404', '429', '503'] : ['200', '400', '401', '403', '429', '503']);
+      expect(statuses, p).toEqual(
+        byId
+          ? ['200', '400', '401', '403', '404', '429', '503']
+          : ['200', '400', '401', '403', '429', '503'],
+      );
       expect(doc.paths[p].get.security, p).toEqual([{ bearer: [] }]);
     }
     expect(paths).toContain('/v1/config/updates/tanks/{tankGroupId}/light');

@@ -3,7 +3,14 @@ import { buildApp } from '../../src/app.js';
 import type { Database, Queryable } from '../../src/db/index.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
-import { bearer, describeEachBackend, startApp, testConfig, type TestContext, instrument } from '../helper.js';
+import {
+  bearer,
+  describeEachBackend,
+  startApp,
+  testConfig,
+  type TestContext,
+  instrument,
+} from '../helper.js';
 import { get } from './fixture.js';
 
 // Issue 10: every configuration answer comes from one snapshot. One task imports two states in
@@ -12,19 +19,29 @@ import { get } from './fixture.js';
 // exactly the one of A or the one of B, never a mix. Then, to leave nothing to timing, an import is
 // made to commit just before each query of one read in turn.
 
-const OPTS = { sites: 1, sensorsPerSite: 100, metersPerSite: 6, pumpsPerSite: 6, tanksPerSite: 4, transactionsPerSite: 0, imagesPerSite: 0 };
+const OPTS = {
+  sites: 1,
+  sensorsPerSite: 100,
+  metersPerSite: 6,
+  pumpsPerSite: 6,
+  tanksPerSite: 4,
+  transactionsPerSite: 0,
+  imagesPerSite: 0,
+};
 const IMPORTS = 30;
 
 /** The configuration lists of the demo site in state A or B. */
 function state(which: 'A' | 'B') {
   const doc = generateDemo({ ...OPTS, now: new Date('2026-06-01T12:00:00Z') });
-  const named = (list: any[], field = 'Name') => list.forEach((r) => (r[field] = `${r[field]} ${which}`));
+  const named = (list: any[], field = 'Name') =>
+    list.forEach((r) => (r[field] = `${r[field]} ${which}`));
   [doc.registers, doc.sensors, doc.flowMeters, doc.pumps, doc.tankGroups].forEach((l) => named(l));
   named(doc.modbusDevices, 'DeviceName');
   if (which === 'B') {
     const lists = doc.sensors.map((s) => s.RegisterIDs);
     doc.sensors.forEach((s, i) => (s.RegisterIDs = lists[(i + 1) % lists.length]));
-    for (const p of doc.pumps) [p.Registers.Running, p.Registers.Start] = [p.Registers.Start, p.Registers.Running];
+    for (const p of doc.pumps)
+      [p.Registers.Running, p.Registers.Start] = [p.Registers.Start, p.Registers.Running];
   }
   const { registers, sensors, flowMeters, pumps, tankGroups, modbusDevices } = doc;
   return { registers, sensors, flowMeters, pumps, tankGroups, modbusDevices };
@@ -120,13 +137,19 @@ describeEachBackend('configuration snapshot under concurrent imports', (backend)
     const hooked = interleaving(ctx.db);
     const app = await buildApp(testConfig(), { db: hooked.db, logger: false });
     try {
-      const ask = async (url: string) => JSON.stringify((await app.inject({ method: 'GET', url, headers: bearer(token) })).json());
+      const ask = async (url: string) =>
+        JSON.stringify((await app.inject({ method: 'GET', url, headers: bearer(token) })).json());
       // Every import changes the state, so every read finds the cache out of date and reads the database.
       let current: 'A' | 'B' = 'A';
-      const flip = async () => importDocument(ctx.db, states[(current = current === 'A' ? 'B' : 'A')]);
+      const flip = async () =>
+        importDocument(ctx.db, states[(current = current === 'A' ? 'B' : 'A')]);
       await importDocument(ctx.db, states.A);
       let checked = 0;
-      for (const url of ['/v1/config/site/compact?siteId=1', '/v1/config/pumps/10401', '/v1/config/sensors/10100']) {
+      for (const url of [
+        '/v1/config/site/compact?siteId=1',
+        '/v1/config/pumps/10401',
+        '/v1/config/sensors/10100',
+      ]) {
         await flip();
         const queries = await hooked.count(() => ask(url));
         for (let k = 1; k <= queries; k++) {
@@ -136,7 +159,10 @@ describeEachBackend('configuration snapshot under concurrent imports', (backend)
           const body = await ask(url);
           expect(landed, `${url}: no query ${k}`).toBeDefined();
           await landed;
-          expect([answers.A.get(url), answers.B.get(url)], `${url}, import before query ${k} of ${queries}`).toContain(body);
+          expect(
+            [answers.A.get(url), answers.B.get(url)],
+            `${url}, import before query ${k} of ${queries}`,
+          ).toContain(body);
           checked++;
         }
       }
@@ -168,7 +194,10 @@ function interleaving(db: Database) {
     },
   });
   return {
-    db: instrument(db, (view) => ({ query: wrap(view).query, snapshot: (fn) => view.snapshot((tx) => fn(wrap(tx))) })),
+    db: instrument(db, (view) => ({
+      query: wrap(view).query,
+      snapshot: (fn) => view.snapshot((tx) => fn(wrap(tx))),
+    })),
     /** How many queries a read sends. */
     async count(read: () => Promise<unknown>) {
       n = 0;

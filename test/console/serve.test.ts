@@ -28,7 +28,8 @@ describeEachBackend('serving the console', (backend) => {
     await db?.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  const get = (url: string, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url, headers });
+  const get = (url: string, headers: Record<string, string> = {}) =>
+    app.inject({ method: 'GET', url, headers });
 
   it('redirects / to /console/', async () => {
     const res = await get('/');
@@ -37,7 +38,12 @@ describeEachBackend('serving the console', (backend) => {
   });
 
   it('serves the page at /console/ and at every page path, never cached', async () => {
-    for (const path of ['/console/', '/console/sites/3', '/console/charts?site=1&range=7d', '/console/alarms']) {
+    for (const path of [
+      '/console/',
+      '/console/sites/3',
+      '/console/charts?site=1&range=7d',
+      '/console/alarms',
+    ]) {
       const res = await get(path);
       expect(res.statusCode, path).toBe(200);
       expect(res.headers['content-type']).toMatch(/^text\/html/);

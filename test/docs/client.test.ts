@@ -61,8 +61,15 @@ export function misuses(api: Client<paths>) {
 
 const TSCONFIG = {
   compilerOptions: {
-    strict: true, noEmit: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext',
-    lib: ['ES2022', 'DOM'], types: [], skipLibCheck: true, noUnusedLocals: true,
+    strict: true,
+    noEmit: true,
+    target: 'ES2022',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    lib: ['ES2022', 'DOM'],
+    types: [],
+    skipLibCheck: true,
+    noUnusedLocals: true,
   },
   files: ['program.ts'],
 };
@@ -86,7 +93,16 @@ describeEachBackend('a client generated from /openapi.json', (backend) => {
   let baseUrl: string;
 
   beforeAll(async () => {
-    ctx = await startApp(backend, { demo: { sites: 2, sensorsPerSite: 2, metersPerSite: 1, pumpsPerSite: 1, tanksPerSite: 1, actuatorsPerSite: 1 } });
+    ctx = await startApp(backend, {
+      demo: {
+        sites: 2,
+        sensorsPerSite: 2,
+        metersPerSite: 1,
+        pumpsPerSite: 1,
+        tanksPerSite: 1,
+        actuatorsPerSite: 1,
+      },
+    });
     await ctx.app.listen({ port: 0, host: '127.0.0.1' });
     baseUrl = `http://127.0.0.1:${(ctx.app.server.address() as { port: number }).port}`;
   });
@@ -106,7 +122,9 @@ describeEachBackend('a client generated from /openapi.json', (backend) => {
       run: (baseUrl: string, id: string, secret: string) => Promise<Record<string, unknown>>;
     };
     const out = await run(baseUrl, 'generated', 'generated-secret-1');
-    const [first] = await ctx.db.query<{ site_id: number; name: string }>('SELECT site_id, name FROM sites ORDER BY site_id LIMIT 1');
+    const [first] = await ctx.db.query<{ site_id: number; name: string }>(
+      'SELECT site_id, name FROM sites ORDER BY site_id LIMIT 1',
+    );
     expect(out).toEqual({
       refusedStatus: 401,
       tokenType: 'Bearer',

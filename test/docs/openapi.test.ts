@@ -30,12 +30,20 @@ describe('OpenAPI document', () => {
   it('passes redocly lint (recommended rules, redocly.yaml) without errors or warnings', async () => {
     const file = join(dir, 'openapi.json');
     writeFileSync(file, JSON.stringify(doc));
-    const run = await runBin('redocly', ['lint', file, '--config', join(ROOT, 'redocly.yaml'), '--format=json']);
+    const run = await runBin('redocly', [
+      'lint',
+      file,
+      '--config',
+      join(ROOT, 'redocly.yaml'),
+      '--format=json',
+    ]);
     const report = JSON.parse(run.stdout.slice(run.stdout.indexOf('{'))) as {
       totals: { errors: number; warnings: number };
       problems: { ruleId: string; message: string; location: { pointer: string }[] }[];
     };
-    const problems = report.problems.map((p) => `${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`);
+    const problems = report.problems.map(
+      (p) => `${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`,
+    );
     expect(problems).toEqual([]);
     expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
     expect(run.code).toBe(0);
@@ -44,12 +52,19 @@ describe('OpenAPI document', () => {
   it('gives every operation a unique, readable operationId', () => {
     const ops = operationsOf(doc);
     expect(ops.length).toBeGreaterThanOrEqual(80);
-    const missing = ops.filter(({ op }) => !op.operationId).map(({ method, path }) => `${method.toUpperCase()} ${path}`);
+    const missing = ops
+      .filter(({ op }) => !op.operationId)
+      .map(({ method, path }) => `${method.toUpperCase()} ${path}`);
     expect(missing, 'operations without an operationId').toEqual([]);
     const ids = ops.map(({ op }) => op.operationId!);
-    expect(ids.filter((id, i) => ids.indexOf(id) !== i), 'operationIds used twice').toEqual([]);
+    expect(
+      ids.filter((id, i) => ids.indexOf(id) !== i),
+      'operationIds used twice',
+    ).toEqual([]);
     for (const id of ids) expect(id).toMatch(/^[a-z][A-Za-z0-9]*$/);
-    const byRoute = Object.fromEntries(ops.map(({ method, path, op }) => [`${method.toUpperCase()} ${path}`, op.operationId]));
+    const byRoute = Object.fromEntries(
+      ops.map(({ method, path, op }) => [`${method.toUpperCase()} ${path}`, op.operationId]),
+    );
     expect(byRoute).toMatchObject({
       'GET /health': 'getHealth',
       'POST /token': 'issueToken',
@@ -75,18 +90,28 @@ describe('OpenAPI document', () => {
     expect(doc.info.license?.name).toBeTruthy();
     const declared = new Set(doc.tags!.filter((t) => t.description).map((t) => t.name));
     const used = new Set(operationsOf(doc).flatMap(({ op }) => op.tags ?? []));
-    expect([...used].filter((t) => !declared.has(t)), 'tags without a description').toEqual([]);
+    expect(
+      [...used].filter((t) => !declared.has(t)),
+      'tags without a description',
+    ).toEqual([]);
   });
 
   it('marks /health and /token public (security: []), every other operation bearer, each explicitly', () => {
     for (const { path, op } of operationsOf(doc)) {
       expect(op.security, path).toEqual(PUBLIC.includes(op.operationId!) ? [] : [{ bearer: [] }]);
     }
-    expect(operationsOf(doc).filter(({ op }) => op.security?.length === 0).map(({ op }) => op.operationId).sort()).toEqual(PUBLIC);
+    expect(
+      operationsOf(doc)
+        .filter(({ op }) => op.security?.length === 0)
+        .map(({ op }) => op.operationId)
+        .sort(),
+    ).toEqual(PUBLIC);
   });
 
   it('leaves the docs routes out of the document; they answer without a token', async () => {
-    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/docs') || p === '/openapi.json')).toEqual([]);
+    expect(
+      Object.keys(doc.paths).filter((p) => p.startsWith('/docs') || p === '/openapi.json'),
+    ).toEqual([]);
     for (const url of ['/openapi.json', '/docs/', '/docs/json']) {
       expect((await ctx.app.inject({ method: 'GET', url })).statusCode, url).toBe(200);
     }
@@ -95,10 +120,15 @@ describe('OpenAPI document', () => {
   it('describes every answer: the status and what the operation gives, never the generator\'s "Default Response"', () => {
     const vague: string[] = [];
     for (const { path, method, op } of operationsOf(doc))
-      for (const [code, response] of Object.entries((op as { responses: Record<string, { description: string }> }).responses))
-        if (!response.description || response.description === 'Default Response') vague.push(`${method} ${path} ${code}`);
+      for (const [code, response] of Object.entries(
+        (op as { responses: Record<string, { description: string }> }).responses,
+      ))
+        if (!response.description || response.description === 'Default Response')
+          vague.push(`${method} ${path} ${code}`);
     expect(vague).toEqual([]);
-    const sensor = operationsOf(doc).find((o) => o.path === '/v1/config/sensors/{sensorId}' && o.method === 'get')!;
+    const sensor = operationsOf(doc).find(
+      (o) => o.path === '/v1/config/sensors/{sensorId}' && o.method === 'get',
+    )!;
     expect((sensor.op as any).responses['200'].description).toMatch(/^OK: \S/);
   });
 
@@ -108,22 +138,29 @@ describe('OpenAPI document', () => {
       .filter(({ op }) => !(op as any).responses['413'] || !(op as any).responses['415'])
       .map(({ method, path }) => `${method} ${path}`);
     expect(missing).toEqual([]);
-    expect(operationsOf(doc).filter(({ op }) => (op as any).requestBody).length).toBeGreaterThan(20);
+    expect(operationsOf(doc).filter(({ op }) => (op as any).requestBody).length).toBeGreaterThan(
+      20,
+    );
   });
 
   it('declares a 4xx answer on every operation but getHealth (which has none; redocly.yaml)', () => {
-    const without = operationsOf(doc).filter(({ op }) => !Object.keys(op.responses).some((s) => s.startsWith('4')));
+    const without = operationsOf(doc).filter(
+      ({ op }) => !Object.keys(op.responses).some((s) => s.startsWith('4')),
+    );
     expect(without.map(({ op }) => op.operationId)).toEqual(['getHealth']);
   });
 
   it('gives every JSON body and answer a named component, with the names the interface uses', () => {
     const schemas = doc.components.schemas;
-    const named = (s: { $ref?: string; type?: string; items?: { $ref?: string } }) => s.$ref ?? (s.type === 'array' ? s.items?.$ref : undefined);
+    const named = (s: { $ref?: string; type?: string; items?: { $ref?: string } }) =>
+      s.$ref ?? (s.type === 'array' ? s.items?.$ref : undefined);
     const anonymous: string[] = [];
     for (const { op } of operationsOf(doc)) {
       const bodies = [
         ['request', op.requestBody?.content['application/json']] as const,
-        ...Object.entries(op.responses).map(([status, r]) => [status, r.content?.['application/json']] as const),
+        ...Object.entries(op.responses).map(
+          ([status, r]) => [status, r.content?.['application/json']] as const,
+        ),
       ];
       for (const [what, media] of bodies) {
         if (!media) continue;
@@ -134,21 +171,46 @@ describe('OpenAPI document', () => {
     }
     expect(anonymous).toEqual([]);
     for (const name of [
-      'SensorLogDto', 'UploadResponseDto', 'SiteConfigDto', 'SiteConfigDtoLight', 'IssueTokenDto', 'IssueTokenResponseDto', 'Site',
-      'SensorConfigDto', 'BatchSensorReadingsDto', 'SensorLogSummaryDto', 'AlarmDto', 'MultiSiteAlarmsDto', 'MultiSiteAlarmsResolveDto',
-      'TransactionLogDto', 'ImagesPayloadDto', 'ErrorBody',
+      'SensorLogDto',
+      'UploadResponseDto',
+      'SiteConfigDto',
+      'SiteConfigDtoLight',
+      'IssueTokenDto',
+      'IssueTokenResponseDto',
+      'Site',
+      'SensorConfigDto',
+      'BatchSensorReadingsDto',
+      'SensorLogSummaryDto',
+      'AlarmDto',
+      'MultiSiteAlarmsDto',
+      'MultiSiteAlarmsResolveDto',
+      'TransactionLogDto',
+      'ImagesPayloadDto',
+      'ErrorBody',
     ]) {
       expect(schemas[name], name).toBeDefined();
     }
     const byId = Object.fromEntries(operationsOf(doc).map(({ op }) => [op.operationId, op]));
     expect(byId.uploadSensorLogBatch.requestBody!.content['application/json'].schema).toEqual({
-      type: 'array', items: { $ref: '#/components/schemas/SensorLogDto' }, maxItems: expect.any(Number), description: expect.any(String),
+      type: 'array',
+      items: { $ref: '#/components/schemas/SensorLogDto' },
+      maxItems: expect.any(Number),
+      description: expect.any(String),
     });
-    expect(byId.getSiteConfig.responses['200'].content!['application/json'].schema).toEqual({ $ref: '#/components/schemas/SiteConfigDto' });
-    expect(byId.resolveAlarms.requestBody!.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/MultiSiteAlarmsResolveDto' });
+    expect(byId.getSiteConfig.responses['200'].content!['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/SiteConfigDto',
+    });
+    expect(byId.resolveAlarms.requestBody!.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/MultiSiteAlarmsResolveDto',
+    });
     // A role left unconfigured is null: the nullable use of a named schema keeps saying so.
-    expect((schemas.MeterRegistersDto.properties as Record<string, { additionalProperties: unknown }>).meterRegisters.additionalProperties).toEqual({
-      type: 'object', nullable: true, allOf: [{ $ref: '#/components/schemas/Register' }],
+    expect(
+      (schemas.MeterRegistersDto.properties as Record<string, { additionalProperties: unknown }>)
+        .meterRegisters.additionalProperties,
+    ).toEqual({
+      type: 'object',
+      nullable: true,
+      allOf: [{ $ref: '#/components/schemas/Register' }],
     });
   });
 

@@ -15,8 +15,18 @@ export function runBin(bin: string, args: string[]): Promise<BinResult> {
     execFile(
       process.execPath,
       [join(ROOT, 'node_modules', '.bin', bin), ...args],
-      { cwd: ROOT, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1', REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } },
-      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      {
+        cwd: ROOT,
+        maxBuffer: 64 * 1024 * 1024,
+        env: {
+          ...process.env,
+          NO_COLOR: '1',
+          REDOCLY_TELEMETRY: 'off',
+          REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
+        },
+      },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -52,4 +62,6 @@ export async function loadDocument(app: FastifyTypebox): Promise<OpenApiDocument
 
 /** Every operation of the document with its method and path. */
 export const operationsOf = (doc: OpenApiDocument) =>
-  Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ path, method, op })));
+  Object.entries(doc.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) => ({ path, method, op })),
+  );

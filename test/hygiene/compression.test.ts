@@ -9,19 +9,40 @@ import { SENSOR, count } from '../telemetry/fixtures.js';
 // 415 for an encoding the service does not know, 400 for bytes that are not what they claim.
 
 const LIMIT = 64 * 1024;
-const ENCODERS: Record<string, (b: Buffer) => Buffer> = { gzip: gzipSync, 'x-gzip': gzipSync, deflate: deflateSync, br: brotliCompressSync, GZip: gzipSync };
+const ENCODERS: Record<string, (b: Buffer) => Buffer> = {
+  gzip: gzipSync,
+  'x-gzip': gzipSync,
+  deflate: deflateSync,
+  br: brotliCompressSync,
+  GZip: gzipSync,
+};
 
 describeEachBackend('compressed request bodies', (backend) => {
   let ctx: TestContext;
   let token: string;
-  const send = (url: string, payload: Buffer | Readable, encoding?: string, extra: Record<string, string> = {}) =>
+  const send = (
+    url: string,
+    payload: Buffer | Readable,
+    encoding?: string,
+    extra: Record<string, string> = {},
+  ) =>
     ctx.app.inject({
-      method: 'POST', url, payload,
-      headers: { ...bearer(token), 'content-type': 'application/json', ...(encoding ? { 'content-encoding': encoding } : {}), ...extra },
+      method: 'POST',
+      url,
+      payload,
+      headers: {
+        ...bearer(token),
+        'content-type': 'application/json',
+        ...(encoding ? { 'content-encoding': encoding } : {}),
+        ...extra,
+      },
     });
   const json = (v: unknown) => Buffer.from(JSON.stringify(v));
   beforeAll(async () => {
-    ctx = await startApp(backend, { demo: { sites: 1, transactionsPerSite: 1, imagesPerSite: 0 }, config: { BODY_LIMIT: LIMIT } });
+    ctx = await startApp(backend, {
+      demo: { sites: 1, transactionsPerSite: 1, imagesPerSite: 0 },
+      config: { BODY_LIMIT: LIMIT },
+    });
     token = await ctx.token('*');
   });
   afterAll(async () => ctx?.close());
@@ -29,16 +50,38 @@ describeEachBackend('compressed request bodies', (backend) => {
   it('accepts gzip, deflate and br bodies (any case, x-gzip too) and stores what they hold', async () => {
     let minute = 0;
     for (const [encoding, encode] of Object.entries({ ...ENCODERS, identity: (b: Buffer) => b })) {
-      const logs = Array.from({ length: 20 }, (_, i) => ({ sensorID: SENSOR, value: i, timestamp: new Date(Date.UTC(2026, 10, 1, 0, minute++)).toISOString() }));
+      const logs = Array.from({ length: 20 }, (_, i) => ({
+        sensorID: SENSOR,
+        value: i,
+        timestamp: new Date(Date.UTC(2026, 10, 1, 0, minute++)).toISOString(),
+      }));
       const res = await send('/v1/edge/logs/sensor/batch', encode(json(logs)), encoding);
       expect(res.statusCode, `${encoding}: ${res.body}`).toBe(201);
       expect(res.json()).toEqual({ received: 20, stored: 20, duplicates: 0 });
     }
-    expect(await count(ctx.db, 'sensor_logs', `sensor_id = $1 AND ts < '2026-11-02'`, [SENSOR])).toBe(20 * 6);
+    expect(
+      await count(ctx.db, 'sensor_logs', `sensor_id = $1 AND ts < '2026-11-02'`, [SENSOR]),
+    ).toBe(20 * 6);
     // Any JSON route: the token route and a download.
-    const tok = await ctx.app.inject({ method: 'POST', url: '/token', payload: brotliCompressSync(json({ clientId: 'nobody', clientSecret: 'x' })), headers: { 'content-type': 'application/json', 'content-encoding': 'br' } });
+    const tok = await ctx.app.inject({
+      method: 'POST',
+      url: '/token',
+      payload: brotliCompressSync(json({ clientId: 'nobody', clientSecret: 'x' })),
+      headers: { 'content-type': 'application/json', 'content-encoding': 'br' },
+    });
     expect(tok.statusCode).toBe(401);
-    const load = await send('/v1/sensors/logs/load', gzipSync(json({ sensorIds: [SENSOR], start: '2026-11-01T00:00:00Z', end: '2026-11-02T00:00:00Z', interval: 'all' })), 'gzip');
+    const load = await send(
+      '/v1/sensors/logs/load',
+      gzipSync(
+        json({
+          sensorIds: [SENSOR],
+          start: '2026-11-01T00:00:00Z',
+          end: '2026-11-02T00:00:00Z',
+          interval: 'all',
+        }),
+      ),
+      'gzip',
+    );
     expect(load.statusCode, load.body).toBe(200);
     expect(load.json()[0].count).toBe(120);
   });
@@ -51,7 +94,11 @@ describeEachBackend('compressed request bodies', (backend) => {
       expect(res.json()).toMatchObject({ statusCode: 415, error: 'Unsupported Media Type' });
       expect(res.json().message).toContain('Content-Encoding');
     }
-    for (const [encoding, bytes] of [['gzip', body], ['br', Buffer.from('not brotli at all')], ['deflate', gzipSync(body).subarray(0, 20)]] as const) {
+    for (const [encoding, bytes] of [
+      ['gzip', body],
+      ['br', Buffer.from('not brotli at all')],
+      ['deflate', gzipSync(body).subarray(0, 20)],
+    ] as const) {
       const res = await send('/v1/edge/logs/sensor/batch', bytes, encoding);
       expect(res.statusCode, encoding).toBe(400);
       expect(res.json().message).toContain(`not valid ${encoding}`);
@@ -61,7 +108,14 @@ describeEachBackend('compressed request bodies', (backend) => {
 
   it('applies BODY_LIMIT to the decompressed size', async () => {
     // A batch a little under the limit once decompressed is stored; one a little over is 413, though both are small compressed.
-    const batch = (n: number) => json(Array.from({ length: n }, (_, i) => ({ sensorID: SENSOR, value: i, timestamp: new Date(Date.UTC(2026, 10, 4, 0, 0, 0, i)).toISOString() })));
+    const batch = (n: number) =>
+      json(
+        Array.from({ length: n }, (_, i) => ({
+          sensorID: SENSOR,
+          value: i,
+          timestamp: new Date(Date.UTC(2026, 10, 4, 0, 0, 0, i)).toISOString(),
+        })),
+      );
     let n = 1;
     while (batch(n * 2).length < LIMIT) n *= 2;
     while (batch(n + 1).length <= LIMIT) n++;
@@ -89,7 +143,9 @@ describeEachBackend('compressed request bodies', (backend) => {
         this.push(member);
       },
     });
-    const res = await send('/v1/edge/logs/sensor/batch', endless, 'gzip', { 'transfer-encoding': 'chunked' });
+    const res = await send('/v1/edge/logs/sensor/batch', endless, 'gzip', {
+      'transfer-encoding': 'chunked',
+    });
     expect(res.statusCode).toBe(413);
     expect(res.json().message).toContain('larger than the limit');
     expect(res.headers.connection).toBe('close');
@@ -100,7 +156,11 @@ describeEachBackend('compressed request bodies', (backend) => {
     expect(produced).toBeLessThan(64);
     endless.destroy();
     // The service goes on answering.
-    const ok = await send('/v1/edge/logs/sensor', gzipSync(json({ sensorID: SENSOR, value: 1, timestamp: '2026-11-05T00:00:00Z' })), 'gzip');
+    const ok = await send(
+      '/v1/edge/logs/sensor',
+      gzipSync(json({ sensorID: SENSOR, value: 1, timestamp: '2026-11-05T00:00:00Z' })),
+      'gzip',
+    );
     expect(ok.statusCode).toBe(201);
   });
 });

@@ -42,16 +42,30 @@ describeEachBackend('methods, unknown paths and slow clients', (backend) => {
       expect(res.json()).toMatchObject({ statusCode: 405, error: 'Method Not Allowed' });
       expect(res.json().message).toContain(`${wrong} is not allowed`);
     }
-    const del = await ctx.app.inject({ method: 'DELETE', url: '/v1/sites/?page=1', headers: bearer(token) });
+    const del = await ctx.app.inject({
+      method: 'DELETE',
+      url: '/v1/sites/?page=1',
+      headers: bearer(token),
+    });
     expect(del.statusCode).toBe(405);
     expect(del.headers.allow).toBe('GET, HEAD');
     expect(del.headers['x-ratelimit-limit']).toBeDefined();
-    expect((await ctx.app.inject({ method: 'GET', url: '/v1/edge/logs/sensor', headers: bearer(token) })).headers.allow).toBe('POST');
-    expect((await ctx.app.inject({ method: 'DELETE', url: '/v1/admin/clients' })).headers.allow).toBe('GET, HEAD, POST');
+    expect(
+      (await ctx.app.inject({ method: 'GET', url: '/v1/edge/logs/sensor', headers: bearer(token) }))
+        .headers.allow,
+    ).toBe('POST');
+    expect(
+      (await ctx.app.inject({ method: 'DELETE', url: '/v1/admin/clients' })).headers.allow,
+    ).toBe('GET, HEAD, POST');
   });
 
   it('answers 404 for unknown paths, with a message of bounded length', async () => {
-    for (const url of ['/v1/nothing', '/v1/config/sensors/1/extra', `/v1/${'x'.repeat(8000)}`, '/v1/edge/logs/sensor/batch/more']) {
+    for (const url of [
+      '/v1/nothing',
+      '/v1/config/sensors/1/extra',
+      `/v1/${'x'.repeat(8000)}`,
+      '/v1/edge/logs/sensor/batch/more',
+    ]) {
       const res = await ctx.app.inject({ method: 'GET', url, headers: bearer(token) });
       expect(res.statusCode, url.slice(0, 50)).toBe(404);
       expect(res.json()).toMatchObject({ statusCode: 404, error: 'Not Found' });
@@ -66,14 +80,18 @@ describeEachBackend('methods, unknown paths and slow clients', (backend) => {
     let text = '';
     socket.setEncoding('utf8');
     socket.on('data', (d: string) => (text += d));
-    return new Promise((resolve) => socket.on('close', () => resolve({ ms: Date.now() - t0, text })));
+    return new Promise((resolve) =>
+      socket.on('close', () => resolve({ ms: Date.now() - t0, text })),
+    );
   }
 
   it('closes a connection whose headers never finish', async () => {
     const socket = connect(port, '127.0.0.1');
     await new Promise((r) => socket.once('connect', r));
     const closed = closedAfter(socket);
-    socket.write('POST /v1/edge/logs/sensor HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n');
+    socket.write(
+      'POST /v1/edge/logs/sensor HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n',
+    );
     const { ms, text } = await closed;
     // Without the timeout the connection stays open for a minute or more; the bound is generous for a busy machine.
     expect(ms).toBeLessThan(6000);
@@ -84,7 +102,9 @@ describeEachBackend('methods, unknown paths and slow clients', (backend) => {
     const socket = connect(port, '127.0.0.1');
     await new Promise((r) => socket.once('connect', r));
     const closed = closedAfter(socket);
-    socket.write(`POST /v1/edge/logs/sensor HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{"sensorID":`);
+    socket.write(
+      `POST /v1/edge/logs/sensor HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{"sensorID":`,
+    );
     const timer = setInterval(() => socket.writable && socket.write(' '), 100);
     const { ms } = await closed;
     clearInterval(timer);

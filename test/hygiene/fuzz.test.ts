@@ -4,7 +4,13 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { bearer, describeEachBackend, startApp, type TestContext } from '../helper.js';
 import { SENSOR } from '../telemetry/fixtures.js';
 import { BAD_TIMES, CONTENT_TYPES, mutatedBody, rawQueryValue, setAt } from './fuzz-inputs.js';
-import { requestFor, routeRequests, securedRoutes, siteOne, type RouteRequest } from './routes-fixture.js';
+import {
+  requestFor,
+  routeRequests,
+  securedRoutes,
+  siteOne,
+  type RouteRequest,
+} from './routes-fixture.js';
 
 // Fuzzing every route that takes a body and every query string, from the app's route table:
 // whatever arrives, the answer is a success or a 4xx with the error body, never a 5xx, never a hang,
@@ -24,7 +30,8 @@ interface Case {
 }
 
 describeEachBackend('fuzzing every route', (backend) => {
-  const runs = (n: number) => Math.max(20, Math.round((backend === 'postgres' ? n / 5 : n) * (RUNS / 1500)));
+  const runs = (n: number) =>
+    Math.max(20, Math.round((backend === 'postgres' ? n / 5 : n) * (RUNS / 1500)));
   let ctx: TestContext;
   let token: string;
   let bodyRoutes: { key: string; req: RouteRequest }[];
@@ -34,10 +41,24 @@ describeEachBackend('fuzzing every route', (backend) => {
   async function send(c: Case) {
     let timer: NodeJS.Timeout | undefined;
     const hang = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer in ${REQUEST_TIMEOUT_MS} ms: ${c.method} ${c.url.slice(0, 200)}`)), REQUEST_TIMEOUT_MS);
+      timer = setTimeout(
+        () =>
+          reject(
+            new Error(`no answer in ${REQUEST_TIMEOUT_MS} ms: ${c.method} ${c.url.slice(0, 200)}`),
+          ),
+        REQUEST_TIMEOUT_MS,
+      );
     });
     try {
-      return await Promise.race([ctx.app.inject({ method: c.method as 'POST', url: c.url, headers: c.headers, ...(c.payload !== undefined ? { payload: c.payload } : {}) }), hang]);
+      return await Promise.race([
+        ctx.app.inject({
+          method: c.method as 'POST',
+          url: c.url,
+          headers: c.headers,
+          ...(c.payload !== undefined ? { payload: c.payload } : {}),
+        }),
+        hang,
+      ]);
     } finally {
       clearTimeout(timer);
     }
@@ -53,17 +74,34 @@ describeEachBackend('fuzzing every route', (backend) => {
     if (res.statusCode >= 400) {
       seen.clientErrors++;
       const body = res.json();
-      expect(body, where).toMatchObject({ statusCode: res.statusCode, error: expect.any(String), message: expect.any(String) });
+      expect(body, where).toMatchObject({
+        statusCode: res.statusCode,
+        error: expect.any(String),
+        message: expect.any(String),
+      });
     } else seen.ok++;
   }
 
   beforeAll(async () => {
-    ctx = await startApp(backend, { demo: { sites: 2, transactionsPerSite: 2, imagesPerSite: 1 }, config: { ROLLUP_REFRESH_MS: 0 } });
+    ctx = await startApp(backend, {
+      demo: { sites: 2, transactionsPerSite: 2, imagesPerSite: 1 },
+      config: { ROLLUP_REFRESH_MS: 0 },
+    });
     token = await ctx.token('*', { clientId: 'fuzzer', admin: true, cameraIds: '*' });
     const table = routeRequests(await siteOne(ctx, token));
-    const all = securedRoutes(ctx).map(([method, url], n) => ({ key: `${method} ${url}`, req: requestFor(table, method, url, n)! }));
+    const all = securedRoutes(ctx).map(([method, url], n) => ({
+      key: `${method} ${url}`,
+      req: requestFor(table, method, url, n)!,
+    }));
     bodyRoutes = all.filter((r) => r.req.method !== 'GET');
-    bodyRoutes.push({ key: 'POST /token', req: { method: 'POST', url: '/token', body: { clientId: 'fuzzer', clientSecret: 'secret-123456' } } });
+    bodyRoutes.push({
+      key: 'POST /token',
+      req: {
+        method: 'POST',
+        url: '/token',
+        body: { clientId: 'fuzzer', clientSecret: 'secret-123456' },
+      },
+    });
     // A stream that is accepted never ends, so its query is fuzzed by test/stream's own checks instead.
     queryRoutes = all.filter((r) => r.req.method === 'GET' && !r.req.streams);
   });
@@ -71,28 +109,61 @@ describeEachBackend('fuzzing every route', (backend) => {
 
   it('answers every mutated body with a success or a 4xx with the error body', async () => {
     const arb = fc.constantFrom(...bodyRoutes).chain(({ key, req }) =>
-      fc.record({
-        text: mutatedBody(req.body ?? {}),
-        type: fc.constantFrom(...CONTENT_TYPES, 'application/json', 'application/json'),
-        gzip: fc.boolean(),
-      }).map(({ text, type, gzip }): Case => {
-        const headers: Record<string, string> = { ...bearer(token), ...(type ? { 'content-type': type } : {}) };
-        if (gzip) headers['content-encoding'] = 'gzip';
-        return { key, method: req.method, url: req.url, headers, payload: gzip ? gzipSync(text) : text };
-      }),
+      fc
+        .record({
+          text: mutatedBody(req.body ?? {}),
+          type: fc.constantFrom(...CONTENT_TYPES, 'application/json', 'application/json'),
+          gzip: fc.boolean(),
+        })
+        .map(({ text, type, gzip }): Case => {
+          const headers: Record<string, string> = {
+            ...bearer(token),
+            ...(type ? { 'content-type': type } : {}),
+          };
+          if (gzip) headers['content-encoding'] = 'gzip';
+          return {
+            key,
+            method: req.method,
+            url: req.url,
+            headers,
+            payload: gzip ? gzipSync(text) : text,
+          };
+        }),
     );
-    await fc.assert(fc.asyncProperty(arb, (c) => expectHandled(c)), { numRuns: runs(1500) });
+    await fc.assert(
+      fc.asyncProperty(arb, (c) => expectHandled(c)),
+      { numRuns: runs(1500) },
+    );
   }, 600_000);
 
   it('answers 400 to hour 24, second 60, February 30 or a date alone in any time field', async () => {
-    const withTime = bodyRoutes.flatMap(({ key, req }) => timePaths(req.body).map((path) => ({ key, req, path })));
+    const withTime = bodyRoutes.flatMap(({ key, req }) =>
+      timePaths(req.body).map((path) => ({ key, req, path })),
+    );
     expect(withTime.length).toBeGreaterThan(20);
-    const arb = fc.tuple(fc.constantFrom(...withTime), fc.constantFrom(...BAD_TIMES.slice(0, 5))).map(([{ key, req, path }, bad]): Case => ({
-      key, method: req.method, url: req.url, headers: { ...bearer(token), 'content-type': 'application/json' }, payload: JSON.stringify(setAt(req.body, path, bad)),
-    }));
-    await fc.assert(fc.asyncProperty(arb, (c) => expectHandled(c, 400)), { numRuns: runs(300) });
+    const arb = fc
+      .tuple(fc.constantFrom(...withTime), fc.constantFrom(...BAD_TIMES.slice(0, 5)))
+      .map(([{ key, req, path }, bad]): Case => ({
+        key,
+        method: req.method,
+        url: req.url,
+        headers: { ...bearer(token), 'content-type': 'application/json' },
+        payload: JSON.stringify(setAt(req.body, path, bad)),
+      }));
+    await fc.assert(
+      fc.asyncProperty(arb, (c) => expectHandled(c, 400)),
+      { numRuns: runs(300) },
+    );
     for (const bad of BAD_TIMES.slice(0, 5))
-      await expectHandled({ key: 'startDate', method: 'GET', url: `/v1/config/updates/site?siteId=1&startDate=${encodeURIComponent(bad)}`, headers: bearer(token) }, 400);
+      await expectHandled(
+        {
+          key: 'startDate',
+          method: 'GET',
+          url: `/v1/config/updates/site?siteId=1&startDate=${encodeURIComponent(bad)}`,
+          headers: bearer(token),
+        },
+        400,
+      );
   }, 600_000);
 
   it('answers every mutated query string and path with a success or a 4xx with the error body', async () => {
@@ -100,20 +171,58 @@ describeEachBackend('fuzzing every route', (backend) => {
       const [path, query = ''] = req.url.split('?');
       const params = query ? query.split('&').map((p) => p.split('=') as [string, string]) : [];
       const segments = path.split('/');
-      return fc.oneof(
-        // A parameter's value replaced, a parameter added (maybe twice), or one left out.
-        fc.tuple(fc.nat(Math.max(0, params.length - 1)), rawQueryValue).map(([i, v]) => params.map(([k, x], j) => `${k}=${j === i ? v : x}`).join('&')),
-        fc.tuple(fc.constantFrom('page', 'perPage', 'siteId', 'startDate', 'dataType', 'sortBy', 'name', 'active', 'companyId', '__proto__', 'constructor'), rawQueryValue, fc.boolean())
-          .map(([k, v, twice]) => [...params.map(([a, b]) => `${a}=${b}`), `${k}=${v}`, ...(twice ? [`${k}=${v}`] : [])].join('&')),
-        fc.nat(Math.max(0, params.length - 1)).map((i) => params.filter((_, j) => j !== i).map(([k, x]) => `${k}=${x}`).join('&')),
-      ).chain((q) =>
-        fc.tuple(fc.boolean(), fc.nat(segments.length - 1), rawQueryValue).map(([pathToo, i, v]): Case => {
-          const p = pathToo && i > 2 ? segments.map((s, j) => (j === i ? v : s)).join('/') : path;
-          return { key, method: 'GET', url: `${p}?${q}`, headers: bearer(token) };
-        }),
-      );
+      return fc
+        .oneof(
+          // A parameter's value replaced, a parameter added (maybe twice), or one left out.
+          fc
+            .tuple(fc.nat(Math.max(0, params.length - 1)), rawQueryValue)
+            .map(([i, v]) => params.map(([k, x], j) => `${k}=${j === i ? v : x}`).join('&')),
+          fc
+            .tuple(
+              fc.constantFrom(
+                'page',
+                'perPage',
+                'siteId',
+                'startDate',
+                'dataType',
+                'sortBy',
+                'name',
+                'active',
+                'companyId',
+                '__proto__',
+                'constructor',
+              ),
+              rawQueryValue,
+              fc.boolean(),
+            )
+            .map(([k, v, twice]) =>
+              [
+                ...params.map(([a, b]) => `${a}=${b}`),
+                `${k}=${v}`,
+                ...(twice ? [`${k}=${v}`] : []),
+              ].join('&'),
+            ),
+          fc.nat(Math.max(0, params.length - 1)).map((i) =>
+            params
+              .filter((_, j) => j !== i)
+              .map(([k, x]) => `${k}=${x}`)
+              .join('&'),
+          ),
+        )
+        .chain((q) =>
+          fc
+            .tuple(fc.boolean(), fc.nat(segments.length - 1), rawQueryValue)
+            .map(([pathToo, i, v]): Case => {
+              const p =
+                pathToo && i > 2 ? segments.map((s, j) => (j === i ? v : s)).join('/') : path;
+              return { key, method: 'GET', url: `${p}?${q}`, headers: bearer(token) };
+            }),
+        );
     });
-    await fc.assert(fc.asyncProperty(arb, (c) => expectHandled(c)), { numRuns: runs(1000) });
+    await fc.assert(
+      fc.asyncProperty(arb, (c) => expectHandled(c)),
+      { numRuns: runs(1000) },
+    );
   }, 600_000);
 
   it('still answers /health and a normal upload afterwards', async () => {
@@ -122,7 +231,12 @@ describeEachBackend('fuzzing every route', (backend) => {
     expect(seen.ok).toBeGreaterThan(0);
     expect(seen.clientErrors).toBeGreaterThan(0);
     expect((await ctx.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
-    const up = await ctx.app.inject({ method: 'POST', url: '/v1/edge/logs/sensor', headers: bearer(token), payload: { sensorID: SENSOR, value: 1, timestamp: new Date().toISOString() } });
+    const up = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/edge/logs/sensor',
+      headers: bearer(token),
+      payload: { sensorID: SENSOR, value: 1, timestamp: new Date().toISOString() },
+    });
     expect(up.statusCode, up.body).toBe(201);
   });
 });
@@ -130,6 +244,9 @@ describeEachBackend('fuzzing every route', (backend) => {
 /** Paths of the time fields in a body. */
 function timePaths(v: unknown, at: (string | number)[] = []): (string | number)[][] {
   if (Array.isArray(v)) return v.flatMap((x, i) => timePaths(x, [...at, i]));
-  if (v && typeof v === 'object') return Object.entries(v).flatMap(([k, x]) => (TIME_FIELDS.has(k) && typeof x === 'string' ? [[...at, k]] : timePaths(x, [...at, k])));
+  if (v && typeof v === 'object')
+    return Object.entries(v).flatMap(([k, x]) =>
+      TIME_FIELDS.has(k) && typeof x === 'string' ? [[...at, k]] : timePaths(x, [...at, k]),
+    );
   return [];
 }

@@ -6,14 +6,21 @@ import { importable, readZip, testImages, unzipTest, type TestImage } from './fi
 
 const TICKETS = '/v1/images/tickets';
 const MOTION = '/v1/images/motion-capture';
-const EXT: Record<string, string> = { 'image/jpeg': 'jpg', 'image/png': 'png', 'image/webp': 'webp', 'image/x-icon': 'ico' };
+const EXT: Record<string, string> = {
+  'image/jpeg': 'jpg',
+  'image/png': 'png',
+  'image/webp': 'webp',
+  'image/x-icon': 'ico',
+};
 
 describeEachBackend('image bundles', (backend) => {
   let ctx: TestContext;
   let all: string;
   let images: TestImage[];
-  const post = (url: string, token: string, uuids: unknown) => ctx.app.inject({ method: 'POST', url, headers: bearer(token), payload: { uuids } });
-  const of = (kind: string, site?: number) => images.filter((m) => m.Kind === kind && (site === undefined || m.SiteID === site));
+  const post = (url: string, token: string, uuids: unknown) =>
+    ctx.app.inject({ method: 'POST', url, headers: bearer(token), payload: { uuids } });
+  const of = (kind: string, site?: number) =>
+    images.filter((m) => m.Kind === kind && (site === undefined || m.SiteID === site));
 
   beforeAll(async () => {
     ctx = await startApp(backend);
@@ -27,10 +34,14 @@ describeEachBackend('image bundles', (backend) => {
     const res = await post(url, all, uuids);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['content-type']).toBe('application/zip');
-    expect(res.headers['content-disposition']).toMatch(/^attachment; filename="[a-z-]+-\d{8}T\d{6}Z\.zip"$/);
+    expect(res.headers['content-disposition']).toMatch(
+      /^attachment; filename="[a-z-]+-\d{8}T\d{6}Z\.zip"$/,
+    );
     expect(Number(res.headers['content-length'])).toBe(res.rawPayload.length);
     const entries = await readZip(res.rawPayload);
-    expect(entries.map((e) => e.name)).toEqual(wanted.map((m) => `${m.UUID}.${EXT[m.ContentType]}`));
+    expect(entries.map((e) => e.name)).toEqual(
+      wanted.map((m) => `${m.UUID}.${EXT[m.ContentType]}`),
+    );
     entries.forEach((e, i) => expect(e.bytes.equals(wanted[i].bytes), e.name).toBe(true));
     expect(await unzipTest(res.rawPayload)).toMatch(/No errors detected/);
     return res;
@@ -50,22 +61,32 @@ describeEachBackend('image bundles', (backend) => {
       const wanted = of('ticket', 1);
       const address = await ctx.app.listen({ port: 0, host: '127.0.0.1' });
       const res = await fetch(`${address}${TICKETS}`, {
-        method: 'POST', headers: { ...bearer(all), 'content-type': 'application/json' }, body: JSON.stringify({ uuids: wanted.map((m) => m.UUID) }),
+        method: 'POST',
+        headers: { ...bearer(all), 'content-type': 'application/json' },
+        body: JSON.stringify({ uuids: wanted.map((m) => m.UUID) }),
       });
       expect(res.status).toBe(200);
       expect(res.headers.get('transfer-encoding')).toBeNull();
       const zip = Buffer.from(await res.arrayBuffer());
       expect(zip.length).toBe(Number(res.headers.get('content-length')));
-      expect((await readZip(zip)).map((e) => e.bytes.length)).toEqual(wanted.map((m) => m.bytes.length));
+      expect((await readZip(zip)).map((e) => e.bytes.length)).toEqual(
+        wanted.map((m) => m.bytes.length),
+      );
     });
 
     it('accepts UUIDs in any letter case and names entries in lower case', async () => {
       const wanted = of('ticket', 2);
-      await expectBundle(TICKETS, wanted, wanted.map((m) => m.UUID.toUpperCase()));
+      await expectBundle(
+        TICKETS,
+        wanted,
+        wanted.map((m) => m.UUID.toUpperCase()),
+      );
     });
 
-    it('serves the demo data set\'s PNG ticket photos', async () => {
-      const [row] = await ctx.db.query(`SELECT uuid::text AS uuid FROM images WHERE kind = 'ticket' AND uuid::text LIKE '7e1c%' LIMIT 1`);
+    it("serves the demo data set's PNG ticket photos", async () => {
+      const [row] = await ctx.db.query(
+        `SELECT uuid::text AS uuid FROM images WHERE kind = 'ticket' AND uuid::text LIKE '7e1c%' LIMIT 1`,
+      );
       const res = await post(TICKETS, all, [row.uuid]);
       const [entry] = await readZip(res.rawPayload);
       expect(entry.name).toBe(`${row.uuid}.png`);
@@ -75,20 +96,31 @@ describeEachBackend('image bundles', (backend) => {
     it('stores bytes once however many images or imports carry them', async () => {
       const shared = of('ticket').filter((m) => m.bytes.length === 30_000);
       expect(shared).toHaveLength(2);
-      const count = async () => (await ctx.db.query(`SELECT count(*)::int AS n FROM image_blobs`))[0].n;
-      const [pair] = await ctx.db.query(`SELECT count(DISTINCT sha256)::int AS n FROM images WHERE uuid = ANY($1::uuid[])`, [shared.map((m) => m.UUID)]);
+      const count = async () =>
+        (await ctx.db.query(`SELECT count(*)::int AS n FROM image_blobs`))[0].n;
+      const [pair] = await ctx.db.query(
+        `SELECT count(DISTINCT sha256)::int AS n FROM images WHERE uuid = ANY($1::uuid[])`,
+        [shared.map((m) => m.UUID)],
+      );
       expect(pair.n).toBe(1);
       const before = await count();
       const summary = await importDocument(ctx.db, importable(images));
       expect(summary.images.changed).toBe(0);
       expect(await count()).toBe(before);
-      expect(before).toBe((await ctx.db.query(`SELECT count(DISTINCT sha256)::int AS n FROM images`))[0].n);
+      expect(before).toBe(
+        (await ctx.db.query(`SELECT count(DISTINCT sha256)::int AS n FROM images`))[0].n,
+      );
     });
 
     it('drops bytes that no image points at any more when an image is imported with new bytes', async () => {
       const m = { ...of('ticket', 2)[0], bytes: Buffer.from('new picture') };
       const old = of('ticket', 2)[0];
-      const digest = async (b: Buffer) => (await ctx.db.query(`SELECT 1 FROM image_blobs WHERE sha256 = decode($1, 'hex')`, [sha256Hex(b)])).length;
+      const digest = async (b: Buffer) =>
+        (
+          await ctx.db.query(`SELECT 1 FROM image_blobs WHERE sha256 = decode($1, 'hex')`, [
+            sha256Hex(b),
+          ])
+        ).length;
       expect(await digest(old.bytes)).toBe(1);
       await importDocument(ctx.db, importable([m]));
       expect(await digest(old.bytes)).toBe(0);
@@ -103,9 +135,24 @@ describeEachBackend('image bundles', (backend) => {
       ['a malformed UUID', ['not-a-uuid'], '/uuids/0'],
       ['a UUID with a bad character', ['aaaa0001-0000-4000-8000-00000000000g'], '/uuids/0'],
       ['an empty list', [], '/uuids'],
-      ['a UUID listed twice', ['aaaa0001-0000-4000-8000-000000000001', 'aaaa0001-0000-4000-8000-000000000001'], '/uuids'],
-      ['a UUID listed twice in two letter cases', ['aaaa0001-0000-4000-8000-000000000001', 'AAAA0001-0000-4000-8000-000000000001'], '/uuids/1'],
-      ['more than 500 UUIDs', Array.from({ length: 501 }, (_, i) => `cccc0000-0000-4000-8000-${String(i).padStart(12, '0')}`), '/uuids'],
+      [
+        'a UUID listed twice',
+        ['aaaa0001-0000-4000-8000-000000000001', 'aaaa0001-0000-4000-8000-000000000001'],
+        '/uuids',
+      ],
+      [
+        'a UUID listed twice in two letter cases',
+        ['aaaa0001-0000-4000-8000-000000000001', 'AAAA0001-0000-4000-8000-000000000001'],
+        '/uuids/1',
+      ],
+      [
+        'more than 500 UUIDs',
+        Array.from(
+          { length: 501 },
+          (_, i) => `cccc0000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+        ),
+        '/uuids',
+      ],
       ['no list', undefined, '/uuids'],
       ['a list of numbers', [1, 2], '/uuids/0'],
     ])('%s', async (_, uuids, path) => {
@@ -124,7 +171,9 @@ describeEachBackend('image bundles', (backend) => {
       const res = await post(TICKETS, all, [of('ticket')[0].UUID, unknown]);
       expect(res.statusCode).toBe(404);
       expect(res.json().message).toContain(unknown);
-      expect(res.json().details).toEqual([{ path: '/uuids/1', message: 'not a known ticket image' }]);
+      expect(res.json().details).toEqual([
+        { path: '/uuids/1', message: 'not a known ticket image' },
+      ]);
     });
 
     it('answers 404 for an image of the other kind', async () => {
@@ -133,7 +182,10 @@ describeEachBackend('image bundles', (backend) => {
     });
 
     it('keeps the message short when many UUIDs are unknown', async () => {
-      const unknown = Array.from({ length: 400 }, (_, i) => `eeee0000-0000-4000-8000-${String(i).padStart(12, '0')}`);
+      const unknown = Array.from(
+        { length: 400 },
+        (_, i) => `eeee0000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+      );
       const body = (await post(MOTION, all, unknown)).json();
       expect(body.statusCode).toBe(404);
       expect(body.message).toMatch(/and 397 more$/);
@@ -143,7 +195,14 @@ describeEachBackend('image bundles', (backend) => {
 
     it('checks existence before access: a client that reaches nothing gets 404 too', async () => {
       const none = await ctx.token([4]);
-      expect((await post(TICKETS, none, [of('ticket', 1)[0].UUID, 'dddd0000-0000-4000-8000-000000000002'])).statusCode).toBe(404);
+      expect(
+        (
+          await post(TICKETS, none, [
+            of('ticket', 1)[0].UUID,
+            'dddd0000-0000-4000-8000-000000000002',
+          ])
+        ).statusCode,
+      ).toBe(404);
     });
   });
 
@@ -174,19 +233,31 @@ describeEachBackend('image bundles', (backend) => {
   });
 
   it('401 without a token', async () => {
-    const res = await ctx.app.inject({ method: 'POST', url: TICKETS, payload: { uuids: [of('ticket')[0].UUID] } });
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: TICKETS,
+      payload: { uuids: [of('ticket')[0].UUID] },
+    });
     expect(res.statusCode).toBe(401);
   });
 
   describe('500', () => {
     const corrupt = async (m: TestImage, sql: string) => {
-      await ctx.db.query(`UPDATE image_blobs SET ${sql} WHERE sha256 = decode($1, 'hex')`, [sha256Hex(m.bytes)]);
+      await ctx.db.query(`UPDATE image_blobs SET ${sql} WHERE sha256 = decode($1, 'hex')`, [
+        sha256Hex(m.bytes),
+      ]);
     };
     const restore = (m: TestImage) =>
-      ctx.db.query(`UPDATE image_blobs SET data = decode($1, 'base64') WHERE sha256 = decode($2, 'hex')`, [m.bytes.toString('base64'), sha256Hex(m.bytes)]);
+      ctx.db.query(
+        `UPDATE image_blobs SET data = decode($1, 'base64') WHERE sha256 = decode($2, 'hex')`,
+        [m.bytes.toString('base64'), sha256Hex(m.bytes)],
+      );
 
     it.each([
-      ['changed bytes of the same length', `data = overlay(data placing '\\x00ff'::bytea from 100)`],
+      [
+        'changed bytes of the same length',
+        `data = overlay(data placing '\\x00ff'::bytea from 100)`,
+      ],
       ['cut-off bytes', `data = substring(data from 1 for 1000)`],
       ['bytes of another image', `data = '\\x0102'::bytea`],
     ])('answers 500 with no zip for %s, decided before the first byte', async (_, sql) => {
@@ -196,7 +267,11 @@ describeEachBackend('image bundles', (backend) => {
         const res = await post(TICKETS, all, [good.UUID, bad.UUID]);
         expect(res.statusCode).toBe(500);
         expect(res.headers['content-type']).toMatch(/^application\/json/);
-        expect(res.json()).toEqual({ statusCode: 500, error: 'Internal Server Error', message: expect.stringMatching(/could not be read/) });
+        expect(res.json()).toEqual({
+          statusCode: 500,
+          error: 'Internal Server Error',
+          message: expect.stringMatching(/could not be read/),
+        });
         expect(res.rawPayload.subarray(0, 2).toString()).not.toBe('PK');
       } finally {
         await restore(bad);

@@ -19,27 +19,97 @@ export interface TestImage {
   bytes: Buffer;
 }
 
-const uuid = (prefix: string, n: number) => `${prefix}-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+const uuid = (prefix: string, n: number) =>
+  `${prefix}-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
 
 export function testImages(): TestImage[] {
   const shared = randomBytes(30_000); // one picture under two UUIDs: stored once
   const list: TestImage[] = [
-    { UUID: uuid('aaaa0001', 1), Kind: 'ticket', SiteID: 1, TransactionID: 11001, ContentType: 'image/jpeg', bytes: randomBytes(200_000) },
+    {
+      UUID: uuid('aaaa0001', 1),
+      Kind: 'ticket',
+      SiteID: 1,
+      TransactionID: 11001,
+      ContentType: 'image/jpeg',
+      bytes: randomBytes(200_000),
+    },
     // Larger than one read slice (1 MiB): streamed in three slices.
-    { UUID: uuid('aaaa0001', 2), Kind: 'ticket', SiteID: 1, TransactionID: 11002, ContentType: 'image/png', bytes: randomBytes(2_500_000) },
-    { UUID: uuid('aaaa0001', 3), Kind: 'ticket', SiteID: 1, TransactionID: 11002, ContentType: 'image/webp', bytes: shared },
-    { UUID: uuid('aaaa0001', 4), Kind: 'ticket', SiteID: 1, TransactionID: 11003, ContentType: 'image/jpeg', bytes: shared },
-    { UUID: uuid('aaaa0001', 5), Kind: 'ticket', SiteID: 1, TransactionID: 11003, ContentType: 'image/x-icon', bytes: Buffer.from([7]) },
-    { UUID: uuid('aaaa0002', 1), Kind: 'ticket', SiteID: 2, TransactionID: 21001, ContentType: 'image/jpeg', bytes: randomBytes(5_000) },
-    { UUID: uuid('bbbb0001', 1), Kind: 'motion', SiteID: 1, TransactionID: 11001, CameraID: 10701, ContentType: 'image/jpeg', bytes: randomBytes(150_000) },
-    { UUID: uuid('bbbb0001', 2), Kind: 'motion', SiteID: 1, CameraID: 10702, ContentType: 'image/png', bytes: randomBytes(1_100_000) },
-    { UUID: uuid('bbbb0002', 1), Kind: 'motion', SiteID: 2, TransactionID: 21001, CameraID: 20701, ContentType: 'image/jpeg', bytes: randomBytes(9_000) },
+    {
+      UUID: uuid('aaaa0001', 2),
+      Kind: 'ticket',
+      SiteID: 1,
+      TransactionID: 11002,
+      ContentType: 'image/png',
+      bytes: randomBytes(2_500_000),
+    },
+    {
+      UUID: uuid('aaaa0001', 3),
+      Kind: 'ticket',
+      SiteID: 1,
+      TransactionID: 11002,
+      ContentType: 'image/webp',
+      bytes: shared,
+    },
+    {
+      UUID: uuid('aaaa0001', 4),
+      Kind: 'ticket',
+      SiteID: 1,
+      TransactionID: 11003,
+      ContentType: 'image/jpeg',
+      bytes: shared,
+    },
+    {
+      UUID: uuid('aaaa0001', 5),
+      Kind: 'ticket',
+      SiteID: 1,
+      TransactionID: 11003,
+      ContentType: 'image/x-icon',
+      bytes: Buffer.from([7]),
+    },
+    {
+      UUID: uuid('aaaa0002', 1),
+      Kind: 'ticket',
+      SiteID: 2,
+      TransactionID: 21001,
+      ContentType: 'image/jpeg',
+      bytes: randomBytes(5_000),
+    },
+    {
+      UUID: uuid('bbbb0001', 1),
+      Kind: 'motion',
+      SiteID: 1,
+      TransactionID: 11001,
+      CameraID: 10701,
+      ContentType: 'image/jpeg',
+      bytes: randomBytes(150_000),
+    },
+    {
+      UUID: uuid('bbbb0001', 2),
+      Kind: 'motion',
+      SiteID: 1,
+      CameraID: 10702,
+      ContentType: 'image/png',
+      bytes: randomBytes(1_100_000),
+    },
+    {
+      UUID: uuid('bbbb0002', 1),
+      Kind: 'motion',
+      SiteID: 2,
+      TransactionID: 21001,
+      CameraID: 20701,
+      ContentType: 'image/jpeg',
+      bytes: randomBytes(9_000),
+    },
   ];
   return list;
 }
 
 export const importable = (images: TestImage[]) => ({
-  images: images.map(({ bytes, ...m }) => ({ ...m, CapturedAt: '2026-05-01T10:00:00Z', DataBase64: bytes.toString('base64') })),
+  images: images.map(({ bytes, ...m }) => ({
+    ...m,
+    CapturedAt: '2026-05-01T10:00:00Z',
+    DataBase64: bytes.toString('base64'),
+  })),
 });
 
 /** Every entry of a zip, in order, read with yauzl (which checks each entry's CRC-32 and size). */

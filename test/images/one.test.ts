@@ -9,8 +9,10 @@ describeEachBackend('one image', (backend) => {
   let ctx: TestContext;
   let images: TestImage[];
   let all: string;
-  const get = (url: string, token: string) => ctx.app.inject({ method: 'GET', url, headers: bearer(token) });
-  const find = (kind: string, site: number) => images.find((m) => m.Kind === kind && m.SiteID === site)!;
+  const get = (url: string, token: string) =>
+    ctx.app.inject({ method: 'GET', url, headers: bearer(token) });
+  const find = (kind: string, site: number) =>
+    images.find((m) => m.Kind === kind && m.SiteID === site)!;
 
   beforeAll(async () => {
     ctx = await startApp(backend);
@@ -33,7 +35,9 @@ describeEachBackend('one image', (backend) => {
 
   it('answers a motion image only to a client that reaches its camera', async () => {
     const m = find('motion', 1);
-    expect((await get(`/v1/images/motion-capture/${m.UUID}`, all)).rawPayload.equals(m.bytes)).toBe(true);
+    expect((await get(`/v1/images/motion-capture/${m.UUID}`, all)).rawPayload.equals(m.bytes)).toBe(
+      true,
+    );
     const noCamera = await ctx.token([1], { cameraIds: [] });
     const res = await get(`/v1/images/motion-capture/${m.UUID}`, noCamera);
     expect(res.statusCode).toBe(403);
@@ -44,11 +48,16 @@ describeEachBackend('one image', (backend) => {
     const site2 = await ctx.token([2]);
     expect((await get(`/v1/images/tickets/${find('ticket', 1).UUID}`, site2)).statusCode).toBe(403);
     expect((await get(`/v1/images/tickets/${find('ticket', 2).UUID}`, site2)).statusCode).toBe(200);
-    expect((await get('/v1/images/tickets/00000000-0000-4000-8000-000000000000', all)).statusCode).toBe(404);
+    expect(
+      (await get('/v1/images/tickets/00000000-0000-4000-8000-000000000000', all)).statusCode,
+    ).toBe(404);
     expect((await get(`/v1/images/tickets/${find('motion', 1).UUID}`, all)).statusCode).toBe(404);
     const bad = await get('/v1/images/tickets/not-a-uuid', all);
     expect(bad.statusCode).toBe(400);
     expect(bad.json().statusCode).toBe(400);
-    expect((await ctx.app.inject({ method: 'GET', url: `/v1/images/tickets/${find('ticket', 1).UUID}` })).statusCode).toBe(401);
+    expect(
+      (await ctx.app.inject({ method: 'GET', url: `/v1/images/tickets/${find('ticket', 1).UUID}` }))
+        .statusCode,
+    ).toBe(401);
   });
 });

@@ -16,13 +16,31 @@ describe('the CLI (embedded database)', () => {
 
   it('imports a document with progress, manages clients (create, update, disable, enable, rotate-secret), and rejects a bad document changing nothing', async () => {
     const good = join(dir, 'good.json');
-    writeFileSync(good, JSON.stringify(generateDemo({ idBase: 40, sites: 2, transactionsPerSite: 3 })));
+    writeFileSync(
+      good,
+      JSON.stringify(generateDemo({ idBase: 40, sites: 2, transactionsPerSite: 3 })),
+    );
     const imported = await cli('import', good);
     expect(imported.code, imported.stderr).toBe(0);
     expect(imported.stderr).toMatch(/sites: 2 received, 2 new or changed/);
     expect(imported.stderr).toMatch(/done in/);
 
-    expect((await cli('client', 'create', '--id', 'ops', '--secret', 'ops-secret-1', '--sites', '41,42', '--cameras', '*')).code).toBe(0);
+    expect(
+      (
+        await cli(
+          'client',
+          'create',
+          '--id',
+          'ops',
+          '--secret',
+          'ops-secret-1',
+          '--sites',
+          '41,42',
+          '--cameras',
+          '*',
+        )
+      ).code,
+    ).toBe(0);
     const all = await cli('client', 'create', '--id', 'all', '--sites', '*', '--admin');
     expect(all.code, all.stderr).toBe(0);
     const generated = all.stdout.trim(); // no --secret: a random one, printed once on stdout
@@ -34,30 +52,72 @@ describe('the CLI (embedded database)', () => {
     expect(listed.stdout).not.toContain(generated);
 
     // create refuses an existing id (nothing changes) and site ids that do not exist, in one line each
-    const again = await cli('client', 'create', '--id', 'ops', '--secret', 'other-secret-2', '--sites', '41');
+    const again = await cli(
+      'client',
+      'create',
+      '--id',
+      'ops',
+      '--secret',
+      'other-secret-2',
+      '--sites',
+      '41',
+    );
     expect(again.code).toBe(2);
-    expect(again.stderr.trim()).toBe('site-monitor: client ops already exists (update it, or rotate its secret, instead)');
-    const unknownSite = await cli('client', 'create', '--id', 'ghost', '--secret', 'ghost-secret', '--sites', '41,99');
+    expect(again.stderr.trim()).toBe(
+      'site-monitor: client ops already exists (update it, or rotate its secret, instead)',
+    );
+    const unknownSite = await cli(
+      'client',
+      'create',
+      '--id',
+      'ghost',
+      '--secret',
+      'ghost-secret',
+      '--sites',
+      '41,99',
+    );
     expect(unknownSite.code).toBe(2);
     expect(unknownSite.stderr.trim()).toBe('site-monitor: unknown site 99');
 
-    const updated = await cli('client', 'update', 'ops', '--sites', '41', '--cameras', 'none', '--admin');
+    const updated = await cli(
+      'client',
+      'update',
+      'ops',
+      '--sites',
+      '41',
+      '--cameras',
+      'none',
+      '--admin',
+    );
     expect(updated.code, updated.stderr).toBe(0);
     expect(updated.stderr).toContain('siteIds 41,42 -> 41; cameraIds * -> -; admin false -> true');
     expect((await cli('client', 'disable', 'ops')).code).toBe(0);
-    expect((await cli('client', 'list')).stdout).toContain('ops\tsites=41\tcameras=-\tadmin\tdisabled');
+    expect((await cli('client', 'list')).stdout).toContain(
+      'ops\tsites=41\tcameras=-\tadmin\tdisabled',
+    );
     expect((await cli('client', 'enable', 'ops')).code).toBe(0);
     expect((await cli('client', 'list')).stdout).toMatch(/^ops\tsites=41\tcameras=-\tadmin$/m);
     const missing = await cli('client', 'disable', 'nobody');
     expect(missing.code).toBe(2);
     expect(missing.stderr.trim()).toBe('site-monitor: no client nobody'); // one line, not the usage text
-    expect((await cli('client', 'rotate-secret', 'nobody')).stderr.trim()).toBe('site-monitor: no client nobody');
+    expect((await cli('client', 'rotate-secret', 'nobody')).stderr.trim()).toBe(
+      'site-monitor: no client nobody',
+    );
     const rotated = await cli('client', 'rotate-secret', 'all');
     expect(rotated.code, rotated.stderr).toBe(0);
     const fresh = rotated.stdout.trim();
     expect(fresh).toMatch(/^[A-Za-z0-9_-]{32}$/);
     expect(fresh).not.toBe(generated);
-    const badFlags = await cli('client', 'create', '--id', 'x', '--secret', 'long-enough', '--sites', 'one,two');
+    const badFlags = await cli(
+      'client',
+      'create',
+      '--id',
+      'x',
+      '--secret',
+      'long-enough',
+      '--sites',
+      'one,two',
+    );
     expect(badFlags.code).toBe(2);
     expect(badFlags.stderr).toContain('--sites');
     expect(badFlags.stderr.trim().split('\n')).toHaveLength(1);
@@ -85,10 +145,15 @@ describe('the CLI (embedded database)', () => {
     }
     // Text the database cannot hold as written (a lone surrogate) is refused, not stored as U+FFFD.
     const surrogate = join(dir, 'surrogate.json');
-    writeFileSync(surrogate, JSON.stringify({ companies: [{ CompanyID: 77, Name: 'Acme \ud800' }] }));
+    writeFileSync(
+      surrogate,
+      JSON.stringify({ companies: [{ CompanyID: 77, Name: 'Acme \ud800' }] }),
+    );
     const refused = await cli('import', surrogate);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain('nothing was changed: companies[0].Name: a lone UTF-16 surrogate');
+    expect(refused.stderr).toContain(
+      'nothing was changed: companies[0].Name: a lone UTF-16 surrogate',
+    );
     const unreadable = await cli('import', join(dir, 'missing.json'));
     expect(unreadable.code).toBe(2);
   }, 300_000);

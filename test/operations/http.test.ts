@@ -10,7 +10,8 @@ describeEachBackend('HTTP conventions', (backend) => {
   let ctx: TestContext;
   let token: string;
   let admin: string;
-  const get = (url: string, headers: Record<string, string> = bearer(token)) => ctx.app.inject({ method: 'GET', url, headers });
+  const get = (url: string, headers: Record<string, string> = bearer(token)) =>
+    ctx.app.inject({ method: 'GET', url, headers });
   beforeAll(async () => {
     ctx = await startApp(backend, { demo: { sites: 1, transactionsPerSite: 1, imagesPerSite: 0 } });
     token = await ctx.token('*');
@@ -26,33 +27,78 @@ describeEachBackend('HTTP conventions', (backend) => {
   it('names the field and the allowed values once for a bad enumeration', async () => {
     const res = await get('/v1/sites?page=1&perPage=10&dataType=bogus');
     expect(res.json()).toEqual({
-      statusCode: 400, error: 'Bad Request', message: 'validation failed: query parameter dataType must be one of: basic, additional',
-      details: [{ path: '/dataType', message: 'query parameter dataType must be one of: basic, additional' }],
+      statusCode: 400,
+      error: 'Bad Request',
+      message: 'validation failed: query parameter dataType must be one of: basic, additional',
+      details: [
+        {
+          path: '/dataType',
+          message: 'query parameter dataType must be one of: basic, additional',
+        },
+      ],
     });
     expect(await detailsOf(await get('/v1/sites?page=1&perPage=10&sortBy=size'))).toEqual([
-      { path: '/sortBy', message: 'query parameter sortBy must be one of platformcompanyid, projectid, name; case is ignored' },
+      {
+        path: '/sortBy',
+        message:
+          'query parameter sortBy must be one of platformcompanyid, projectid, name; case is ignored',
+      },
     ]);
   });
 
   it('gives one detail per problem: missing, out of range, mistyped, in the query, the path or the body', async () => {
-    expect(await detailsOf(await get('/v1/sites?perPage=10'))).toEqual([{ path: '/page', message: 'query parameter page is required' }]);
-    expect(await detailsOf(await get('/v1/sites?page=1&perPage=0'))).toEqual([{ path: '/perPage', message: 'query parameter perPage must be >= 1' }]);
-    expect(await detailsOf(await get('/v1/config/sensors/abc'))).toEqual([{ path: '/sensorId', message: 'path parameter sensorId must be integer' }]);
-    const token400 = await ctx.app.inject({ method: 'POST', url: '/token', payload: { clientId: 5, clientSecret: 'x' } });
-    expect(await detailsOf(token400)).toEqual([{ path: '/clientId', message: '/clientId must be string' }]);
-    const create = (body: object) => ctx.app.inject({ method: 'POST', url: '/v1/admin/clients', headers: bearer(admin), payload: body });
-    expect(await detailsOf(await create({ clientId: 'a', siteIds: 'all' }))).toEqual([{ path: '/siteIds', message: '/siteIds must be an array or "*"' }]);
-    expect(await detailsOf(await create({ clientId: 'a', siteIds: [1, 'x'] }))).toEqual([{ path: '/siteIds/1', message: '/siteIds/1 must be integer' }]);
-    expect(await detailsOf(await create({ siteIds: [1] }))).toEqual([{ path: '/clientId', message: '/clientId is required' }]);
+    expect(await detailsOf(await get('/v1/sites?perPage=10'))).toEqual([
+      { path: '/page', message: 'query parameter page is required' },
+    ]);
+    expect(await detailsOf(await get('/v1/sites?page=1&perPage=0'))).toEqual([
+      { path: '/perPage', message: 'query parameter perPage must be >= 1' },
+    ]);
+    expect(await detailsOf(await get('/v1/config/sensors/abc'))).toEqual([
+      { path: '/sensorId', message: 'path parameter sensorId must be integer' },
+    ]);
+    const token400 = await ctx.app.inject({
+      method: 'POST',
+      url: '/token',
+      payload: { clientId: 5, clientSecret: 'x' },
+    });
+    expect(await detailsOf(token400)).toEqual([
+      { path: '/clientId', message: '/clientId must be string' },
+    ]);
+    const create = (body: object) =>
+      ctx.app.inject({
+        method: 'POST',
+        url: '/v1/admin/clients',
+        headers: bearer(admin),
+        payload: body,
+      });
+    expect(await detailsOf(await create({ clientId: 'a', siteIds: 'all' }))).toEqual([
+      { path: '/siteIds', message: '/siteIds must be an array or "*"' },
+    ]);
+    expect(await detailsOf(await create({ clientId: 'a', siteIds: [1, 'x'] }))).toEqual([
+      { path: '/siteIds/1', message: '/siteIds/1 must be integer' },
+    ]);
+    expect(await detailsOf(await create({ siteIds: [1] }))).toEqual([
+      { path: '/clientId', message: '/clientId is required' },
+    ]);
   });
 
   it('reports any bad dataType as exactly one detail listing the allowed values (property)', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.string({ minLength: 1, maxLength: 12 }).filter((s) => !['basic', 'additional'].includes(s) && !s.includes('\u0000')), async (v) => {
-        const res = await get(`/v1/sites?page=1&perPage=1&dataType=${encodeURIComponent(v)}`);
-        const details = await detailsOf(res);
-        expect(details).toEqual([{ path: '/dataType', message: 'query parameter dataType must be one of: basic, additional' }]);
-      }),
+      fc.asyncProperty(
+        fc
+          .string({ minLength: 1, maxLength: 12 })
+          .filter((s) => !['basic', 'additional'].includes(s) && !s.includes('\u0000')),
+        async (v) => {
+          const res = await get(`/v1/sites?page=1&perPage=1&dataType=${encodeURIComponent(v)}`);
+          const details = await detailsOf(res);
+          expect(details).toEqual([
+            {
+              path: '/dataType',
+              message: 'query parameter dataType must be one of: basic, additional',
+            },
+          ]);
+        },
+      ),
       { numRuns: 40 },
     );
   });
@@ -60,34 +106,67 @@ describeEachBackend('HTTP conventions', (backend) => {
   it('answers 415 for every body that is not JSON, on every route that takes one', async () => {
     const doc = (await get('/openapi.json')).json();
     const routes = Object.entries<any>(doc.paths).flatMap(([path, ops]) =>
-      Object.entries<any>(ops).filter(([, op]) => op.requestBody).map(([method]) => [method.toUpperCase(), path.replace(/\{[^}]+\}/g, '1')]),
+      Object.entries<any>(ops)
+        .filter(([, op]) => op.requestBody)
+        .map(([method]) => [method.toUpperCase(), path.replace(/\{[^}]+\}/g, '1')]),
     );
     expect(routes.length).toBeGreaterThan(20);
     for (const [method, url] of routes)
-      for (const type of ['text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'text/csv']) {
-        const res = await ctx.app.inject({ method: method as 'POST', url, headers: { ...bearer(admin), 'content-type': type }, payload: 'a=1' });
+      for (const type of [
+        'text/plain',
+        'application/xml',
+        'application/x-www-form-urlencoded',
+        'text/csv',
+      ]) {
+        const res = await ctx.app.inject({
+          method: method as 'POST',
+          url,
+          headers: { ...bearer(admin), 'content-type': type },
+          payload: 'a=1',
+        });
         expect(res.statusCode, `${method} ${url} ${type}`).toBe(415);
-        expect(res.json()).toEqual({ statusCode: 415, error: 'Unsupported Media Type', message: 'unsupported content type; send application/json' });
+        expect(res.json()).toEqual({
+          statusCode: 415,
+          error: 'Unsupported Media Type',
+          message: 'unsupported content type; send application/json',
+        });
       }
   });
 
   it('sends the rate-limit headers on every limited answer, unknown routes included; not on /health, /docs, /openapi.json', async () => {
     const limited = [
-      await get('/v1/sites?page=1&perPage=1'), await get('/v1/sites?perPage=1'), await get('/v1/nope'), await get('/nope'), await get('/v1/sites', {}),
-      await ctx.app.inject({ method: 'POST', url: '/token', payload: { clientId: 'nobody', clientSecret: 'wrong-secret' } }),
+      await get('/v1/sites?page=1&perPage=1'),
+      await get('/v1/sites?perPage=1'),
+      await get('/v1/nope'),
+      await get('/nope'),
+      await get('/v1/sites', {}),
+      await ctx.app.inject({
+        method: 'POST',
+        url: '/token',
+        payload: { clientId: 'nobody', clientSecret: 'wrong-secret' },
+      }),
     ];
     expect(limited.map((r) => r.statusCode)).toEqual([200, 400, 404, 404, 401, 401]);
-    for (const res of limited) expect(res.headers['x-ratelimit-limit'], `${res.statusCode} ${res.body}`).toBeDefined();
+    for (const res of limited)
+      expect(res.headers['x-ratelimit-limit'], `${res.statusCode} ${res.body}`).toBeDefined();
     const [a, , c] = limited;
-    expect(Number(c.headers['x-ratelimit-remaining'])).toBeLessThan(Number(a.headers['x-ratelimit-remaining'])); // a 404 counts
-    for (const url of ['/health', '/docs/', '/openapi.json']) expect((await get(url, {})).headers['x-ratelimit-limit'], url).toBeUndefined();
+    expect(Number(c.headers['x-ratelimit-remaining'])).toBeLessThan(
+      Number(a.headers['x-ratelimit-remaining']),
+    ); // a 404 counts
+    for (const url of ['/health', '/docs/', '/openapi.json'])
+      expect((await get(url, {})).headers['x-ratelimit-limit'], url).toBeUndefined();
   });
 
   it('lists 500 for every telemetry upload route in the OpenAPI document', async () => {
     const doc = (await get('/openapi.json')).json();
-    const uploads = Object.entries<any>(doc.paths).filter(([path]) => /^\/v1\/edge\/(logs|readings)\//.test(path));
+    const uploads = Object.entries<any>(doc.paths).filter(([path]) =>
+      /^\/v1\/edge\/(logs|readings)\//.test(path),
+    );
     expect(uploads).toHaveLength(18);
-    for (const [path, ops] of uploads) expect(Object.keys(ops.post.responses), path).toEqual(expect.arrayContaining(['201', '415', '500']));
+    for (const [path, ops] of uploads)
+      expect(Object.keys(ops.post.responses), path).toEqual(
+        expect.arrayContaining(['201', '415', '500']),
+      );
   });
 
   it('serves /docs with a Content-Security-Policy that works over plain HTTP, and tells how to get a token', async () => {

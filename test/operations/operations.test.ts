@@ -1,14 +1,23 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { bearer, describeEachBackend, instrument, startApp, testConfig, type TestContext } from '../helper.js';
+import {
+  bearer,
+  describeEachBackend,
+  instrument,
+  startApp,
+  testConfig,
+  type TestContext,
+} from '../helper.js';
 
 describeEachBackend('operations and errors', (backend) => {
   let ctx: TestContext;
   let token: string;
   const logs: string[] = [];
   beforeAll(async () => {
-    const stream = new Writable({ write: (chunk, _enc, done) => (logs.push(String(chunk)), done()) });
+    const stream = new Writable({
+      write: (chunk, _enc, done) => (logs.push(String(chunk)), done()),
+    });
     ctx = await startApp(backend, {
       demo: { sites: 1, transactionsPerSite: 1, imagesPerSite: 0 },
       config: { BODY_LIMIT: 2048 },
@@ -25,12 +34,18 @@ describeEachBackend('operations and errors', (backend) => {
   });
 
   it('GET /health answers 503 with the error body when the database does not answer', async () => {
-    const broken = instrument(ctx.db, () => ({ query: async () => Promise.reject(new Error('connection refused at 10.1.2.3')) }));
+    const broken = instrument(ctx.db, () => ({
+      query: async () => Promise.reject(new Error('connection refused at 10.1.2.3')),
+    }));
     const sick = await buildApp(testConfig(), { db: ctx.db, logger: false });
     sick.db = broken;
     const res = await sick.inject({ method: 'GET', url: '/health' });
     expect(res.statusCode).toBe(503);
-    expect(res.json()).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'database unavailable' });
+    expect(res.json()).toEqual({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: 'database unavailable',
+    });
     await sick.close();
   });
 
@@ -45,13 +60,30 @@ describeEachBackend('operations and errors', (backend) => {
     const sites = doc.paths['/v1/sites'].get;
     expect(Object.keys(sites.responses).sort()).toEqual(['200', '400', '401', '429', '503']);
     expect(sites.security).toEqual([{ bearer: [] }]);
-    expect(sites.parameters.map((p: any) => p.name).sort()).toEqual(['active', 'companyId', 'dataType', 'name', 'page', 'perPage', 'sortBy', 'sortDirection']);
-    expect(sites.parameters.filter((p: any) => p.required).map((p: any) => p.name).sort()).toEqual(['page', 'perPage']);
+    expect(sites.parameters.map((p: any) => p.name).sort()).toEqual([
+      'active',
+      'companyId',
+      'dataType',
+      'name',
+      'page',
+      'perPage',
+      'sortBy',
+      'sortDirection',
+    ]);
+    expect(
+      sites.parameters
+        .filter((p: any) => p.required)
+        .map((p: any) => p.name)
+        .sort(),
+    ).toEqual(['page', 'perPage']);
     // Every documented /v1 route names its statuses and the shared error body.
     for (const [path, ops] of Object.entries<any>(doc.paths))
       for (const [method, op] of Object.entries<any>(ops)) {
         expect(op.responses, `${method} ${path}`).toBeDefined();
-        if (path.startsWith('/v1')) expect(Object.keys(op.responses), `${method} ${path}`).toEqual(expect.arrayContaining(['401', '429']));
+        if (path.startsWith('/v1'))
+          expect(Object.keys(op.responses), `${method} ${path}`).toEqual(
+            expect.arrayContaining(['401', '429']),
+          );
       }
     const page = await ctx.app.inject({ method: 'GET', url: '/docs/' });
     expect(page.statusCode).toBe(200);
@@ -62,15 +94,28 @@ describeEachBackend('operations and errors', (backend) => {
     for (const url of ['/nope', '/v1/nope', '/v2/sites']) {
       const res = await ctx.app.inject({ method: 'GET', url, headers: bearer(token) });
       expect(res.statusCode).toBe(404);
-      expect(res.json()).toEqual({ statusCode: 404, error: 'Not Found', message: expect.stringContaining(url) });
+      expect(res.json()).toEqual({
+        statusCode: 404,
+        error: 'Not Found',
+        message: expect.stringContaining(url),
+      });
     }
   });
 
   it('answers 413 above BODY_LIMIT and 415 for a body that is not JSON', async () => {
-    const big = await ctx.app.inject({ method: 'POST', url: '/token', payload: { clientId: 'ops', clientSecret: 'x'.repeat(4000) } });
+    const big = await ctx.app.inject({
+      method: 'POST',
+      url: '/token',
+      payload: { clientId: 'ops', clientSecret: 'x'.repeat(4000) },
+    });
     expect(big.statusCode).toBe(413);
     expect(big.json()).toMatchObject({ statusCode: 413, error: 'Payload Too Large' });
-    const text = await ctx.app.inject({ method: 'POST', url: '/token', payload: 'clientId=ops', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const text = await ctx.app.inject({
+      method: 'POST',
+      url: '/token',
+      payload: 'clientId=ops',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(text.statusCode).toBe(415);
     expect(text.json()).toMatchObject({ statusCode: 415, error: 'Unsupported Media Type' });
   });
@@ -80,14 +125,32 @@ describeEachBackend('operations and errors', (backend) => {
     app.get('/v1/explode', async () => {
       throw new Error('SELECT secret FROM clients -- at /src/internal.ts:12');
     });
-    const t = (await app.inject({ method: 'POST', url: '/token', payload: { clientId: 'ops', clientSecret: 'very-secret-value-42' } })).json().accessToken;
+    const t = (
+      await app.inject({
+        method: 'POST',
+        url: '/token',
+        payload: { clientId: 'ops', clientSecret: 'very-secret-value-42' },
+      })
+    ).json().accessToken;
     const res = await app.inject({ method: 'GET', url: '/v1/explode', headers: bearer(t) });
     expect(res.statusCode).toBe(500);
-    expect(res.json()).toEqual({ statusCode: 500, error: 'Internal Server Error', message: 'internal server error' });
+    expect(res.json()).toEqual({
+      statusCode: 500,
+      error: 'Internal Server Error',
+      message: 'internal server error',
+    });
     await app.close();
 
-    await ctx.app.inject({ method: 'POST', url: '/token', payload: { clientId: 'ops', clientSecret: 'very-secret-value-42' } });
-    await ctx.app.inject({ method: 'GET', url: '/v1/sites?page=1&perPage=1', headers: bearer(token) });
+    await ctx.app.inject({
+      method: 'POST',
+      url: '/token',
+      payload: { clientId: 'ops', clientSecret: 'very-secret-value-42' },
+    });
+    await ctx.app.inject({
+      method: 'GET',
+      url: '/v1/sites?page=1&perPage=1',
+      headers: bearer(token),
+    });
     const text = logs.join('');
     expect(text).toContain('"statusCode":200'); // requests are logged, as JSON lines
     expect(text).not.toContain('very-secret-value-42');
@@ -106,11 +169,17 @@ describeEachBackend('NUL characters', (backend) => {
   afterAll(async () => ctx?.close());
 
   it('answers 400, not a database error, for a NUL in a query string or a JSON body', async () => {
-    const q = await ctx.app.inject({ method: 'GET', url: '/v1/sites?page=1&perPage=5&name=a%00b', headers: bearer(token) });
+    const q = await ctx.app.inject({
+      method: 'GET',
+      url: '/v1/sites?page=1&perPage=5&name=a%00b',
+      headers: bearer(token),
+    });
     expect(q.statusCode).toBe(400);
     expect(q.json()).toMatchObject({ statusCode: 400, error: 'Bad Request' });
     const b = await ctx.app.inject({
-      method: 'POST', url: '/v1/edge/logs/pump', headers: { ...bearer(token), 'content-type': 'application/json' },
+      method: 'POST',
+      url: '/v1/edge/logs/pump',
+      headers: { ...bearer(token), 'content-type': 'application/json' },
       payload: '{"sitePumpID":10401,"timestamp":"2026-01-01T00:00:00Z","status":"run\\u0000ning"}',
     });
     expect(b.statusCode).toBe(400);
@@ -118,12 +187,17 @@ describeEachBackend('NUL characters', (backend) => {
     expect(b.json().details).toEqual([{ path: '/status', message: 'NUL is not allowed' }]);
     // An escaped backslash followed by "u0000" is ordinary text and is accepted.
     const ok = await ctx.app.inject({
-      method: 'POST', url: '/v1/edge/logs/pump', headers: { ...bearer(token), 'content-type': 'application/json' },
+      method: 'POST',
+      url: '/v1/edge/logs/pump',
+      headers: { ...bearer(token), 'content-type': 'application/json' },
       payload: '{"sitePumpID":10401,"timestamp":"2026-01-01T00:00:00Z","status":"a\\\\u0000b"}',
     });
     expect(ok.statusCode).toBe(201);
     const poisoned = await ctx.app.inject({
-      method: 'POST', url: '/token', headers: { 'content-type': 'application/json' }, payload: '{"clientId":"a","clientSecret":"b","__proto__":{"x":1}}',
+      method: 'POST',
+      url: '/token',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"clientId":"a","clientSecret":"b","__proto__":{"x":1}}',
     });
     expect(poisoned.statusCode).toBe(400);
   });

@@ -35,17 +35,39 @@ describe.runIf(backends.includes('postgres'))('database outages [postgres]', () 
 
   beforeAll(async () => {
     direct = await openTestDb('postgres');
-    await importDocument(direct, generateDemo({ sites: 2, transactionsPerSite: 1, imagesPerSite: 0 }));
-    const [{ schema }] = await direct.query<{ schema: string }>('SELECT current_schema() AS schema');
+    await importDocument(
+      direct,
+      generateDemo({ sites: 2, transactionsPerSite: 1, imagesPerSite: 0 }),
+    );
+    const [{ schema }] = await direct.query<{ schema: string }>(
+      'SELECT current_schema() AS schema',
+    );
     const target = new URL(process.env.TEST_DATABASE_URL!);
-    proxy = await new BlackHoleProxy({ host: target.hostname, port: Number(target.port || 5432) }).start();
+    proxy = await new BlackHoleProxy({
+      host: target.hostname,
+      port: Number(target.port || 5432),
+    }).start();
     target.host = `127.0.0.1:${proxy.port}`;
     target.searchParams.set('application_name', appName);
     proxied = await openPostgres(target.toString(), { schema });
-    app = await buildApp(testConfig({ QUERY_TIMEOUT_MS, WRITE_TIMEOUT_MS, CLIENT_CACHE_MS: 1000, ROLLUP_REFRESH_MS: 200 }), { db: proxied, logger: false });
+    app = await buildApp(
+      testConfig({
+        QUERY_TIMEOUT_MS,
+        WRITE_TIMEOUT_MS,
+        CLIENT_CACHE_MS: 1000,
+        ROLLUP_REFRESH_MS: 200,
+      }),
+      { db: proxied, logger: false },
+    );
     base = await app.listen({ port: 0, host: '127.0.0.1' });
     await upsertClient(direct, { clientId: 'edge', clientSecret: 'secret-123456', siteIds: '*' });
-    token = (await app.inject({ method: 'POST', url: '/token', payload: { clientId: 'edge', clientSecret: 'secret-123456' } })).json().accessToken;
+    token = (
+      await app.inject({
+        method: 'POST',
+        url: '/token',
+        payload: { clientId: 'edge', clientSecret: 'secret-123456' },
+      })
+    ).json().accessToken;
   });
   afterAll(async () => {
     await app?.close();
@@ -59,14 +81,25 @@ describe.runIf(backends.includes('postgres'))('database outages [postgres]', () 
     const result = await run();
     return { result, ms: Date.now() - started };
   };
-  const get = (url: string, auth = true) => app.inject({ method: 'GET', url, headers: auth ? bearer(token) : {} });
+  const get = (url: string, auth = true) =>
+    app.inject({ method: 'GET', url, headers: auth ? bearer(token) : {} });
   const health = () => get('/health', false);
   const sites = () => get('/v1/sites?page=1&perPage=5');
-  const issueToken = () => app.inject({ method: 'POST', url: '/token', payload: { clientId: 'edge', clientSecret: 'secret-123456' } });
+  const issueToken = () =>
+    app.inject({
+      method: 'POST',
+      url: '/token',
+      payload: { clientId: 'edge', clientSecret: 'secret-123456' },
+    });
   const upload = (kind: 'pump' | 'sensor', role: 'logs' | 'readings' = 'logs') => {
     const timestamp = new Date(BASE + minute++ * 60_000).toISOString();
-    const payload = kind === 'pump' ? { sitePumpID: PUMP, running: true, timestamp } : { sensorID: SENSOR, value: 1, timestamp };
-    return app.inject({ method: 'POST', url: `/v1/edge/${role}/${kind}`, headers: bearer(token), payload }).then((res) => ({ res, timestamp }));
+    const payload =
+      kind === 'pump'
+        ? { sitePumpID: PUMP, running: true, timestamp }
+        : { sensorID: SENSOR, value: 1, timestamp };
+    return app
+      .inject({ method: 'POST', url: `/v1/edge/${role}/${kind}`, headers: bearer(token), payload })
+      .then((res) => ({ res, timestamp }));
   };
 
   /** Pump logs sent by a few gateways in a loop until stopped; the times of those acknowledged (201). */
@@ -92,13 +125,22 @@ describe.runIf(backends.includes('postgres'))('database outages [postgres]', () 
     };
   }
   const stored = async (times: string[]) =>
-    (await direct.query<{ n: number }>('SELECT count(*)::int AS n FROM pump_logs WHERE pump_id = $1 AND ts = ANY($2::timestamptz[])', [PUMP, times]))[0].n;
+    (
+      await direct.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM pump_logs WHERE pump_id = $1 AND ts = ANY($2::timestamptz[])',
+        [PUMP, times],
+      )
+    )[0].n;
   const recovered = async () => {
     const until = Date.now() + 30_000;
     for (;;) {
       const [h, s, u] = await Promise.all([health(), sites(), upload('pump')]);
-      if (h.statusCode === 200 && s.statusCode === 200 && u.res.statusCode === 201) return Date.now();
-      if (Date.now() > until) throw new Error(`no recovery: /health ${h.statusCode}, /v1/sites ${s.statusCode}, upload ${u.res.statusCode}`);
+      if (h.statusCode === 200 && s.statusCode === 200 && u.res.statusCode === 201)
+        return Date.now();
+      if (Date.now() > until)
+        throw new Error(
+          `no recovery: /health ${h.statusCode}, /v1/sites ${s.statusCode}, upload ${u.res.statusCode}`,
+        );
       await sleep(200);
     }
   };
@@ -111,7 +153,12 @@ describe.runIf(backends.includes('postgres'))('database outages [postgres]', () 
     await sleep(300);
     proxy.blackHole();
     try {
-      const [h, s, u, t] = await Promise.all([timed(health), timed(sites), timed(() => upload('pump')), timed(issueToken)]);
+      const [h, s, u, t] = await Promise.all([
+        timed(health),
+        timed(sites),
+        timed(() => upload('pump')),
+        timed(issueToken),
+      ]);
       expect(h.result.statusCode).toBe(503);
       expect(h.ms).toBeLessThan(2000);
       expect(s.result.statusCode).toBe(503);
@@ -144,7 +191,9 @@ describe.runIf(backends.includes('postgres'))('database outages [postgres]', () 
   }, 60_000);
 
   it('keeps other kinds, reads and tokens fast while sensor_logs is locked, and cancels the sensor writes at their deadline', async () => {
-    const [{ schema }] = await direct.query<{ schema: string }>('SELECT current_schema() AS schema');
+    const [{ schema }] = await direct.query<{ schema: string }>(
+      'SELECT current_schema() AS schema',
+    );
     const other = await openPostgres(process.env.TEST_DATABASE_URL!, { schema, max: 1 });
     let unlock!: () => void;
     let locked!: () => void;
@@ -161,18 +210,32 @@ describe.runIf(backends.includes('postgres'))('database outages [postgres]', () 
       await sleep(200);
       for (let round = 0; round < 3; round++) {
         const checks = await Promise.all([
-          timed(() => upload('pump', 'readings')), timed(() => upload('pump')), timed(() => upload('sensor', 'readings')),
-          timed(health), timed(sites), timed(issueToken),
+          timed(() => upload('pump', 'readings')),
+          timed(() => upload('pump')),
+          timed(() => upload('sensor', 'readings')),
+          timed(health),
+          timed(sites),
+          timed(issueToken),
         ]);
-        expect(checks.map((c) => ('res' in c.result ? c.result.res : c.result).statusCode)).toEqual([201, 201, 201, 200, 200, 200]);
+        expect(checks.map((c) => ('res' in c.result ? c.result.res : c.result).statusCode)).toEqual(
+          [201, 201, 201, 200, 200, 200],
+        );
         for (const c of checks) expect(c.ms).toBeLessThan(1500);
         await sleep(300);
       }
       // A read of the locked table gives up at its deadline too.
-      const raw = await timed(() => app.inject({
-        method: 'POST', url: '/v1/sensors/logs/raw', headers: bearer(token),
-        payload: { sensorId: SENSOR, start: new Date(BASE).toISOString(), end: new Date(BASE + 86_400_000).toISOString() },
-      }));
+      const raw = await timed(() =>
+        app.inject({
+          method: 'POST',
+          url: '/v1/sensors/logs/raw',
+          headers: bearer(token),
+          payload: {
+            sensorId: SENSOR,
+            start: new Date(BASE).toISOString(),
+            end: new Date(BASE + 86_400_000).toISOString(),
+          },
+        }),
+      );
       expect(raw.result.statusCode).toBe(503);
       expect(raw.result.headers['retry-after']).toMatch(/^\d+$/);
       expect(raw.ms).toBeLessThan(QUERY_TIMEOUT_MS + 1500);
@@ -183,7 +246,9 @@ describe.runIf(backends.includes('postgres'))('database outages [postgres]', () 
       // Cancelled, not left queued behind the lock on the server.
       await sleep(500);
       const [{ n }] = await direct.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`, [appName]);
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`,
+        [appName],
+      );
       expect(n).toBe(0);
     } finally {
       unlock?.();
@@ -197,7 +262,9 @@ describe.runIf(backends.includes('postgres'))('database outages [postgres]', () 
     const load = uploadLoad();
     await sleep(300);
     const [{ n }] = await direct.query<{ n: number }>(
-      'SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1', [appName]);
+      'SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1',
+      [appName],
+    );
     expect(n).toBeGreaterThan(0);
     await sleep(300);
     await recovered();

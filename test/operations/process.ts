@@ -24,7 +24,12 @@ export interface Running {
 export function runTs(entry: string, args: string[], env: Record<string, string>): Running {
   const child = spawn(process.execPath, ['--import', 'tsx', `src/${entry}`, ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -42,7 +47,10 @@ export async function runToEnd(entry: string, args: string[], env: Record<string
   return { code, stdout: r.stdout(), stderr: r.stderr() };
 }
 
-export async function waitFor<T>(fn: () => Promise<T | undefined> | T | undefined, ms = 60_000): Promise<T> {
+export async function waitFor<T>(
+  fn: () => Promise<T | undefined> | T | undefined,
+  ms = 60_000,
+): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     try {

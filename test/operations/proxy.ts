@@ -12,9 +12,7 @@ export class BlackHoleProxy {
   private server: Server | undefined;
   port = 0;
 
-  constructor(
-    private readonly target: { host: string; port: number },
-  ) {}
+  constructor(private readonly target: { host: string; port: number }) {}
 
   async start(): Promise<this> {
     this.server = createServer((client) => {

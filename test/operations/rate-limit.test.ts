@@ -3,14 +3,24 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { upsertClient } from '../../src/auth/clients.js';
 import type { Database } from '../../src/db/index.js';
-import { bearer, describeEachBackend, openTestDb, startApp, testConfig, type TestContext } from '../helper.js';
+import {
+  bearer,
+  describeEachBackend,
+  openTestDb,
+  startApp,
+  testConfig,
+  type TestContext,
+} from '../helper.js';
 
 const SITES = '/v1/sites?page=1&perPage=1';
 
 describeEachBackend('rate limiting', (backend) => {
   let ctx: TestContext;
   beforeAll(async () => {
-    ctx = await startApp(backend, { demo: { sites: 1, transactionsPerSite: 1, imagesPerSite: 0 }, config: { RATE_LIMIT_MAX: 5, RATE_LIMIT_WINDOW_MS: 60_000 } });
+    ctx = await startApp(backend, {
+      demo: { sites: 1, transactionsPerSite: 1, imagesPerSite: 0 },
+      config: { RATE_LIMIT_MAX: 5, RATE_LIMIT_WINDOW_MS: 60_000 },
+    });
   });
   afterAll(async () => ctx?.close());
 
@@ -29,14 +39,25 @@ describeEachBackend('rate limiting', (backend) => {
     const limited = await ctx.app.inject({ method: 'GET', url: SITES, headers: bearer(a) });
     expect(limited.statusCode).toBe(429);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
-    expect(limited.json()).toMatchObject({ statusCode: 429, error: 'Too Many Requests', message: expect.stringContaining('rate limit') });
+    expect(limited.json()).toMatchObject({
+      statusCode: 429,
+      error: 'Too Many Requests',
+      message: expect.stringContaining('rate limit'),
+    });
     // Another client is counted on its own.
-    expect((await ctx.app.inject({ method: 'GET', url: SITES, headers: bearer(b) })).statusCode).toBe(200);
+    expect(
+      (await ctx.app.inject({ method: 'GET', url: SITES, headers: bearer(b) })).statusCode,
+    ).toBe(200);
   });
 
   it('limits POST /token per IP', async () => {
     const from = (ip: string) =>
-      ctx.app.inject({ method: 'POST', url: '/token', remoteAddress: ip, payload: { clientId: 'rl-a', clientSecret: 'wrong-secret' } });
+      ctx.app.inject({
+        method: 'POST',
+        url: '/token',
+        remoteAddress: ip,
+        payload: { clientId: 'rl-a', clientSecret: 'wrong-secret' },
+      });
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) statuses.push((await from('10.9.9.9')).statusCode);
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
@@ -44,7 +65,8 @@ describeEachBackend('rate limiting', (backend) => {
   });
 
   it('does not limit /health', async () => {
-    for (let i = 0; i < 8; i++) expect((await ctx.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
+    for (let i = 0; i < 8; i++)
+      expect((await ctx.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
   });
 });
 
@@ -60,14 +82,31 @@ describe.skipIf(!redisUrl)('rate limiting shared through Redis', () => {
   it('shares one client counter between two instances', async () => {
     const clientId = `shared-${randomBytes(4).toString('hex')}`;
     await upsertClient(db, { clientId, clientSecret: 'secret-123456', siteIds: '*' });
-    const config = testConfig({ REDIS_URL: redisUrl, RATE_LIMIT_MAX: 6, RATE_LIMIT_WINDOW_MS: 60_000 });
-    const [one, two] = await Promise.all([buildApp(config, { db, logger: false }), buildApp(config, { db, logger: false })]);
+    const config = testConfig({
+      REDIS_URL: redisUrl,
+      RATE_LIMIT_MAX: 6,
+      RATE_LIMIT_WINDOW_MS: 60_000,
+    });
+    const [one, two] = await Promise.all([
+      buildApp(config, { db, logger: false }),
+      buildApp(config, { db, logger: false }),
+    ]);
     try {
-      const token = (await one.inject({ method: 'POST', url: '/token', payload: { clientId, clientSecret: 'secret-123456' } })).json().accessToken;
+      const token = (
+        await one.inject({
+          method: 'POST',
+          url: '/token',
+          payload: { clientId, clientSecret: 'secret-123456' },
+        })
+      ).json().accessToken;
       const statuses: number[] = [];
       for (let i = 0; i < 4; i++) {
-        statuses.push((await one.inject({ method: 'GET', url: SITES, headers: bearer(token) })).statusCode);
-        statuses.push((await two.inject({ method: 'GET', url: SITES, headers: bearer(token) })).statusCode);
+        statuses.push(
+          (await one.inject({ method: 'GET', url: SITES, headers: bearer(token) })).statusCode,
+        );
+        statuses.push(
+          (await two.inject({ method: 'GET', url: SITES, headers: bearer(token) })).statusCode,
+        );
       }
       expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429]);
     } finally {

@@ -9,7 +9,10 @@ import { freePort, runTs, runToEnd, waitFor, type Running } from './process.js';
 
 /** Bytes of every file under a directory. */
 const sizeOf = (dir: string): number =>
-  readdirSync(dir, { withFileTypes: true }).reduce((n, e) => n + (e.isDirectory() ? sizeOf(join(dir, e.name)) : statSync(join(dir, e.name)).size), 0);
+  readdirSync(dir, { withFileTypes: true }).reduce(
+    (n, e) => n + (e.isDirectory() ? sizeOf(join(dir, e.name)) : statSync(join(dir, e.name)).size),
+    0,
+  );
 
 const json = async (url: string, init?: RequestInit) => {
   const res = await fetch(url, init);
@@ -43,7 +46,9 @@ describe('the server process (embedded database)', () => {
       body: JSON.stringify({ clientId: 'demo', clientSecret: secret }),
     });
     expect(token.status).toBe(200);
-    const sites = await json(`${base}/v1/sites?page=1&perPage=10`, { headers: { authorization: `Bearer ${token.body.accessToken}` } });
+    const sites = await json(`${base}/v1/sites?page=1&perPage=10`, {
+      headers: { authorization: `Bearer ${token.body.accessToken}` },
+    });
     expect(sites.status).toBe(200);
     expect(sites.body.total).toBeGreaterThanOrEqual(3);
     // Logs are JSON lines and never carry the secret.
@@ -57,22 +62,52 @@ describe('the server process (embedded database)', () => {
     expect(cli.stderr).toContain('in use');
     // ...so the demo client, an admin, administers the running service over HTTP; the banner says how to recover its secret.
     expect(out).toContain('client rotate-secret demo');
-    const admin = { 'content-type': 'application/json', authorization: `Bearer ${token.body.accessToken}` };
-    const created = await json(`${base}/v1/admin/clients`, { method: 'POST', headers: admin, body: JSON.stringify({ clientId: 'gw', siteIds: [1] }) });
+    const admin = {
+      'content-type': 'application/json',
+      authorization: `Bearer ${token.body.accessToken}`,
+    };
+    const created = await json(`${base}/v1/admin/clients`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({ clientId: 'gw', siteIds: [1] }),
+    });
     expect(created.status).toBe(201);
-    const gw = await json(`${base}/token`, { method: 'POST', headers: admin, body: JSON.stringify({ clientId: 'gw', clientSecret: created.body.clientSecret }) });
+    const gw = await json(`${base}/token`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({ clientId: 'gw', clientSecret: created.body.clientSecret }),
+    });
     expect(gw.status).toBe(200);
-    const disabled = await json(`${base}/v1/admin/clients/gw`, { method: 'PATCH', headers: admin, body: JSON.stringify({ disabled: true }) });
+    const disabled = await json(`${base}/v1/admin/clients/gw`, {
+      method: 'PATCH',
+      headers: admin,
+      body: JSON.stringify({ disabled: true }),
+    });
     expect(disabled.status).toBe(200);
-    expect((await fetch(`${base}/v1/sites?page=1&perPage=1`, { headers: { authorization: `Bearer ${gw.body.accessToken}` } })).status).toBe(401);
+    expect(
+      (
+        await fetch(`${base}/v1/sites?page=1&perPage=1`, {
+          headers: { authorization: `Bearer ${gw.body.accessToken}` },
+        })
+      ).status,
+    ).toBe(401);
 
     // SIGTERM with a request in flight: the request is answered, then the process exits 0.
     const url = new URL(`${base}/token`);
     const inflight = new Promise<number>((resolve, reject) => {
-      const req = httpRequest({ host: url.hostname, port: url.port, path: '/token', method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode!);
-      });
+      const req = httpRequest(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: '/token',
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        },
+      );
       req.on('error', reject);
       req.write('{"clientId":"demo",');
       setTimeout(() => {
@@ -86,7 +121,9 @@ describe('the server process (embedded database)', () => {
     // Restart: the data and the signing secret are kept, the credentials are not printed again.
     const again = await start();
     expect(server!.stdout()).not.toContain('clientSecret');
-    const still = await json(`${again}/v1/sites?page=1&perPage=1`, { headers: { authorization: `Bearer ${token.body.accessToken}` } });
+    const still = await json(`${again}/v1/sites?page=1&perPage=1`, {
+      headers: { authorization: `Bearer ${token.body.accessToken}` },
+    });
     expect(still.status).toBe(200);
     server!.child.kill('SIGTERM');
     expect(await server!.exited).toBe(0);
@@ -103,18 +140,27 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('the server process (PostgreSQL)
     const url = new URL(process.env.TEST_DATABASE_URL!);
     url.searchParams.set('options', `-c search_path=${schema}`);
     const port = await freePort();
-    const server = runTs('server.ts', [], { DATABASE_URL: url.toString(), DEMO: '1', PORT: String(port), HOST: '127.0.0.1' });
+    const server = runTs('server.ts', [], {
+      DATABASE_URL: url.toString(),
+      DEMO: '1',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+    });
     try {
       const base = `http://127.0.0.1:${port}`;
       await waitFor(async () => ((await fetch(`${base}/health`)).ok ? true : undefined));
       const secret = /clientSecret:\s+(\S+)/.exec(server.stdout())?.[1];
       const token = await json(`${base}/token`, {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ clientId: 'demo', clientSecret: secret }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ clientId: 'demo', clientSecret: secret }),
       });
       expect(token.status).toBe(200);
       const health = await json(`${base}/health`);
       expect(health.body.database).toBe('postgres');
-      const sites = await json(`${base}/v1/sites?page=1&perPage=10`, { headers: { authorization: `Bearer ${token.body.accessToken}` } });
+      const sites = await json(`${base}/v1/sites?page=1&perPage=10`, {
+        headers: { authorization: `Bearer ${token.body.accessToken}` },
+      });
       expect(sites.body.total).toBeGreaterThanOrEqual(3);
     } finally {
       server.child.kill('SIGTERM');

@@ -3,15 +3,35 @@ import type { Database } from '../../src/db/index.js';
 import { generateDemo as generate, type DemoOptions } from '../../src/provisioning/demo.js';
 
 // Fixed anchor: the generated dates are the same on every call.
-const generateDemo = (o: DemoOptions = {}) => generate({ now: new Date('2026-06-01T12:00:00Z'), ...o });
+const generateDemo = (o: DemoOptions = {}) =>
+  generate({ now: new Date('2026-06-01T12:00:00Z'), ...o });
 import { ImportError, importDocument } from '../../src/provisioning/import.js';
 import { describeEachBackend, openTestDb } from '../helper.js';
 
-const count = async (db: Database, table: string) => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`))[0].n;
-const TABLES = ['companies', 'sites', 'modbus_devices', 'registers', 'sensors', 'sensor_registers', 'flow_meters', 'pumps', 'tank_groups',
-  'equipment_register_roles', 'actuators', 'actuator_sensor_scalings', 'actuator_sensor_triggers', 'actuator_tank_group_connections',
-  'cameras', 'transactions', 'transaction_changes', 'images'];
-const snapshot = async (db: Database) => Object.fromEntries(await Promise.all(TABLES.map(async (t) => [t, await count(db, t)])));
+const count = async (db: Database, table: string) =>
+  (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`))[0].n;
+const TABLES = [
+  'companies',
+  'sites',
+  'modbus_devices',
+  'registers',
+  'sensors',
+  'sensor_registers',
+  'flow_meters',
+  'pumps',
+  'tank_groups',
+  'equipment_register_roles',
+  'actuators',
+  'actuator_sensor_scalings',
+  'actuator_sensor_triggers',
+  'actuator_tank_group_connections',
+  'cameras',
+  'transactions',
+  'transaction_changes',
+  'images',
+];
+const snapshot = async (db: Database) =>
+  Object.fromEntries(await Promise.all(TABLES.map(async (t) => [t, await count(db, t)])));
 
 describeEachBackend('provisioning import', (backend) => {
   let db: Database;
@@ -28,20 +48,46 @@ describeEachBackend('provisioning import', (backend) => {
     expect(n.registers).toBeGreaterThanOrEqual(50);
     expect(n.transactions).toBeGreaterThanOrEqual(100);
     expect(n.transaction_changes).toBeGreaterThan(n.transactions);
-    for (const t of ['sensors', 'flow_meters', 'pumps', 'tank_groups', 'actuators', 'cameras', 'images', 'actuator_sensor_scalings'])
+    for (const t of [
+      'sensors',
+      'flow_meters',
+      'pumps',
+      'tank_groups',
+      'actuators',
+      'cameras',
+      'images',
+      'actuator_sensor_scalings',
+    ])
       expect(n[t], t).toBeGreaterThan(0);
     expect(summary.registers.changed).toBe(n.registers);
-    const [img] = await db.query(`SELECT b.data FROM images i JOIN image_blobs b USING (sha256) WHERE i.content_type = 'image/png' LIMIT 1`);
+    const [img] = await db.query(
+      `SELECT b.data FROM images i JOIN image_blobs b USING (sha256) WHERE i.content_type = 'image/png' LIMIT 1`,
+    );
     expect(Buffer.from(img.data).subarray(1, 4).toString()).toBe('PNG');
   });
 
   it('re-importing the same document stores nothing twice and changes no stamp', async () => {
     const before = await snapshot(db);
-    const stamps = await db.query(`SELECT register_id, updated_at FROM registers ORDER BY register_id`);
-    const summary = await importDocument(db, generateDemo(), { now: new Date(Date.now() + 60_000) });
+    const stamps = await db.query(
+      `SELECT register_id, updated_at FROM registers ORDER BY register_id`,
+    );
+    const summary = await importDocument(db, generateDemo(), {
+      now: new Date(Date.now() + 60_000),
+    });
     expect(await snapshot(db)).toEqual(before);
-    for (const list of ['sites', 'registers', 'sensors', 'pumps', 'transactions', 'changes', 'images']) expect(summary[list].changed, list).toBe(0);
-    expect(await db.query(`SELECT register_id, updated_at FROM registers ORDER BY register_id`)).toEqual(stamps);
+    for (const list of [
+      'sites',
+      'registers',
+      'sensors',
+      'pumps',
+      'transactions',
+      'changes',
+      'images',
+    ])
+      expect(summary[list].changed, list).toBe(0);
+    expect(
+      await db.query(`SELECT register_id, updated_at FROM registers ORDER BY register_id`),
+    ).toEqual(stamps);
   });
 
   it('imports a second document with other ids beside the first', async () => {
@@ -49,7 +95,9 @@ describeEachBackend('provisioning import', (backend) => {
     await importDocument(db, generateDemo({ idBase: 500, sites: 2, transactionsPerSite: 5 }));
     const after = await snapshot(db);
     expect(after.sites).toBe(before.sites + 2);
-    const [bigId] = await db.query(`SELECT register_id FROM registers WHERE site_id = 501 ORDER BY register_id LIMIT 1`);
+    const [bigId] = await db.query(
+      `SELECT register_id FROM registers WHERE site_id = 501 ORDER BY register_id LIMIT 1`,
+    );
     expect(bigId.register_id).toBe('5010000000001');
   });
 
@@ -61,9 +109,15 @@ describeEachBackend('provisioning import', (backend) => {
     doc.pumps[0].MaximumFlow = 99_999;
     doc.sensors[1].RegisterIDs = [...doc.sensors[1].RegisterIDs].reverse().concat([]); // order only may differ
     await importDocument(db, doc, { now: stamp });
-    const changedRegs = await db.query<{ register_id: string }>(`SELECT register_id FROM registers WHERE updated_at = $1`, [stamp]);
+    const changedRegs = await db.query<{ register_id: string }>(
+      `SELECT register_id FROM registers WHERE updated_at = $1`,
+      [stamp],
+    );
     expect(changedRegs.map((r) => r.register_id)).toEqual([String(reg.SiteIODeviceRegisterID)]);
-    const pumps = await db.query<{ pump_id: number }>(`SELECT pump_id FROM pumps WHERE updated_at = $1`, [stamp]);
+    const pumps = await db.query<{ pump_id: number }>(
+      `SELECT pump_id FROM pumps WHERE updated_at = $1`,
+      [stamp],
+    );
     expect(pumps.map((p) => p.pump_id)).toEqual([doc.pumps[0].SitePumpID]);
   });
 
@@ -72,13 +126,25 @@ describeEachBackend('provisioning import', (backend) => {
     const cases: [(d: any) => void, string][] = [
       [(d) => (d.sensors[2].Name = 42), 'sensors[2].Name'],
       [(d) => delete d.pumps[1].IsVFD, 'pumps[1].IsVFD'],
-      [(d) => (d.registers[5].SiteModbusInOutDeviceID = 987654), 'registers[5].SiteModbusInOutDeviceID'],
+      [
+        (d) => (d.registers[5].SiteModbusInOutDeviceID = 987654),
+        'registers[5].SiteModbusInOutDeviceID',
+      ],
       [(d) => (d.sensors[0].RegisterIDs = ['123456789012345']), 'sensors[0].RegisterIDs[0]'],
       [(d) => (d.sites[1].CompanyID = 77), 'sites[1].CompanyID'],
       [(d) => (d.transactions[4].TransactionDate = 'yesterday'), 'transactions[4].TransactionDate'],
       [(d) => (d.images[0].DataBase64 = 'not base64!'), 'images[0].DataBase64'],
-      [(d) => d.sensors.push({ ...d.sensors[0], RegisterIDs: [] }), `sensors[${generateDemo().sensors.length}].SiteSensorID`],
-      [(d) => (d.flowMeters[0].Registers.TotalVolume = d.registers.find((r: any) => r.SiteModbusInOutDeviceID > 20000).SiteIODeviceRegisterID), 'flowMeters[0].Registers.TotalVolume'],
+      [
+        (d) => d.sensors.push({ ...d.sensors[0], RegisterIDs: [] }),
+        `sensors[${generateDemo().sensors.length}].SiteSensorID`,
+      ],
+      [
+        (d) =>
+          (d.flowMeters[0].Registers.TotalVolume = d.registers.find(
+            (r: any) => r.SiteModbusInOutDeviceID > 20000,
+          ).SiteIODeviceRegisterID),
+        'flowMeters[0].Registers.TotalVolume',
+      ],
     ];
     for (const [spoil, path] of cases) {
       const doc = generateDemo();

@@ -27,26 +27,39 @@ describeEachBackend('GET /v1/stream: access and statuses', (backend) => {
   // later. Each test starts with none left, so the STREAM_MAX_SUBSCRIBERS limit (4) is all its own.
   beforeEach(async () => until(() => ctx.app.stream.size === 0));
 
-  const get = (query: string, headers: Record<string, string> = {}) => fetch(`${base}/v1/stream${query}`, { headers });
+  const get = (query: string, headers: Record<string, string> = {}) =>
+    fetch(`${base}/v1/stream${query}`, { headers });
   const errorOf = async (res: Response) => ({ status: res.status, body: await res.json() });
   const reading = async (sensorID: number) => {
     const res = await ctx.app.inject({
-      method: 'POST', url: '/v1/edge/readings/sensor', headers: bearer(all), payload: { sensorID, value: Math.random(), timestamp: new Date().toISOString() },
+      method: 'POST',
+      url: '/v1/edge/readings/sensor',
+      headers: bearer(all),
+      payload: { sensorID, value: Math.random(), timestamp: new Date().toISOString() },
     });
     expect(res.statusCode).toBe(201);
   };
 
   it('401 without a valid token in the Authorization header (a token in the URL is not read)', async () => {
-    expect(await errorOf(await get(''))).toMatchObject({ status: 401, body: { statusCode: 401, error: 'Unauthorized' } });
+    expect(await errorOf(await get(''))).toMatchObject({
+      status: 401,
+      body: { statusCode: 401, error: 'Unauthorized' },
+    });
     expect((await get(`?access_token=${all}`)).status).toBe(401);
     expect((await get('', { authorization: 'Bearer nope' })).status).toBe(401);
   });
 
   it('400 for a malformed or too long siteIds list, and for a client of more sites than a stream may name', async () => {
     for (const q of ['a', '1,,2', '', '1,', '0', '9999999999', '1;2', '1,2,3'])
-      expect(await errorOf(await get(`?siteIds=${q}`, bearer(all))), q).toMatchObject({ status: 400, body: { statusCode: 400, details: [{ path: '/siteIds' }] } });
+      expect(await errorOf(await get(`?siteIds=${q}`, bearer(all))), q).toMatchObject({
+        status: 400,
+        body: { statusCode: 400, details: [{ path: '/siteIds' }] },
+      });
     // '*' reaches 3 sites, more than MAX_BATCH (2): it has to name them.
-    expect(await errorOf(await get('', bearer(all)))).toMatchObject({ status: 400, body: { message: expect.stringContaining('siteIds') } });
+    expect(await errorOf(await get('', bearer(all)))).toMatchObject({
+      status: 400,
+      body: { message: expect.stringContaining('siteIds') },
+    });
   });
 
   it('403 for a site out of reach or unknown, naming neither', async () => {
@@ -59,15 +72,21 @@ describeEachBackend('GET /v1/stream: access and statuses', (backend) => {
   });
 
   it('406 when Accept refuses text/event-stream; 200 text/event-stream with no-cache otherwise, and a heartbeat comment', async () => {
-    expect((await get('?siteIds=1', { ...bearer(all), accept: 'application/json' })).status).toBe(406);
+    expect((await get('?siteIds=1', { ...bearer(all), accept: 'application/json' })).status).toBe(
+      406,
+    );
     const ac = new AbortController();
-    const res = await fetch(`${base}/v1/stream?siteIds=1`, { headers: bearer(all), signal: ac.signal });
+    const res = await fetch(`${base}/v1/stream?siteIds=1`, {
+      headers: bearer(all),
+      signal: ac.signal,
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/event-stream');
     expect(res.headers.get('cache-control')).toBe('no-cache');
     const reader = res.body!.getReader();
     let text = '';
-    while (!text.includes(': heartbeat\n\n')) text += new TextDecoder().decode((await reader.read()).value);
+    while (!text.includes(': heartbeat\n\n'))
+      text += new TextDecoder().decode((await reader.read()).value);
     expect(text.startsWith('id: ')).toBe(true);
     expect(text).toContain('event: snapshot\n');
     expect(text).toContain('retry: 1000\n');
@@ -94,12 +113,14 @@ describeEachBackend('GET /v1/stream: access and statuses', (backend) => {
     for (const s of [a, b, both]) await s.next((e) => e.type === 'snapshot');
     expect(a.events[0].data.sites.map((x: any) => x.SiteID)).toEqual([1]);
     expect(b.events[0].data.sites.map((x: any) => x.SiteID)).toEqual([2, 3]);
-    for (const sensor of [SENSOR, SITE2_SENSOR, SITE3_SENSOR, SENSOR, SITE2_SENSOR]) await reading(sensor);
+    for (const sensor of [SENSOR, SITE2_SENSOR, SITE3_SENSOR, SENSOR, SITE2_SENSOR])
+      await reading(sensor);
     await b.next((e) => e.type === 'reading' && e.data.siteId === 2, { from: 3 }); // the last one
     await a.next((e) => e.type === 'reading', { from: 2 });
     await both.next((e) => e.type === 'reading', { from: 3 });
     await sleep(200);
-    const sitesOf = (s: typeof a) => s.events.filter((e) => e.type === 'reading').map((e) => e.data.siteId);
+    const sitesOf = (s: typeof a) =>
+      s.events.filter((e) => e.type === 'reading').map((e) => e.data.siteId);
     expect(sitesOf(a)).toEqual([1, 1]);
     expect(sitesOf(b)).toEqual([2, 3, 2]);
     expect(sitesOf(both)).toEqual([1, 3, 1]);
@@ -107,20 +128,34 @@ describeEachBackend('GET /v1/stream: access and statuses', (backend) => {
   });
 
   it('ends the stream when the client is disabled or loses a site it streams (its reconnection is refused)', async () => {
-    await upsertClient(ctx.db, { clientId: 'revoked', clientSecret: 'secret-123456', siteIds: [1, 2] });
+    await upsertClient(ctx.db, {
+      clientId: 'revoked',
+      clientSecret: 'secret-123456',
+      siteIds: [1, 2],
+    });
     const token = await ctx.token([1, 2], { clientId: 'revoked' });
-    await upsertClient(ctx.db, { clientId: 'moved', clientSecret: 'secret-123456', siteIds: [1, 2] });
+    await upsertClient(ctx.db, {
+      clientId: 'moved',
+      clientSecret: 'secret-123456',
+      siteIds: [1, 2],
+    });
     const moved = await ctx.token([1, 2], { clientId: 'moved' });
     const s = openStream(base, token, { siteIds: '1' });
     const m = openStream(base, moved, { siteIds: '2' });
     const unnamed = openStream(base, moved);
     for (const x of [s, m, unnamed]) await x.next((e) => e.type === 'snapshot');
     await updateClient(ctx.db, 'revoked', { disabled: true });
-    await upsertClient(ctx.db, { clientId: 'moved', clientSecret: 'secret-123456', siteIds: [2, 3] });
+    await upsertClient(ctx.db, {
+      clientId: 'moved',
+      clientSecret: 'secret-123456',
+      siteIds: [2, 3],
+    });
     await until(() => s.errors.some((e) => e.code === 401));
     // Still reaches site 2: that stream goes on; the one of "every site of the client" ends and comes back with the new ones.
     await until(() => unnamed.connects.length === 2);
-    await unnamed.next((e) => e.type === 'snapshot' && e.data.sites.map((x: any) => x.SiteID).join() === '2,3');
+    await unnamed.next(
+      (e) => e.type === 'snapshot' && e.data.sites.map((x: any) => x.SiteID).join() === '2,3',
+    );
     expect(m.connects).toHaveLength(1);
     [s, m, unnamed].forEach((x) => x.close());
   });

@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { advance, covers, decode, encode, sees, union, type Cursor } from '../../src/stream/cursor.js';
+import {
+  advance,
+  covers,
+  decode,
+  encode,
+  sees,
+  union,
+  type Cursor,
+} from '../../src/stream/cursor.js';
 
 // The stream's positions, against a model of PostgreSQL: transactions get ids when they begin,
 // write events (ids from one sequence, interleaved between transactions), and commit or roll back
@@ -29,18 +37,47 @@ type Op =
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 3, arbitrary: fc.constant<Op>({ op: 'begin' }) },
-  { weight: 4, arbitrary: fc.record({ op: fc.constant('insert' as const), tx: fc.nat(5), n: fc.integer({ min: 1, max: 3 }) }) },
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('end' as const), tx: fc.nat(5), commit: fc.boolean() }) },
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('poll' as const), f: fc.nat(1), limit: fc.integer({ min: 1, max: 4 }), pages: fc.integer({ min: 1, max: 3 }) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      op: fc.constant('insert' as const),
+      tx: fc.nat(5),
+      n: fc.integer({ min: 1, max: 3 }),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({ op: fc.constant('end' as const), tx: fc.nat(5), commit: fc.boolean() }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      op: fc.constant('poll' as const),
+      f: fc.nat(1),
+      limit: fc.integer({ min: 1, max: 4 }),
+      pages: fc.integer({ min: 1, max: 3 }),
+    }),
+  },
   { weight: 1, arbitrary: fc.constant<Op>({ op: 'drop' }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('resume' as const), f: fc.nat(1), limit: fc.integer({ min: 1, max: 4 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant('resume' as const),
+      f: fc.nat(1),
+      limit: fc.integer({ min: 1, max: 4 }),
+    }),
+  },
 );
 
 function simulate(ops: Op[]) {
   const txs: Tx[] = [];
   let nextXid = 100;
   let nextEid = 1;
-  const snapshot = (): Cursor => ({ xmax: nextXid, xip: txs.filter((t) => t.state === 'open').map((t) => t.xid), partials: [] });
+  const snapshot = (): Cursor => ({
+    xmax: nextXid,
+    xip: txs.filter((t) => t.state === 'open').map((t) => t.xid),
+    partials: [],
+  });
   /** Committed events `from` has not seen, `upTo` has (if given), in stream order, at most limit. */
   const unseen = (from: Cursor, limit: number, upTo?: Cursor): Ev[] =>
     txs
@@ -52,7 +89,12 @@ function simulate(ops: Op[]) {
 
   const start = snapshot();
   const followers: (Cursor | undefined)[] = [start, undefined];
-  const client = { on: 0 as number | undefined, base: start as Cursor | undefined, lastId: encode(start), got: [] as Ev[] };
+  const client = {
+    on: 0 as number | undefined,
+    base: start as Cursor | undefined,
+    lastId: encode(start),
+    got: [] as Ev[],
+  };
   const take = (e: Ev, id: string) => {
     // Every id the client keeps must read back as the same position.
     expect(encode(decode(id)!)).toBe(id);
@@ -102,8 +144,10 @@ function simulate(ops: Op[]) {
   for (const o of ops) {
     const open = txs.filter((t) => t.state === 'open');
     if (o.op === 'begin') txs.push({ xid: nextXid++, events: [], state: 'open' });
-    else if (o.op === 'insert' && open.length) for (let i = 0; i < o.n; i++) open[o.tx % open.length].events.push(nextEid++);
-    else if (o.op === 'end' && open.length) open[o.tx % open.length].state = o.commit ? 'committed' : 'aborted';
+    else if (o.op === 'insert' && open.length)
+      for (let i = 0; i < o.n; i++) open[o.tx % open.length].events.push(nextEid++);
+    else if (o.op === 'end' && open.length)
+      open[o.tx % open.length].state = o.commit ? 'committed' : 'aborted';
     else if (o.op === 'poll' && followers[o.f]) poll(o.f, o.limit, o.pages);
     else if (o.op === 'drop') client.on = undefined;
     else if (o.op === 'resume' && client.on === undefined) resume(o.f, o.limit);
@@ -124,7 +168,8 @@ function check(ops: Op[]) {
   const key = (e: Ev) => `${e.xid}:${e.eid}`;
   expect(got.map(key).sort()).toEqual(expected.map(key).sort());
   expect(new Set(got.map(key)).size).toBe(got.length);
-  for (let i = 1; i < got.length; i++) if (got[i].xid === got[i - 1].xid) expect(got[i].eid).toBeGreaterThan(got[i - 1].eid);
+  for (let i = 1; i < got.length; i++)
+    if (got[i].xid === got[i - 1].xid) expect(got[i].eid).toBeGreaterThan(got[i - 1].eid);
 }
 
 describe('stream positions (cursor)', () => {
@@ -138,8 +183,16 @@ describe('stream positions (cursor)', () => {
   it('an event committed late by a transaction that began early is replayed after a reconnect', () => {
     // y begins, x begins after it and commits first; the client gets x's event and drops; y commits.
     check([
-      { op: 'begin' }, { op: 'poll', f: 0, limit: 4, pages: 1 }, { op: 'begin' }, { op: 'insert', tx: 1, n: 1 }, { op: 'end', tx: 1, commit: true },
-      { op: 'poll', f: 0, limit: 4, pages: 1 }, { op: 'drop' }, { op: 'insert', tx: 0, n: 2 }, { op: 'end', tx: 0, commit: true }, { op: 'resume', f: 1, limit: 1 },
+      { op: 'begin' },
+      { op: 'poll', f: 0, limit: 4, pages: 1 },
+      { op: 'begin' },
+      { op: 'insert', tx: 1, n: 1 },
+      { op: 'end', tx: 1, commit: true },
+      { op: 'poll', f: 0, limit: 4, pages: 1 },
+      { op: 'drop' },
+      { op: 'insert', tx: 0, n: 2 },
+      { op: 'end', tx: 0, commit: true },
+      { op: 'resume', f: 1, limit: 1 },
     ]);
   });
 
@@ -147,7 +200,18 @@ describe('stream positions (cursor)', () => {
     const c: Cursor = { xmax: 5000, xip: [4000, 4990], partials: [{ xid: 4990, eid: 77 }] };
     expect(encode(c)).toBe('3uw.334.3um~3um.25');
     expect(decode(encode(c))).toEqual(c);
-    for (const bad of [undefined, '', 'x!', '3uw.3um.334', '3uw~334.1', '3uw.334~3um.1', 'ABC', '1'.repeat(9000), '3uw..334']) expect(decode(bad)).toBeUndefined();
+    for (const bad of [
+      undefined,
+      '',
+      'x!',
+      '3uw.3um.334',
+      '3uw~334.1',
+      '3uw.334~3um.1',
+      'ABC',
+      '1'.repeat(9000),
+      '3uw..334',
+    ])
+      expect(decode(bad)).toBeUndefined();
   });
 
   it('union sees what either sees; covers is true only when nothing seen is missing', () => {
@@ -155,7 +219,8 @@ describe('stream positions (cursor)', () => {
     const b: Cursor = { xmax: 8, xip: [5], partials: [] };
     const u = union(a, b);
     for (let x = 0; x < 12; x++)
-      for (const eid of [10, 40, 50]) expect(sees(u, x, eid)).toBe(sees(a, x, eid) || sees(b, x, eid));
+      for (const eid of [10, 40, 50])
+        expect(sees(u, x, eid)).toBe(sees(a, x, eid) || sees(b, x, eid));
     expect(covers(u, a) && covers(u, b)).toBe(true);
     expect(covers(b, a)).toBe(false);
     expect(covers(a, b)).toBe(false); // b saw 3 and 7

@@ -30,7 +30,12 @@ describeEachBackend('GET /v1/stream: snapshot and events', (backend) => {
   });
 
   const post = async (url: string, payload: unknown) => {
-    const res = await ctx.app.inject({ method: 'POST', url: `/v1/edge/${url}`, headers: bearer(token), payload: payload as object });
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/edge/${url}`,
+      headers: bearer(token),
+      payload: payload as object,
+    });
     expect(res.statusCode, res.body).toBeLessThan(300);
     return res.json();
   };
@@ -46,18 +51,34 @@ describeEachBackend('GET /v1/stream: snapshot and events', (backend) => {
   let marks = 0;
   const marker = async () => {
     const value = ++marks;
-    await post('readings/sensor', { sensorID: SENSOR_2, value, timestamp: new Date(Date.now() + marks).toISOString() });
+    await post('readings/sensor', {
+      sensorID: SENSOR_2,
+      value,
+      timestamp: new Date(Date.now() + marks).toISOString(),
+    });
     const e = await next('reading');
     expect(e.data.record).toMatchObject({ sensorID: SENSOR_2, value });
   };
 
   it('starts with a snapshot of the streamed sites: LastCommunication, Current and ActiveAlarms as the other routes show them', async () => {
     await post('readings/sensor', { sensorID: SENSOR, value: 1.5, timestamp: minutesAgo(5) });
-    await post('alarms', { siteId: 1, sitePumpID: PUMP, alarmType: 'PumpTrip', message: 'tripped', timestamp: minutesAgo(4) });
+    await post('alarms', {
+      siteId: 1,
+      sitePumpID: PUMP,
+      alarmType: 'PumpTrip',
+      message: 'tripped',
+      timestamp: minutesAgo(4),
+    });
     s = openStream(base, token, { siteIds: '1,2' });
     const snap = await next('snapshot');
     expect(snap.id).toMatch(/^[0-9a-z.~]+-[0-9a-z]+$/);
-    const sites = (await ctx.app.inject({ method: 'GET', url: '/v1/sites?page=1&perPage=10&dataType=additional', headers: bearer(token) })).json().data;
+    const sites = (
+      await ctx.app.inject({
+        method: 'GET',
+        url: '/v1/sites?page=1&perPage=10&dataType=additional',
+        headers: bearer(token),
+      })
+    ).json().data;
     const active = await post('alarms/active', { siteIds: [1, 2] });
     expect(snap.data.sites).toEqual(
       sites.map((site: any) => ({
@@ -67,16 +88,30 @@ describeEachBackend('GET /v1/stream: snapshot and events', (backend) => {
         ActiveAlarms: active.filter((a: any) => a.SiteID === site.SiteID),
       })),
     );
-    expect(snap.data.sites[0].Current.sensors).toEqual([{ sensorID: SENSOR, value: 1.5, timestamp: minutesAgo(5) }]);
+    expect(snap.data.sites[0].Current.sensors).toEqual([
+      { sensorID: SENSOR, value: 1.5, timestamp: minutesAgo(5) },
+    ]);
     expect(snap.data.sites[0].ActiveAlarms).toHaveLength(1);
     expect(snap.data.sites[0].LastCommunication).not.toBeNull();
   });
 
   it('reading: each reading that replaced a current value, as stored; none for an older one', async () => {
-    await post('readings/sensor', { sensorID: SENSOR, value: 2.5, timestamp: minutesAgo(3), extra: 'ignored' });
+    await post('readings/sensor', {
+      sensorID: SENSOR,
+      value: 2.5,
+      timestamp: minutesAgo(3),
+      extra: 'ignored',
+    });
     const e = await next('reading');
-    expect(e.data).toEqual({ siteId: 1, kind: 'sensor', record: { sensorID: SENSOR, value: 2.5, timestamp: minutesAgo(3) } });
-    expect((await post('readings/sensor', { sensorID: SENSOR, value: 9, timestamp: minutesAgo(10) })).duplicates).toBe(1);
+    expect(e.data).toEqual({
+      siteId: 1,
+      kind: 'sensor',
+      record: { sensorID: SENSOR, value: 2.5, timestamp: minutesAgo(3) },
+    });
+    expect(
+      (await post('readings/sensor', { sensorID: SENSOR, value: 9, timestamp: minutesAgo(10) }))
+        .duplicates,
+    ).toBe(1);
     await marker();
     await post('readings/generic', {
       readings: [
@@ -86,9 +121,24 @@ describeEachBackend('GET /v1/stream: snapshot and events', (backend) => {
         { sensorID: SITE2_SENSOR, value: 4, timestamp: minutesAgo(2) },
       ],
     });
-    const got = [await next('reading'), await next('reading'), await next('reading'), await next('reading')].map((x) => x.data);
-    expect(got.map((d) => [d.siteId, d.kind]).sort()).toEqual([[1, 'meter'], [1, 'pump'], [1, 'tank'], [2, 'sensor']]);
-    expect(got.find((d) => d.kind === 'pump').record).toEqual({ sitePumpID: PUMP, running: true, status: 'Running', timestamp: minutesAgo(2) });
+    const got = [
+      await next('reading'),
+      await next('reading'),
+      await next('reading'),
+      await next('reading'),
+    ].map((x) => x.data);
+    expect(got.map((d) => [d.siteId, d.kind]).sort()).toEqual([
+      [1, 'meter'],
+      [1, 'pump'],
+      [1, 'tank'],
+      [2, 'sensor'],
+    ]);
+    expect(got.find((d) => d.kind === 'pump').record).toEqual({
+      sitePumpID: PUMP,
+      running: true,
+      status: 'Running',
+      timestamp: minutesAgo(2),
+    });
   });
 
   it('logs: one per upload, site and kind that stored logs, with the equipment, time range and count; none for a replay', async () => {
@@ -97,12 +147,29 @@ describeEachBackend('GET /v1/stream: snapshot and events', (backend) => {
       { sensorID: SENSOR_2, value: m, timestamp: minutesAgo(m) },
     ]);
     await post('logs/sensor/batch', batch);
-    expect((await next('logs')).data).toEqual({ siteId: 1, kind: 'sensor', ids: [SENSOR, SENSOR_2], from: minutesAgo(12), to: minutesAgo(10), count: 6 });
+    expect((await next('logs')).data).toEqual({
+      siteId: 1,
+      kind: 'sensor',
+      ids: [SENSOR, SENSOR_2],
+      from: minutesAgo(12),
+      to: minutesAgo(10),
+      count: 6,
+    });
     expect((await post('logs/sensor/batch', batch)).stored).toBe(0);
     await marker();
     // A replay that changes one value stores (and announces) only that one.
-    await post('logs/sensor/batch', batch.map((r, i) => (i === 1 ? { ...r, value: 99 } : r)));
-    expect((await next('logs')).data).toEqual({ siteId: 1, kind: 'sensor', ids: [SENSOR_2], from: minutesAgo(10), to: minutesAgo(10), count: 1 });
+    await post(
+      'logs/sensor/batch',
+      batch.map((r, i) => (i === 1 ? { ...r, value: 99 } : r)),
+    );
+    expect((await next('logs')).data).toEqual({
+      siteId: 1,
+      kind: 'sensor',
+      ids: [SENSOR_2],
+      from: minutesAgo(10),
+      to: minutesAgo(10),
+      count: 1,
+    });
     await post('logs/generic', [
       { sensorID: SENSOR, value: 1, timestamp: minutesAgo(20) },
       { sitePumpID: PUMP, running: false, timestamp: minutesAgo(21) },
@@ -112,20 +179,67 @@ describeEachBackend('GET /v1/stream: snapshot and events', (backend) => {
     const got = [await next('logs'), await next('logs'), await next('logs')].map((x) => x.data);
     expect(got.sort((a, b) => a.siteId - b.siteId || a.kind.localeCompare(b.kind))).toEqual([
       { siteId: 1, kind: 'pump', ids: [PUMP], from: minutesAgo(22), to: minutesAgo(21), count: 2 },
-      { siteId: 1, kind: 'sensor', ids: [SENSOR], from: minutesAgo(20), to: minutesAgo(20), count: 1 },
-      { siteId: 2, kind: 'sensor', ids: [SITE2_SENSOR], from: minutesAgo(20), to: minutesAgo(20), count: 1 },
+      {
+        siteId: 1,
+        kind: 'sensor',
+        ids: [SENSOR],
+        from: minutesAgo(20),
+        to: minutesAgo(20),
+        count: 1,
+      },
+      {
+        siteId: 2,
+        kind: 'sensor',
+        ids: [SITE2_SENSOR],
+        from: minutesAgo(20),
+        to: minutesAgo(20),
+        count: 1,
+      },
     ]);
   });
 
   it('alarm: created, duplicate and resolved, each with the record as the active list shows it after the change', async () => {
-    const [sent] = [await post('alarms', { siteId: 1, sensorID: SENSOR, alarmType: 'High', message: 'high', value: 5, timestamp: minutesAgo(3) })];
+    const [sent] = [
+      await post('alarms', {
+        siteId: 1,
+        sensorID: SENSOR,
+        alarmType: 'High',
+        message: 'high',
+        value: 5,
+        timestamp: minutesAgo(3),
+      }),
+    ];
     const created = await next('alarm');
-    const [listed] = (await post('alarms/active', { siteIds: [1] })).filter((a: any) => a.SiteAlarmLogID === sent.SiteAlarmLogID);
+    const [listed] = (await post('alarms/active', { siteIds: [1] })).filter(
+      (a: any) => a.SiteAlarmLogID === sent.SiteAlarmLogID,
+    );
     expect(created.data).toEqual({ siteId: 1, status: 'created', alarm: listed });
-    await post('alarms', { siteId: 1, sensorID: SENSOR, alarmType: 'High', severity: 'critical', message: 'higher', value: 6, timestamp: minutesAgo(2) });
+    await post('alarms', {
+      siteId: 1,
+      sensorID: SENSOR,
+      alarmType: 'High',
+      severity: 'critical',
+      message: 'higher',
+      value: 6,
+      timestamp: minutesAgo(2),
+    });
     const dup = await next('alarm');
-    expect(dup.data).toMatchObject({ siteId: 1, status: 'duplicate', alarm: { SiteAlarmLogID: sent.SiteAlarmLogID, Occurrences: 2, Severity: 'critical', Message: 'higher', Value: 6, LastSeen: minutesAgo(2) } });
-    await post('alarms/resolve', { siteId: 1, alarms: [{ SiteAlarmLogID: sent.SiteAlarmLogID, note: 'fixed' }] });
+    expect(dup.data).toMatchObject({
+      siteId: 1,
+      status: 'duplicate',
+      alarm: {
+        SiteAlarmLogID: sent.SiteAlarmLogID,
+        Occurrences: 2,
+        Severity: 'critical',
+        Message: 'higher',
+        Value: 6,
+        LastSeen: minutesAgo(2),
+      },
+    });
+    await post('alarms/resolve', {
+      siteId: 1,
+      alarms: [{ SiteAlarmLogID: sent.SiteAlarmLogID, note: 'fixed' }],
+    });
     const resolved = await next('alarm');
     expect(resolved.data).toEqual({ siteId: 1, status: 'resolved', alarm: dup.data.alarm });
     // Resolving again changes nothing, so announces nothing.
@@ -137,21 +251,32 @@ describeEachBackend('GET /v1/stream: snapshot and events', (backend) => {
     const doc = generateDemo(DEMO);
     await importDocument(ctx.db, { sensors: doc.sensors });
     await marker(); // an unchanged import
-    const renamed = doc.sensors!.map((x) => (x.SiteSensorID === SENSOR ? { ...x, Name: 'Renamed sensor' } : x));
+    const renamed = doc.sensors!.map((x) =>
+      x.SiteSensorID === SENSOR ? { ...x, Name: 'Renamed sensor' } : x,
+    );
     await importDocument(ctx.db, { sensors: renamed });
     expect((await next('config')).data).toEqual({ siteId: 1 });
     await marker();
   });
 
   it('nothing for a write that failed: its events roll back with it', async () => {
-    const alarm = parseAlarm({ alarmType: 'RolledBack', message: 'never', timestamp: minutesAgo(1) }, 0, '');
+    const alarm = parseAlarm(
+      { alarmType: 'RolledBack', message: 'never', timestamp: minutesAgo(1) },
+      0,
+      '',
+    );
     await expect(
       ctx.db.transaction(async (tx) => {
         await storeAlarms(tx, 1, [alarm]);
         throw new Error('rollback');
       }),
     ).rejects.toThrow('rollback');
-    const refused = await ctx.app.inject({ method: 'POST', url: '/v1/edge/readings/sensor', headers: bearer(token), payload: { sensorID: SENSOR, value: 'x', timestamp: minutesAgo(0) } });
+    const refused = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/edge/readings/sensor',
+      headers: bearer(token),
+      payload: { sensorID: SENSOR, value: 'x', timestamp: minutesAgo(0) },
+    });
     expect(refused.statusCode).toBe(400);
     await marker();
     expect(s.events.slice(seen).length).toBe(0);

@@ -30,13 +30,21 @@ export async function listen(app: FastifyTypebox): Promise<string> {
 }
 
 /** `route`: the origin to connect to at each (re)connection, as a load balancer would choose. */
-export function openStream(base: string, token: string, opts: { siteIds?: string; lastEventId?: string; route?: () => string } = {}): Stream {
+export function openStream(
+  base: string,
+  token: string,
+  opts: { siteIds?: string; lastEventId?: string; route?: () => string } = {},
+): Stream {
   const url = `${base}/v1/stream${opts.siteIds !== undefined ? `?siteIds=${opts.siteIds}` : ''}`;
   const connects: (string | null)[] = [];
   const es = new EventSource(url, {
     fetch: (input, init) => {
-      const headers: Record<string, string> = { ...(init?.headers as Record<string, string>), authorization: `Bearer ${token}` };
-      if (opts.lastEventId && !headers['Last-Event-ID'] && !headers['last-event-id']) headers['last-event-id'] = opts.lastEventId;
+      const headers: Record<string, string> = {
+        ...(init?.headers as Record<string, string>),
+        authorization: `Bearer ${token}`,
+      };
+      if (opts.lastEventId && !headers['Last-Event-ID'] && !headers['last-event-id'])
+        headers['last-event-id'] = opts.lastEventId;
       connects.push(headers['Last-Event-ID'] ?? headers['last-event-id'] ?? null);
       const target = opts.route ? String(input).replace(base, opts.route()) : input;
       return fetch(target, { ...init, headers });
@@ -63,7 +71,10 @@ export function openStream(base: string, token: string, opts: { siteIds?: string
       for (;;) {
         const found = events.slice(from).find(match);
         if (found) return found;
-        if (Date.now() > end) throw new Error(`no matching event in ${ms} ms; got ${events.map((e) => e.type).join(', ')}`);
+        if (Date.now() > end)
+          throw new Error(
+            `no matching event in ${ms} ms; got ${events.map((e) => e.type).join(', ')}`,
+          );
         await new Promise<void>((resolve) => {
           wake = resolve;
           setTimeout(resolve, 50);

@@ -23,13 +23,21 @@ describeEachBackend('GET /v1/stream: resume with Last-Event-ID', (backend) => {
   const reading = async (sensorID = SENSOR) => {
     const value = ++n;
     const res = await ctx.app.inject({
-      method: 'POST', url: '/v1/edge/readings/sensor', headers: bearer(token), payload: { sensorID, value, timestamp: new Date(Date.now() + n).toISOString() },
+      method: 'POST',
+      url: '/v1/edge/readings/sensor',
+      headers: bearer(token),
+      payload: { sensorID, value, timestamp: new Date(Date.now() + n).toISOString() },
     });
     expect(res.statusCode).toBe(201);
     return value;
   };
-  const values = (s: Stream, from = 0) => s.events.slice(from).filter((e) => e.type === 'reading').map((e) => e.data.record.value);
-  const lastReading = (s: Stream, value: number) => s.next((e) => e.type === 'reading' && e.data.record.value === value);
+  const values = (s: Stream, from = 0) =>
+    s.events
+      .slice(from)
+      .filter((e) => e.type === 'reading')
+      .map((e) => e.data.record.value);
+  const lastReading = (s: Stream, value: number) =>
+    s.next((e) => e.type === 'reading' && e.data.record.value === value);
 
   it('replays exactly what was missed, in order and without a snapshot, then goes on live', async () => {
     const first = openStream(base, token, { siteIds: '1' });
@@ -39,14 +47,29 @@ describeEachBackend('GET /v1/stream: resume with Last-Event-ID', (backend) => {
     first.close();
     const missed = [await reading(), await reading(SENSOR_2), await reading()];
     const alarm = await ctx.app.inject({
-      method: 'POST', url: '/v1/edge/alarms', headers: bearer(token), payload: { siteId: 1, sitePumpID: PUMP, alarmType: 'Missed', message: 'm', timestamp: new Date().toISOString() },
+      method: 'POST',
+      url: '/v1/edge/alarms',
+      headers: bearer(token),
+      payload: {
+        siteId: 1,
+        sitePumpID: PUMP,
+        alarmType: 'Missed',
+        message: 'm',
+        timestamp: new Date().toISOString(),
+      },
     });
     expect(alarm.statusCode).toBe(201);
     const again = openStream(base, token, { siteIds: '1', lastEventId: got.id });
     await again.next((e) => e.type === 'alarm');
     const live = await reading();
     await lastReading(again, live);
-    expect(again.events.map((e) => e.type)).toEqual(['reading', 'reading', 'reading', 'alarm', 'reading']);
+    expect(again.events.map((e) => e.type)).toEqual([
+      'reading',
+      'reading',
+      'reading',
+      'alarm',
+      'reading',
+    ]);
     expect(values(again)).toEqual([...missed, live]);
     // Every id resumes from its own event: from the second missed one on, the rest and nothing before.
     const third = openStream(base, token, { siteIds: '1', lastEventId: again.events[1].id });
@@ -61,18 +84,27 @@ describeEachBackend('GET /v1/stream: resume with Last-Event-ID', (backend) => {
     await s.next((e) => e.type === 'snapshot');
     const last = await lastReading(s, await reading());
     s.close();
-    for (const [id, siteIds] of [['garbage!', '1'], ['zz', '1'], [last.id, '1,2'], [last.id.replace(/-.*/, ''), '1']] as const) {
+    for (const [id, siteIds] of [
+      ['garbage!', '1'],
+      ['zz', '1'],
+      [last.id, '1,2'],
+      [last.id.replace(/-.*/, ''), '1'],
+    ] as const) {
       const other = openStream(base, token, { siteIds, lastEventId: id });
       expect((await other.next(() => true)).type, id).toBe('snapshot');
       other.close();
     }
     const missed = await reading();
-    const [now] = await ctx.db.query<{ snap: string }>('SELECT pg_current_snapshot()::text AS snap');
+    const [now] = await ctx.db.query<{ snap: string }>(
+      'SELECT pg_current_snapshot()::text AS snap',
+    );
     expect(await pruneEvents(ctx.db, fromSnapshot(now.snap))).toBeGreaterThan(0);
     const pruned = openStream(base, token, { siteIds: '1', lastEventId: last.id });
     const snap = await pruned.next(() => true);
     expect(snap.type).toBe('snapshot');
-    expect(snap.data.sites[0].Current.sensors.find((r: any) => r.sensorID === SENSOR).value).toBe(missed);
+    expect(snap.data.sites[0].Current.sensors.find((r: any) => r.sensorID === SENSOR).value).toBe(
+      missed,
+    );
     // After the pruning, ids are good again.
     const after = await lastReading(pruned, await reading());
     pruned.close();
@@ -83,7 +115,8 @@ describeEachBackend('GET /v1/stream: resume with Last-Event-ID', (backend) => {
   });
 
   it('keeps every event at least the retention time after its commit, then prunes it', async () => {
-    const count = async () => (await ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM stream_events'))[0].n;
+    const count = async () =>
+      (await ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM stream_events'))[0].n;
     const pruner = new Pruner(ctx.db, 300_000);
     await reading();
     const before = await count();
@@ -97,7 +130,9 @@ describeEachBackend('GET /v1/stream: resume with Last-Event-ID', (backend) => {
   });
 
   it('ends every stream at shutdown, cleanly and at once, before the database closes', async () => {
-    const other = await startApp(backend, { demo: { sites: 1, transactionsPerSite: 0, imagesPerSite: 0 } });
+    const other = await startApp(backend, {
+      demo: { sites: 1, transactionsPerSite: 0, imagesPerSite: 0 },
+    });
     const url = await listen(other.app);
     const streams = [1, 2, 3].map(async () => {
       const s = openStream(url, await other.token());

@@ -41,7 +41,13 @@ function stalledClient(base: string, token: string) {
       .on('error', reject)
       .end();
   });
-  return { frames, opened, pause: () => res.pause(), resume: () => res.resume(), ended: () => ended };
+  return {
+    frames,
+    opened,
+    pause: () => res.pause(),
+    resume: () => res.resume(),
+    ended: () => ended,
+  };
 }
 
 describeEachBackend('GET /v1/stream: a client that stops reading', (backend) => {
@@ -50,7 +56,10 @@ describeEachBackend('GET /v1/stream: a client that stops reading', (backend) => 
     for (const c of contexts) await c.close();
   });
   async function start(maxBuffer: number) {
-    const ctx = await startApp(backend, { demo: { sites: 1, pumpsPerSite: PUMPS, transactionsPerSite: 0, imagesPerSite: 0 }, config: { STREAM_MAX_BUFFER: maxBuffer } });
+    const ctx = await startApp(backend, {
+      demo: { sites: 1, pumpsPerSite: PUMPS, transactionsPerSite: 0, imagesPerSite: 0 },
+      config: { STREAM_MAX_BUFFER: maxBuffer },
+    });
     contexts.push(ctx);
     return { ctx, base: await listen(ctx.app), token: await ctx.token() };
   }
@@ -58,8 +67,18 @@ describeEachBackend('GET /v1/stream: a client that stops reading', (backend) => 
   async function upload(ctx: TestContext, token: string, rounds: number) {
     const t0 = Date.now() - 3_600_000;
     for (let r = 1; r <= rounds; r++) {
-      const readings = Array.from({ length: PUMPS }, (_, i) => ({ sitePumpID: FIRST_PUMP + i, frequency: r, status: STATUS, timestamp: new Date(t0 + r * 1000).toISOString() }));
-      const res = await ctx.app.inject({ method: 'POST', url: '/v1/edge/readings/pump/batch', headers: bearer(token), payload: { readings } });
+      const readings = Array.from({ length: PUMPS }, (_, i) => ({
+        sitePumpID: FIRST_PUMP + i,
+        frequency: r,
+        status: STATUS,
+        timestamp: new Date(t0 + r * 1000).toISOString(),
+      }));
+      const res = await ctx.app.inject({
+        method: 'POST',
+        url: '/v1/edge/readings/pump/batch',
+        headers: bearer(token),
+        payload: { readings },
+      });
       expect(res.statusCode).toBe(201);
     }
   }
@@ -95,9 +114,17 @@ describeEachBackend('GET /v1/stream: a client that stops reading', (backend) => 
 
   it('coalesces its readings per pump, the latest winning, and never sends an older one after a newer', async () => {
     const { client } = await stallThroughUploads(slow);
-    const last = () => new Set(client.frames.filter((f) => f.data.record?.frequency === ROUNDS).map((f) => f.data.record.sitePumpID));
+    const last = () =>
+      new Set(
+        client.frames
+          .filter((f) => f.data.record?.frequency === ROUNDS)
+          .map((f) => f.data.record.sitePumpID),
+      );
     for (let i = 0; last().size < PUMPS; i++) {
-      if (i > 400) throw new Error(`got ${client.frames.length} frames, ${last().size} pumps at the last round`);
+      if (i > 400)
+        throw new Error(
+          `got ${client.frames.length} frames, ${last().size} pumps at the last round`,
+        );
       await sleep(50);
     }
     const readings = expectInOrder(client.frames);

@@ -9,7 +9,14 @@ import { Subscriber, type Sink } from '../../src/stream/subscriber.js';
 // wins, never an older after a newer); ends the stream past the bound.
 
 function fakeSink() {
-  const state = { full: false, text: '', buffered: 0, ended: false, drain: [] as (() => void)[], closeFns: [] as (() => void)[] };
+  const state = {
+    full: false,
+    text: '',
+    buffered: 0,
+    ended: false,
+    drain: [] as (() => void)[],
+    closeFns: [] as (() => void)[],
+  };
   const sink: Sink = {
     write(text) {
       state.text += text;
@@ -46,7 +53,18 @@ let xid = 1000;
 function reading(equipment: string, ts: number, value: number): StreamEvent {
   const after: Cursor = { xmax: ++xid + 1, xip: [], partials: [] };
   const data = JSON.stringify({ equipment, ts, value });
-  return { xid, eid: xid, siteId: 1, type: 'reading', data, key: equipment, ts, after, id: encode(after), tail: tail('reading', data) };
+  return {
+    xid,
+    eid: xid,
+    siteId: 1,
+    type: 'reading',
+    data,
+    key: equipment,
+    ts,
+    after,
+    id: encode(after),
+    tail: tail('reading', data),
+  };
 }
 function other(type: 'logs' | 'alarm', value: number): StreamEvent {
   const after: Cursor = { xmax: ++xid + 1, xip: [], partials: [] };
@@ -138,8 +156,12 @@ describe('a subscriber queue', () => {
   });
 
   it('frames an event as SSE, a line break in data as several data lines', () => {
-    expect(frame('3uw-1x', 'reading', '{"a":1}')).toBe('id: 3uw-1x\nevent: reading\ndata: {"a":1}\n\n');
-    expect(frame('1', 'snapshot', 'a\nb\r\nc', 1000)).toBe('id: 1\nevent: snapshot\nretry: 1000\ndata: a\ndata: b\ndata: c\n\n');
+    expect(frame('3uw-1x', 'reading', '{"a":1}')).toBe(
+      'id: 3uw-1x\nevent: reading\ndata: {"a":1}\n\n',
+    );
+    expect(frame('1', 'snapshot', 'a\nb\r\nc', 1000)).toBe(
+      'id: 1\nevent: snapshot\nretry: 1000\ndata: a\ndata: b\ndata: c\n\n',
+    );
   });
 
   it('ends when the connection closes', () => {

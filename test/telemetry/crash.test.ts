@@ -26,7 +26,8 @@ describeEachBackend('telemetry upload across a crash', (backend) => {
   const schema = `crash_${Date.now()}`;
   const url = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://unused');
   url.searchParams.set('options', `-c search_path=${schema}`);
-  const env: Record<string, string> = backend === 'pglite' ? { DATA_DIR: dataDir } : { DATABASE_URL: url.toString(), DEMO: '1' };
+  const env: Record<string, string> =
+    backend === 'pglite' ? { DATA_DIR: dataDir } : { DATABASE_URL: url.toString(), DEMO: '1' };
 
   const admin = async <T>(fn: (c: pg.Client) => Promise<T>) => {
     const c = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
@@ -41,12 +42,18 @@ describeEachBackend('telemetry upload across a crash', (backend) => {
   afterAll(async () => {
     server?.child.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
-    if (backend === 'postgres') await admin((c) => c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
+    if (backend === 'postgres')
+      await admin((c) => c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
   });
 
   const start = async () => {
     const port = await freePort();
-    server = runTs('server.ts', [], { ...env, PORT: String(port), HOST: '127.0.0.1', RATE_LIMIT_MAX: '1000000' });
+    server = runTs('server.ts', [], {
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      RATE_LIMIT_MAX: '1000000',
+    });
     const base = `http://127.0.0.1:${port}`;
     await waitFor(async () => {
       if (server!.child.exitCode !== null) throw new Error(`server exited: ${server!.stderr()}`);
@@ -117,7 +124,9 @@ describeEachBackend('telemetry upload across a crash', (backend) => {
     const rows = await (async () => {
       const sql = `SELECT sensor_id, ts, value, count(*) OVER (PARTITION BY sensor_id, ts) AS copies FROM sensor_logs WHERE ts < '2025-06-01'`;
       if (backend === 'postgres') {
-        const res = await admin((c) => c.query(sql.replace('sensor_logs', `${schema}.sensor_logs`)));
+        const res = await admin((c) =>
+          c.query(sql.replace('sensor_logs', `${schema}.sensor_logs`)),
+        );
         return res.rows;
       }
       const db = await openPglite(dataDir);

@@ -17,26 +17,49 @@ describeEachBackend('demo telemetry', (backend) => {
   it('holds a week of five-minute logs for every piece of equipment, up to the current step', async () => {
     expect(DEMO_SAMPLES).toBe(7 * 24 * 12);
     const step = DEMO_STEP_MINUTES * 60_000;
-    for (const [logs, equipment] of [['sensor_logs', 'sensors'], ['meter_logs', 'flow_meters'], ['pump_logs', 'pumps'], ['tank_logs', 'tank_groups']]) {
+    for (const [logs, equipment] of [
+      ['sensor_logs', 'sensors'],
+      ['meter_logs', 'flow_meters'],
+      ['pump_logs', 'pumps'],
+      ['tank_logs', 'tank_groups'],
+    ]) {
       const n = await count(`SELECT count(*) AS n FROM ${equipment}`);
       expect(n, equipment).toBeGreaterThan(0);
       expect(await count(`SELECT count(*) AS n FROM ${logs}`), logs).toBe(n * DEMO_SAMPLES);
-      const [span] = await db.query(`SELECT min(ts) AS a, max(ts) AS b, count(DISTINCT ts) AS samples FROM ${logs}`);
+      const [span] = await db.query(
+        `SELECT min(ts) AS a, max(ts) AS b, count(DISTINCT ts) AS samples FROM ${logs}`,
+      );
       expect(Number(span.samples)).toBe(DEMO_SAMPLES);
       expect(Date.now() - new Date(span.b).getTime()).toBeLessThan(step + 60_000);
-      expect(new Date(span.b).getTime() - new Date(span.a).getTime()).toBe((DEMO_SAMPLES - 1) * step);
+      expect(new Date(span.b).getTime() - new Date(span.a).getTime()).toBe(
+        (DEMO_SAMPLES - 1) * step,
+      );
     }
     const [meter] = await db.query(`SELECT bool_and(total_volume > 0) AS ok FROM meter_logs`);
     expect(meter.ok).toBe(true);
-    const [nulls] = await db.query(`SELECT count(*) AS n FROM sensor_logs WHERE value IS NULL OR value = 'NaN'`);
+    const [nulls] = await db.query(
+      `SELECT count(*) AS n FROM sensor_logs WHERE value IS NULL OR value = 'NaN'`,
+    );
     expect(Number(nulls.n)).toBe(0);
   });
 
   it('gives every piece of equipment a current reading shaped like an upload record, and every site a LastCommunication', async () => {
-    const equipment = await count(`SELECT (SELECT count(*) FROM sensors) + (SELECT count(*) FROM flow_meters) + (SELECT count(*) FROM pumps) + (SELECT count(*) FROM tank_groups) AS n`);
+    const equipment = await count(
+      `SELECT (SELECT count(*) FROM sensors) + (SELECT count(*) FROM flow_meters) + (SELECT count(*) FROM pumps) + (SELECT count(*) FROM tank_groups) AS n`,
+    );
     expect(await count(`SELECT count(*) AS n FROM current_readings`)).toBe(equipment);
-    const [pump] = await db.query(`SELECT record FROM current_readings WHERE equipment_kind = 'pump' LIMIT 1`);
-    expect(Object.keys(pump.record).sort()).toEqual(['frequency', 'pressure', 'running', 'sitePumpID', 'status', 'statusID', 'timestamp']);
+    const [pump] = await db.query(
+      `SELECT record FROM current_readings WHERE equipment_kind = 'pump' LIMIT 1`,
+    );
+    expect(Object.keys(pump.record).sort()).toEqual([
+      'frequency',
+      'pressure',
+      'running',
+      'sitePumpID',
+      'status',
+      'statusID',
+      'timestamp',
+    ]);
     expect(pump.record.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d[05]:00\.000Z$/);
     expect(await count(`SELECT count(*) AS n FROM sites WHERE last_communication IS NULL`)).toBe(0);
   });

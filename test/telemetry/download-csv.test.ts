@@ -1,16 +1,59 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachBackend, startApp, type TestContext } from '../helper.js';
 import { KINDS, METER, PUMP, SENSOR, TANK } from './fixtures.js';
-import { csvOf, DOWNLOAD_URLS, downloader, LOAD_URL, loadBody, parseCsv, RAW_URL, storeLogs, type Kind } from './download-fixtures.js';
+import {
+  csvOf,
+  DOWNLOAD_URLS,
+  downloader,
+  LOAD_URL,
+  loadBody,
+  parseCsv,
+  RAW_URL,
+  storeLogs,
+  type Kind,
+} from './download-fixtures.js';
 
 // The download routes answer CSV when the Accept header prefers it (contract 6), with the JSON
 // field names in the contract's order; and the OpenAPI document says so.
 
 const FIELDS: Record<Kind | 'raw', string[]> = {
   sensor: ['sensorID', 'start', 'end', 'count', 'min', 'max', 'avg', 'first', 'last'],
-  meter: ['flowMeterID', 'start', 'end', 'count', 'volume', 'lastTotalVolume', 'avgFlowRate', 'maxFlowRate', 'avgPressure'],
-  pump: ['sitePumpID', 'start', 'end', 'count', 'runningPercent', 'avgFrequency', 'avgPressure', 'maxPressure', 'lastStatusID', 'lastStatus'],
-  tank: ['siteTankGroupID', 'start', 'end', 'count', 'minEntryTankLevel', 'maxEntryTankLevel', 'avgEntryTankLevel', 'minExitTankLevel', 'maxExitTankLevel', 'avgExitTankLevel', 'lastTotalVolume'],
+  meter: [
+    'flowMeterID',
+    'start',
+    'end',
+    'count',
+    'volume',
+    'lastTotalVolume',
+    'avgFlowRate',
+    'maxFlowRate',
+    'avgPressure',
+  ],
+  pump: [
+    'sitePumpID',
+    'start',
+    'end',
+    'count',
+    'runningPercent',
+    'avgFrequency',
+    'avgPressure',
+    'maxPressure',
+    'lastStatusID',
+    'lastStatus',
+  ],
+  tank: [
+    'siteTankGroupID',
+    'start',
+    'end',
+    'count',
+    'minEntryTankLevel',
+    'maxEntryTankLevel',
+    'avgEntryTankLevel',
+    'minExitTankLevel',
+    'maxExitTankLevel',
+    'avgExitTankLevel',
+    'lastTotalVolume',
+  ],
   raw: ['sensorID', 'value', 'timestamp'],
 };
 const DTO: Record<string, [request: string, element: string]> = {
@@ -28,7 +71,19 @@ describeEachBackend('telemetry download as CSV', (backend) => {
   let get: ReturnType<typeof downloader>;
   /** Each route's request, by URL, with the field list of its records. */
   const requests: [url: string, body: unknown, fields: string[]][] = [
-    ...KINDS.map((k) => [LOAD_URL[k], loadBody(k, [{ sensor: SENSOR, meter: METER, pump: PUMP, tank: TANK }[k]], t('00:00'), t('02:00')), FIELDS[k]] as [string, unknown, string[]]),
+    ...KINDS.map(
+      (k) =>
+        [
+          LOAD_URL[k],
+          loadBody(
+            k,
+            [{ sensor: SENSOR, meter: METER, pump: PUMP, tank: TANK }[k]],
+            t('00:00'),
+            t('02:00'),
+          ),
+          FIELDS[k],
+        ] as [string, unknown, string[]],
+    ),
     [RAW_URL, { sensorId: SENSOR, start: t('00:00'), end: t('02:00') }, FIELDS.raw],
   ];
   beforeAll(async () => {
@@ -36,10 +91,23 @@ describeEachBackend('telemetry download as CSV', (backend) => {
     const token = await ctx.token('*');
     get = downloader(ctx, token);
     // Statistics that no sample carries, to see null become an empty field; a status that needs quoting.
-    await storeLogs(ctx, token, 'sensor', [{ sensorID: SENSOR, timestamp: t('00:10'), value: 1.5 }, { sensorID: SENSOR, timestamp: t('00:20'), value: 2.25 }, { sensorID: SENSOR, timestamp: t('01:10'), value: 1 / 3 }]);
-    await storeLogs(ctx, token, 'meter', [{ flowMeterID: METER, timestamp: t('00:10'), totalVolume: 10 }, { flowMeterID: METER, timestamp: t('01:10'), flowRate: 5 }]);
-    await storeLogs(ctx, token, 'pump', [{ sitePumpID: PUMP, timestamp: t('00:10'), running: true, statusID: 7, status: STATUS }, { sitePumpID: PUMP, timestamp: t('01:10'), pressure: 3 }]);
-    await storeLogs(ctx, token, 'tank', [{ siteTankGroupID: TANK, timestamp: t('00:10'), entryTankLevel: 1 }, { siteTankGroupID: TANK, timestamp: t('01:10'), exitTankLevel: 2 }]);
+    await storeLogs(ctx, token, 'sensor', [
+      { sensorID: SENSOR, timestamp: t('00:10'), value: 1.5 },
+      { sensorID: SENSOR, timestamp: t('00:20'), value: 2.25 },
+      { sensorID: SENSOR, timestamp: t('01:10'), value: 1 / 3 },
+    ]);
+    await storeLogs(ctx, token, 'meter', [
+      { flowMeterID: METER, timestamp: t('00:10'), totalVolume: 10 },
+      { flowMeterID: METER, timestamp: t('01:10'), flowRate: 5 },
+    ]);
+    await storeLogs(ctx, token, 'pump', [
+      { sitePumpID: PUMP, timestamp: t('00:10'), running: true, statusID: 7, status: STATUS },
+      { sitePumpID: PUMP, timestamp: t('01:10'), pressure: 3 },
+    ]);
+    await storeLogs(ctx, token, 'tank', [
+      { siteTankGroupID: TANK, timestamp: t('00:10'), entryTankLevel: 1 },
+      { siteTankGroupID: TANK, timestamp: t('01:10'), exitTankLevel: 2 },
+    ]);
   });
   afterAll(async () => ctx?.close());
 
@@ -58,8 +126,20 @@ describeEachBackend('telemetry download as CSV', (backend) => {
     // Spot checks of the form: an empty field for null, the RFC 4180 quoting of the status.
     const pump = await get(LOAD_URL.pump, requests[2][1], { accept: 'text/csv' });
     expect(pump.text).toContain(`,100,,,,7,"Stopped, ""manual""\r\nsee log"\r\n`);
-    const sensor = parseCsv((await get(LOAD_URL.sensor, requests[0][1], { accept: 'text/csv' })).text);
-    expect(sensor[1]).toEqual(['10100', '2026-04-01T00:00:00.000Z', '2026-04-01T01:00:00.000Z', '2', '1.5', '2.25', '1.875', '1.5', '2.25']);
+    const sensor = parseCsv(
+      (await get(LOAD_URL.sensor, requests[0][1], { accept: 'text/csv' })).text,
+    );
+    expect(sensor[1]).toEqual([
+      '10100',
+      '2026-04-01T00:00:00.000Z',
+      '2026-04-01T01:00:00.000Z',
+      '2',
+      '1.5',
+      '2.25',
+      '1.875',
+      '1.5',
+      '2.25',
+    ]);
     expect(Number(sensor[2][6])).toBe(1 / 3);
   });
 
@@ -89,17 +169,42 @@ describeEachBackend('telemetry download as CSV', (backend) => {
   });
 
   it('writes an answer of several pages, the first of them empty, as one valid JSON array and one CSV table', async () => {
-    await storeLogs(ctx, await ctx.token('*'), 'sensor', [{ sensorID: 10112, timestamp: '2026-06-05T10:00:00Z', value: 7 }, { sensorID: 10109, timestamp: '2026-06-05T11:00:00Z', value: 8 }]);
+    await storeLogs(ctx, await ctx.token('*'), 'sensor', [
+      { sensorID: 10112, timestamp: '2026-06-05T10:00:00Z', value: 7 },
+      { sensorID: 10109, timestamp: '2026-06-05T11:00:00Z', value: 8 },
+    ]);
     // 10 ids x 7,202 hours: the engine reads 6 ids a page, so the ids with logs come on the second page.
     const ids = [10112, 10101, 10104, 10105, 10106, 10107, 10108, 10109, 10110, 10111];
     const body = loadBody('sensor', ids, '2026-01-01T00:00:00Z', '2026-10-28T00:00:00Z');
     const json = await get(LOAD_URL.sensor, body);
     expect(json.status).toBe(200);
     expect(json.body).toEqual([
-      { sensorID: 10109, start: '2026-06-05T11:00:00.000Z', end: '2026-06-05T12:00:00.000Z', count: 1, min: 8, max: 8, avg: 8, first: 8, last: 8 },
-      { sensorID: 10112, start: '2026-06-05T10:00:00.000Z', end: '2026-06-05T11:00:00.000Z', count: 1, min: 7, max: 7, avg: 7, first: 7, last: 7 },
+      {
+        sensorID: 10109,
+        start: '2026-06-05T11:00:00.000Z',
+        end: '2026-06-05T12:00:00.000Z',
+        count: 1,
+        min: 8,
+        max: 8,
+        avg: 8,
+        first: 8,
+        last: 8,
+      },
+      {
+        sensorID: 10112,
+        start: '2026-06-05T10:00:00.000Z',
+        end: '2026-06-05T11:00:00.000Z',
+        count: 1,
+        min: 7,
+        max: 7,
+        avg: 7,
+        first: 7,
+        last: 7,
+      },
     ]);
-    expect(parseCsv((await get(LOAD_URL.sensor, body, { accept: 'text/csv' })).text)).toEqual(csvOf(json.body, FIELDS.sensor));
+    expect(parseCsv((await get(LOAD_URL.sensor, body, { accept: 'text/csv' })).text)).toEqual(
+      csvOf(json.body, FIELDS.sensor),
+    );
   });
 
   it('lists both media types on the 200 of each download route in the OpenAPI document, with an operationId', async () => {
@@ -114,10 +219,17 @@ describeEachBackend('telemetry download as CSV', (backend) => {
       expect(Object.keys(ok.content).sort(), url).toEqual(['application/json', 'text/csv']);
       expect(ok.content['application/json'].schema.type, url).toBe('array');
       // DTOs are named components of the document (src/plugins/openapi-components.ts).
-      expect(ok.content['application/json'].schema.items.$ref, url).toBe(`#/components/schemas/${DTO[url][1]}`);
-      expect(Object.keys(doc.components.schemas[DTO[url][1]].properties), url).toEqual(url === RAW_URL ? FIELDS.raw : FIELDS[KINDS.find((k) => LOAD_URL[k] === url)!]);
-      expect(op.requestBody.content['application/json'].schema.$ref, url).toBe(`#/components/schemas/${DTO[url][0]}`);
-      for (const status of ['400', '401', '403', '404', '429']) expect(op.responses[status], `${url} ${status}`).toBeDefined();
+      expect(ok.content['application/json'].schema.items.$ref, url).toBe(
+        `#/components/schemas/${DTO[url][1]}`,
+      );
+      expect(Object.keys(doc.components.schemas[DTO[url][1]].properties), url).toEqual(
+        url === RAW_URL ? FIELDS.raw : FIELDS[KINDS.find((k) => LOAD_URL[k] === url)!],
+      );
+      expect(op.requestBody.content['application/json'].schema.$ref, url).toBe(
+        `#/components/schemas/${DTO[url][0]}`,
+      );
+      for (const status of ['400', '401', '403', '404', '429'])
+        expect(op.responses[status], `${url} ${status}`).toBeDefined();
     }
     expect(ids.size).toBe(DOWNLOAD_URLS.length);
   });

@@ -13,7 +13,12 @@ export const LOAD_URL: Record<Kind, string> = {
   pump: '/v1/pumps/logs/load',
   tank: '/v1/tanks/logs/load',
 };
-export const IDS_FIELD: Record<Kind, string> = { sensor: 'sensorIds', meter: 'meterIds', pump: 'pumpIds', tank: 'tankGroupIds' };
+export const IDS_FIELD: Record<Kind, string> = {
+  sensor: 'sensorIds',
+  meter: 'meterIds',
+  pump: 'pumpIds',
+  tank: 'tankGroupIds',
+};
 export const RAW_URL = '/v1/sensors/logs/raw';
 /** The five download routes. */
 export const DOWNLOAD_URLS = [...KINDS.map((k) => LOAD_URL[k]), RAW_URL];
@@ -31,7 +36,11 @@ export interface Answer {
 
 /** POST a download with the token (or the given headers) and an optional Accept header. */
 export function downloader(ctx: TestContext, token: string | null) {
-  return async (url: string, payload: unknown, headers: Record<string, string> = {}): Promise<Answer> => {
+  return async (
+    url: string,
+    payload: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Answer> => {
     const res = await ctx.app.inject({
       method: 'POST',
       url,
@@ -39,12 +48,24 @@ export function downloader(ctx: TestContext, token: string | null) {
       payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
     });
     const type = String(res.headers['content-type'] ?? '');
-    return { status: res.statusCode, type, text: res.body, body: type.startsWith('application/json') ? res.json() : undefined, res };
+    return {
+      status: res.statusCode,
+      type,
+      text: res.body,
+      body: type.startsWith('application/json') ? res.json() : undefined,
+      res,
+    };
   };
 }
 
 /** A summary request body of a kind. */
-export const loadBody = (kind: Kind, ids: unknown, start: string, end: string, more: Record<string, unknown> = {}) => ({
+export const loadBody = (
+  kind: Kind,
+  ids: unknown,
+  start: string,
+  end: string,
+  more: Record<string, unknown> = {},
+) => ({
   [IDS_FIELD[kind]]: ids,
   start,
   end,
@@ -54,7 +75,13 @@ export const loadBody = (kind: Kind, ids: unknown, start: string, end: string, m
 /** Loads summaries that must be answered 200, and returns their elements. */
 export function summaryLoader(ctx: TestContext, token: string) {
   const get = downloader(ctx, token);
-  return async (kind: Kind, ids: number[], start: string, end: string, more: Record<string, unknown> = {}): Promise<Record<string, any>[]> => {
+  return async (
+    kind: Kind,
+    ids: number[],
+    start: string,
+    end: string,
+    more: Record<string, unknown> = {},
+  ): Promise<Record<string, any>[]> => {
     const a = await get(LOAD_URL[kind], loadBody(kind, ids, start, end, more));
     expect(a.status, a.text).toBe(200);
     return a.body;
@@ -62,7 +89,12 @@ export function summaryLoader(ctx: TestContext, token: string) {
 }
 
 /** Stores logs of one kind through the batch upload route, 10,000 a request; every request must be a 201. */
-export async function storeLogs(ctx: TestContext, token: string, kind: Kind, records: Record<string, unknown>[]) {
+export async function storeLogs(
+  ctx: TestContext,
+  token: string,
+  kind: Kind,
+  records: Record<string, unknown>[],
+) {
   const post = poster(ctx, token);
   let stored = 0;
   for (let i = 0; i < records.length; i += 10_000) {
@@ -77,8 +109,13 @@ export async function storeLogs(ctx: TestContext, token: string, kind: Kind, rec
  * Runs the checks twice: while the uploaded buckets are still marked stale (read from the logs),
  * then after the rollups were brought up to date (read from the rollups).
  */
-export async function inBothStates(ctx: TestContext, check: (state: 'stale' | 'clean') => Promise<void>) {
-  expect(await count(ctx.db, 'rollup_dirty'), 'stale marks before the first check').toBeGreaterThan(0);
+export async function inBothStates(
+  ctx: TestContext,
+  check: (state: 'stale' | 'clean') => Promise<void>,
+) {
+  expect(await count(ctx.db, 'rollup_dirty'), 'stale marks before the first check').toBeGreaterThan(
+    0,
+  );
   await check('stale');
   await refreshAll(ctx.db);
   expect(await count(ctx.db, 'rollup_dirty'), 'no stale mark after the refresh').toBe(0);
@@ -99,17 +136,21 @@ export const sensorSummary = (sensorID: number, start: string, end: string, valu
 });
 
 /** Sensor logs from [timestamp, value] pairs. */
-export const sensorLogs = (sensorID: number, pairs: [string, number][]) => pairs.map(([timestamp, value]) => ({ sensorID, timestamp, value }));
+export const sensorLogs = (sensorID: number, pairs: [string, number][]) =>
+  pairs.map(([timestamp, value]) => ({ sensorID, timestamp, value }));
 
 /** Checks the contract's error body (and that it is JSON, whatever the Accept header said). */
 export function expectError(a: Answer, status: number, error: string) {
   expect(a.status, a.text).toBe(status);
   expect(a.type).toMatch(/^application\/json/);
   expect(a.body).toMatchObject({ statusCode: status, error, message: expect.any(String) });
-  expect(Object.keys(a.body).every((k) => ['statusCode', 'error', 'message', 'details'].includes(k))).toBe(true);
+  expect(
+    Object.keys(a.body).every((k) => ['statusCode', 'error', 'message', 'details'].includes(k)),
+  ).toBe(true);
   expect(a.body.message.length).toBeGreaterThan(0);
   if (a.body.details !== undefined)
-    for (const d of a.body.details) expect(d).toEqual({ path: expect.any(String), message: expect.any(String) });
+    for (const d of a.body.details)
+      expect(d).toEqual({ path: expect.any(String), message: expect.any(String) });
 }
 
 /** RFC 4180 reader for the CSV answers: rows of fields; fails on a line end that is not CRLF. */
@@ -121,12 +162,13 @@ export function parseCsv(text: string): string[][] {
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (field += '"'), i++;
+      if (c === '"' && text[i + 1] === '"') ((field += '"'), i++);
       else if (c === '"') quoted = false;
       else field += c;
     } else if (c === '"') quoted = true;
-    else if (c === ',') row.push(field), (field = '');
-    else if (c === '\r' && text[i + 1] === '\n') row.push(field), rows.push(row), (row = []), (field = ''), i++;
+    else if (c === ',') (row.push(field), (field = ''));
+    else if (c === '\r' && text[i + 1] === '\n')
+      (row.push(field), rows.push(row), (row = []), (field = ''), i++);
     else if (c === '\n' || c === '\r') throw new Error(`bare line end at ${i}`);
     else field += c;
   }

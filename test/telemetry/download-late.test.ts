@@ -2,7 +2,13 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { refreshAll, RollupRefresher } from '../../src/telemetry/rollups/refresh.js';
 import { describeEachBackend, startApp, type TestContext } from '../helper.js';
 import { count, METER, poster, PUMP, SENSOR } from './fixtures.js';
-import { iso, sensorLogs, sensorSummary as S, summaryLoader, type Kind } from './download-fixtures.js';
+import {
+  iso,
+  sensorLogs,
+  sensorSummary as S,
+  summaryLoader,
+  type Kind,
+} from './download-fixtures.js';
 
 // Summaries are exact (contract 6): after a refresh has rolled buckets up, late, replayed and
 // replacing uploads into those buckets show in the next summary, before the refresher ran again
@@ -29,7 +35,10 @@ describeEachBackend('telemetry download after late uploads', (backend) => {
   const marks = () => count(ctx.db, 'rollup_dirty');
   /** Uploads, checks the answer's counts, and returns how many buckets are stale now. */
   const upload = async (kind: Kind, records: Row[], stored: number, duplicates = 0) => {
-    expect(await post(`logs/${kind}/batch`, records)).toEqual({ status: 201, body: { received: records.length, stored, duplicates } });
+    expect(await post(`logs/${kind}/batch`, records)).toEqual({
+      status: 201,
+      body: { received: records.length, stored, duplicates },
+    });
     return marks();
   };
   /** The expectation holds with the marks of the uploads (mixed state), and again once refreshed. */
@@ -41,24 +50,48 @@ describeEachBackend('telemetry download after late uploads', (backend) => {
   };
 
   it('sensor: late, replayed and replacing logs in rolled-up hours and days', async () => {
-    await upload('sensor', sensorLogs(SENSOR, [[d1('10:00'), 10], [d1('10:30'), 20], [d1('11:00'), 30], [d2('10:00'), 40]]), 4);
+    await upload(
+      'sensor',
+      sensorLogs(SENSOR, [
+        [d1('10:00'), 10],
+        [d1('10:30'), 20],
+        [d1('11:00'), 30],
+        [d2('10:00'), 40],
+      ]),
+      4,
+    );
     await refreshAll(ctx.db);
     const hours = () => load('sensor', [SENSOR], DAY1, DAY3);
     const days = () => load('sensor', [SENSOR], DAY1, DAY3, { interval: '1d' });
-    expect(await days()).toEqual([S(SENSOR, DAY1, d2('00:00'), [10, 20, 30]), S(SENSOR, d2('00:00'), DAY3, [40])]);
+    expect(await days()).toEqual([
+      S(SENSOR, DAY1, d2('00:00'), [10, 20, 30]),
+      S(SENSOR, d2('00:00'), DAY3, [40]),
+    ]);
 
     // Late: a new minimum and maximum inside a rolled-up hour, a new first and last of a rolled-up day.
-    const late = sensorLogs(SENSOR, [[d1('10:15'), 5], [d1('10:45'), 50], [d1('00:00'), 100], [d1('23:59'), 1]]);
+    const late = sensorLogs(SENSOR, [
+      [d1('10:15'), 5],
+      [d1('10:45'), 50],
+      [d1('00:00'), 100],
+      [d1('23:59'), 1],
+    ]);
     expect(await upload('sensor', late, 4)).toBe(4);
     await expectBoth(async (state) => {
-      expect.soft(await hours(), state).toEqual([
-        S(SENSOR, d1('00:00'), d1('01:00'), [100]),
-        S(SENSOR, d1('10:00'), d1('11:00'), [10, 5, 20, 50]),
-        S(SENSOR, d1('11:00'), d1('12:00'), [30]),
-        S(SENSOR, d1('23:00'), d2('00:00'), [1]),
-        S(SENSOR, d2('10:00'), d2('11:00'), [40]),
-      ]);
-      expect.soft(await days(), state).toEqual([S(SENSOR, DAY1, d2('00:00'), [100, 10, 5, 20, 50, 30, 1]), S(SENSOR, d2('00:00'), DAY3, [40])]);
+      expect
+        .soft(await hours(), state)
+        .toEqual([
+          S(SENSOR, d1('00:00'), d1('01:00'), [100]),
+          S(SENSOR, d1('10:00'), d1('11:00'), [10, 5, 20, 50]),
+          S(SENSOR, d1('11:00'), d1('12:00'), [30]),
+          S(SENSOR, d1('23:00'), d2('00:00'), [1]),
+          S(SENSOR, d2('10:00'), d2('11:00'), [40]),
+        ]);
+      expect
+        .soft(await days(), state)
+        .toEqual([
+          S(SENSOR, DAY1, d2('00:00'), [100, 10, 5, 20, 50, 30, 1]),
+          S(SENSOR, d2('00:00'), DAY3, [40]),
+        ]);
     });
 
     // Replayed: counted as duplicates, nothing marked, nothing changes.
@@ -67,44 +100,93 @@ describeEachBackend('telemetry download after late uploads', (backend) => {
     expect([await hours(), await days()]).toEqual(before);
 
     // Replacing: new values for stored keys.
-    expect(await upload('sensor', sensorLogs(SENSOR, [[d1('11:00'), 35], [d2('10:00'), -40]]), 2)).toBe(2);
+    expect(
+      await upload(
+        'sensor',
+        sensorLogs(SENSOR, [
+          [d1('11:00'), 35],
+          [d2('10:00'), -40],
+        ]),
+        2,
+      ),
+    ).toBe(2);
     await expectBoth(async (state) => {
-      expect.soft((await hours()).slice(2), state).toEqual([
-        S(SENSOR, d1('11:00'), d1('12:00'), [35]),
-        S(SENSOR, d1('23:00'), d2('00:00'), [1]),
-        S(SENSOR, d2('10:00'), d2('11:00'), [-40]),
-      ]);
-      expect.soft(await days(), state).toEqual([S(SENSOR, DAY1, d2('00:00'), [100, 10, 5, 20, 50, 35, 1]), S(SENSOR, d2('00:00'), DAY3, [-40])]);
+      expect
+        .soft((await hours()).slice(2), state)
+        .toEqual([
+          S(SENSOR, d1('11:00'), d1('12:00'), [35]),
+          S(SENSOR, d1('23:00'), d2('00:00'), [1]),
+          S(SENSOR, d2('10:00'), d2('11:00'), [-40]),
+        ]);
+      expect
+        .soft(await days(), state)
+        .toEqual([
+          S(SENSOR, DAY1, d2('00:00'), [100, 10, 5, 20, 50, 35, 1]),
+          S(SENSOR, d2('00:00'), DAY3, [-40]),
+        ]);
     });
   });
 
   it('meter: a late or replacing reading changes the volume of the rolled-up bucket after it', async () => {
-    const m = (time: string, totalVolume: number) => ({ flowMeterID: METER, timestamp: time, totalVolume });
+    const m = (time: string, totalVolume: number) => ({
+      flowMeterID: METER,
+      timestamp: time,
+      totalVolume,
+    });
     await upload('meter', [m(d1('10:00'), 100), m(d1('11:00'), 150), m(d1('12:00'), 170)], 3);
     await refreshAll(ctx.db);
-    const vol = async (interval: string) => (await load('meter', [METER], DAY1, DAY3, { interval })).map((e) => [e.start, e.count, e.volume, e.lastTotalVolume]);
-    expect(await vol('1h')).toEqual([[iso(d1('10:00')), 1, 0, 100], [iso(d1('11:00')), 1, 50, 150], [iso(d1('12:00')), 1, 20, 170]]);
+    const vol = async (interval: string) =>
+      (await load('meter', [METER], DAY1, DAY3, { interval })).map((e) => [
+        e.start,
+        e.count,
+        e.volume,
+        e.lastTotalVolume,
+      ]);
+    expect(await vol('1h')).toEqual([
+      [iso(d1('10:00')), 1, 0, 100],
+      [iso(d1('11:00')), 1, 50, 150],
+      [iso(d1('12:00')), 1, 20, 170],
+    ]);
 
     expect(await upload('meter', [m(d1('10:40'), 130)], 1)).toBe(1);
     await expectBoth(async (state) => {
-      expect.soft(await vol('1h'), state).toEqual([[iso(d1('10:00')), 2, 30, 130], [iso(d1('11:00')), 1, 20, 150], [iso(d1('12:00')), 1, 20, 170]]);
+      expect.soft(await vol('1h'), state).toEqual([
+        [iso(d1('10:00')), 2, 30, 130],
+        [iso(d1('11:00')), 1, 20, 150],
+        [iso(d1('12:00')), 1, 20, 170],
+      ]);
       expect.soft(await vol('1d'), state).toEqual([[iso(DAY1), 4, 70, 170]]);
     });
 
     // 11:00 drops below 10:40: a counter reset, adding its own total; 12:00 then adds 50.
     expect(await upload('meter', [m(d1('11:00'), 120)], 1)).toBe(1);
     await expectBoth(async (state) => {
-      expect.soft(await vol('1h'), state).toEqual([[iso(d1('10:00')), 2, 30, 130], [iso(d1('11:00')), 1, 120, 120], [iso(d1('12:00')), 1, 50, 170]]);
+      expect.soft(await vol('1h'), state).toEqual([
+        [iso(d1('10:00')), 2, 30, 130],
+        [iso(d1('11:00')), 1, 120, 120],
+        [iso(d1('12:00')), 1, 50, 170],
+      ]);
       expect.soft(await vol('all'), state).toEqual([[iso(DAY1), 4, 200, 170]]);
     });
   });
 
-  it('pump: a late latest sample replaces the rolled-up bucket\'s last status, an earlier one does not', async () => {
-    const p = (time: string, statusID: number, status: string, running: boolean) => ({ sitePumpID: PUMP, timestamp: time, statusID, status, running });
+  it("pump: a late latest sample replaces the rolled-up bucket's last status, an earlier one does not", async () => {
+    const p = (time: string, statusID: number, status: string, running: boolean) => ({
+      sitePumpID: PUMP,
+      timestamp: time,
+      statusID,
+      status,
+      running,
+    });
     await upload('pump', [p(d1('10:00'), 1, 'A', true), p(d1('10:30'), 2, 'B', false)], 2);
     await refreshAll(ctx.db);
     const last = async (interval: string) =>
-      (await load('pump', [PUMP], DAY1, DAY3, { interval })).map((e) => [e.count, e.runningPercent, e.lastStatusID, e.lastStatus]);
+      (await load('pump', [PUMP], DAY1, DAY3, { interval })).map((e) => [
+        e.count,
+        e.runningPercent,
+        e.lastStatusID,
+        e.lastStatus,
+      ]);
     expect(await last('1h')).toEqual([[2, 50, 2, 'B']]);
     expect(await upload('pump', [p(d1('10:15'), 3, 'C', true)], 1)).toBe(1);
     await expectBoth(async (state) => {
@@ -124,12 +206,26 @@ describeEachBackend('telemetry download after late uploads', (backend) => {
     const open = Math.floor(Date.now() / quarter) * quarter + quarter;
     const openTs = new Date(open + 60_000).toISOString();
     const past = '2026-10-01T03:00:00Z'; // after every other test's data
-    expect(await upload('sensor', sensorLogs(SENSOR, [[past, 7], [openTs, 8]]), 2)).toBe(2);
-    const refresher = new RollupRefresher(ctx.db, { intervalMs: 10, batch: 100, onError: (err) => expect.fail(String(err)) });
+    expect(
+      await upload(
+        'sensor',
+        sensorLogs(SENSOR, [
+          [past, 7],
+          [openTs, 8],
+        ]),
+        2,
+      ),
+    ).toBe(2);
+    const refresher = new RollupRefresher(ctx.db, {
+      intervalMs: 10,
+      batch: 100,
+      onError: (err) => expect.fail(String(err)),
+    });
     refresher.start();
     try {
       const deadline = Date.now() + 10_000;
-      while ((await marks()) > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      while ((await marks()) > 1 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20));
       // Several more cycles: the open quarter's mark is still there.
       await new Promise((r) => setTimeout(r, 200));
     } finally {
@@ -139,9 +235,20 @@ describeEachBackend('telemetry download after late uploads', (backend) => {
     expect(left.map((r) => new Date(r.bucket).getTime())).toEqual([open]);
     const from = past;
     const to = new Date(open + quarter).toISOString();
-    expect(await load('sensor', [SENSOR], from, to, { interval: 'all' })).toEqual([S(SENSOR, from, to, [7, 8])]);
+    expect(await load('sensor', [SENSOR], from, to, { interval: 'all' })).toEqual([
+      S(SENSOR, from, to, [7, 8]),
+    ]);
     // The whole range in hours: the open quarter's hour is read from the logs, the rest from rollups.
     const hours = await load('sensor', [SENSOR], from, to);
-    expect(hours.at(-1)).toEqual(S(SENSOR, new Date(Math.floor(open / 3_600_000) * 3_600_000).toISOString(), new Date(Math.min(Math.floor(open / 3_600_000) * 3_600_000 + 3_600_000, open + quarter)).toISOString(), [8]));
+    expect(hours.at(-1)).toEqual(
+      S(
+        SENSOR,
+        new Date(Math.floor(open / 3_600_000) * 3_600_000).toISOString(),
+        new Date(
+          Math.min(Math.floor(open / 3_600_000) * 3_600_000 + 3_600_000, open + quarter),
+        ).toISOString(),
+        [8],
+      ),
+    );
   });
 });

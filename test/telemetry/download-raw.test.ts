@@ -19,10 +19,17 @@ describeEachBackend('telemetry raw download', (backend) => {
     const token = await ctx.token('*');
     get = downloader(ctx, token);
     // Uploaded in reverse order, so that the answer's order comes from the download, not the upload.
-    const logs = Array.from({ length: N }, (_, k) => ({ sensorID: SENSOR, timestamp: at(N - 1 - k), value: N - 1 - k }));
+    const logs = Array.from({ length: N }, (_, k) => ({
+      sensorID: SENSOR,
+      timestamp: at(N - 1 - k),
+      value: N - 1 - k,
+    }));
     expect(await storeLogs(ctx, token, 'sensor', logs)).toBe(N);
     // Another sensor's logs in the same range are never part of the answer.
-    await storeLogs(ctx, token, 'sensor', [{ sensorID: SENSOR_2, timestamp: at(10), value: -1 }, { sensorID: SENSOR_2, timestamp: at(30_000), value: -2 }]);
+    await storeLogs(ctx, token, 'sensor', [
+      { sensorID: SENSOR_2, timestamp: at(10), value: -1 },
+      { sensorID: SENSOR_2, timestamp: at(30_000), value: -2 },
+    ]);
   }, 600_000);
   afterAll(async () => ctx?.close());
 
@@ -32,11 +39,21 @@ describeEachBackend('telemetry raw download', (backend) => {
     return a;
   };
   /** Checks that `rows` are logs from..to-1 in ascending order. */
-  const expectLogs = (rows: { sensorID: number; value: number; timestamp: string }[], from: number, to: number) => {
+  const expectLogs = (
+    rows: { sensorID: number; value: number; timestamp: string }[],
+    from: number,
+    to: number,
+  ) => {
     expect(rows.length).toBe(to - from);
     expect(rows[0]).toEqual({ sensorID: SENSOR, value: from, timestamp: at(from) });
-    expect(rows[rows.length - 1]).toEqual({ sensorID: SENSOR, value: to - 1, timestamp: at(to - 1) });
-    const wrong = rows.findIndex((r, k) => r.value !== from + k || r.timestamp !== at(from + k) || r.sensorID !== SENSOR);
+    expect(rows[rows.length - 1]).toEqual({
+      sensorID: SENSOR,
+      value: to - 1,
+      timestamp: at(to - 1),
+    });
+    const wrong = rows.findIndex(
+      (r, k) => r.value !== from + k || r.timestamp !== at(from + k) || r.sensorID !== SENSOR,
+    );
     expect(wrong, wrong >= 0 ? JSON.stringify(rows[wrong]) : '').toBe(-1);
   };
 
@@ -46,7 +63,8 @@ describeEachBackend('telemetry raw download', (backend) => {
     expect(a.type).toMatch(/^application\/json/);
     expectLogs(a.body, 0, N - 1);
     // The same range written with an offset.
-    const shifted = (i: number) => new Date(BASE + i * 1001 + 2 * 3_600_000).toISOString().replace('Z', '+02:00');
+    const shifted = (i: number) =>
+      new Date(BASE + i * 1001 + 2 * 3_600_000).toISOString().replace('Z', '+02:00');
     expectLogs((await raw(shifted(1), shifted(N))).body, 1, N);
   });
 
@@ -61,27 +79,45 @@ describeEachBackend('telemetry raw download', (backend) => {
 
   it('answers the same logs as CSV: header, CRLF lines, the same values', async () => {
     const [from, to] = [19_990, 40_010];
-    const json = (await raw(at(from), at(to))).body as { sensorID: number; value: number; timestamp: string }[];
+    const json = (await raw(at(from), at(to))).body as {
+      sensorID: number;
+      value: number;
+      timestamp: string;
+    }[];
     const csv = await raw(at(from), at(to), { accept: 'text/csv' });
     expect(csv.type).toMatch(/^text\/csv/);
     expect(csv.text.startsWith('sensorID,value,timestamp\r\n')).toBe(true);
     const rows = parseCsv(csv.text);
     expect(rows[0]).toEqual(['sensorID', 'value', 'timestamp']);
-    expect(rows.slice(1)).toEqual(json.map((r) => [String(r.sensorID), String(r.value), r.timestamp]));
+    expect(rows.slice(1)).toEqual(
+      json.map((r) => [String(r.sensorID), String(r.value), r.timestamp]),
+    );
     expect(rows.length).toBe(to - from + 1);
     // An empty range: the header line alone.
-    expect((await raw('2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z', { accept: 'text/csv' })).text).toBe('sensorID,value,timestamp\r\n');
+    expect(
+      (await raw('2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z', { accept: 'text/csv' })).text,
+    ).toBe('sensorID,value,timestamp\r\n');
   });
 
   it('answers values as stored: fractions, negatives, tiny and large numbers', async () => {
     const token = await ctx.token('*');
     const values = [0.1, -0.5, 1e-7, 123456789.125, -0];
     const day = Date.parse('2026-11-10T00:00:00Z');
-    const logs = values.map((value, i) => ({ sensorID: SENSOR_2, timestamp: new Date(day + i * 60_000).toISOString(), value }));
+    const logs = values.map((value, i) => ({
+      sensorID: SENSOR_2,
+      timestamp: new Date(day + i * 60_000).toISOString(),
+      value,
+    }));
     await storeLogs(ctx, token, 'sensor', logs);
     const body = { sensorId: SENSOR_2, start: '2026-11-10T00:00:00Z', end: '2026-11-11T00:00:00Z' };
     const json = await get(RAW_URL, body);
-    expect(json.body).toEqual(logs.map((l) => ({ sensorID: SENSOR_2, value: l.value === 0 ? 0 : l.value, timestamp: l.timestamp })));
+    expect(json.body).toEqual(
+      logs.map((l) => ({
+        sensorID: SENSOR_2,
+        value: l.value === 0 ? 0 : l.value,
+        timestamp: l.timestamp,
+      })),
+    );
     const csv = parseCsv((await get(RAW_URL, body, { accept: 'text/csv' })).text);
     expect(csv.slice(1).map((r) => Number(r[1]))).toEqual([0.1, -0.5, 1e-7, 123456789.125, 0]);
   });

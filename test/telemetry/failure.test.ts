@@ -23,10 +23,16 @@ function faulty(db: Database) {
   const wrapped = instrument(db, (view, ms) => {
     const gate = <T>(run: () => Promise<T>): Promise<T> => {
       if (state.mode === 'hang') return withinDeadline(ms, () => new Promise<T>(() => {}));
-      if (state.mode === 'fail') return Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
+      if (state.mode === 'fail')
+        return Promise.reject(
+          Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+        );
       return run();
     };
-    return { query: (sql, params) => gate(() => view.query(sql, params)), transaction: (fn) => gate(() => view.transaction(fn)) };
+    return {
+      query: (sql, params) => gate(() => view.query(sql, params)),
+      transaction: (fn) => gate(() => view.transaction(fn)),
+    };
   });
   return { db: wrapped, state };
 }
@@ -43,9 +49,18 @@ describeEachBackend('telemetry upload when the database fails', (backend) => {
     state = f.state;
     // Long caches: the token's client and the equipment are known before the database goes away, so the
     // write itself meets the failure. WRITE_TIMEOUT_MS short: a stuck database answers 500 quickly.
-    app = await buildApp(testConfig({ WRITE_TIMEOUT_MS: 400, CLIENT_CACHE_MS: 60_000, EQUIPMENT_CACHE_MS: 600_000 }), { db: f.db, logger: false });
+    app = await buildApp(
+      testConfig({ WRITE_TIMEOUT_MS: 400, CLIENT_CACHE_MS: 60_000, EQUIPMENT_CACHE_MS: 600_000 }),
+      { db: f.db, logger: false },
+    );
     await upsertClient(db, { clientId: 'edge', clientSecret: 'secret-123456', siteIds: '*' });
-    token = (await app.inject({ method: 'POST', url: '/token', payload: { clientId: 'edge', clientSecret: 'secret-123456' } })).json().accessToken;
+    token = (
+      await app.inject({
+        method: 'POST',
+        url: '/token',
+        payload: { clientId: 'edge', clientSecret: 'secret-123456' },
+      })
+    ).json().accessToken;
   });
   afterAll(async () => {
     await app?.close();
@@ -55,12 +70,23 @@ describeEachBackend('telemetry upload when the database fails', (backend) => {
   let minute = 0;
   const upload = async (path = 'logs/pump', id = 10401) => {
     const timestamp = new Date(Date.UTC(2026, 7, 1) + minute++ * 60_000).toISOString();
-    const record = path.includes('sensor') ? { sensorID: id, value: 1, timestamp } : { sitePumpID: id, running: true, timestamp };
+    const record = path.includes('sensor')
+      ? { sensorID: id, value: 1, timestamp }
+      : { sitePumpID: id, running: true, timestamp };
     const body = path === 'logs/generic' ? [record] : record;
-    const res = await app.inject({ method: 'POST', url: `/v1/edge/${path}`, headers: bearer(token), payload: body });
+    const res = await app.inject({
+      method: 'POST',
+      url: `/v1/edge/${path}`,
+      headers: bearer(token),
+      payload: body,
+    });
     return { status: res.statusCode, body: res.json() };
   };
-  const errorBody = { statusCode: 500, error: 'Internal Server Error', message: expect.any(String) };
+  const errorBody = {
+    statusCode: 500,
+    error: 'Internal Server Error',
+    message: expect.any(String),
+  };
 
   it('answers 500 with the error body while the database refuses, and 201 again once it is back', async () => {
     expect((await upload()).status).toBe(201);
@@ -84,7 +110,10 @@ describeEachBackend('telemetry upload when the database fails', (backend) => {
   it('answers 500 instead of hanging when the database does not answer, and recovers', async () => {
     state.mode = 'hang';
     const res = await Promise.all([upload(), upload('readings/sensor', SENSOR)]);
-    expect(res).toEqual([{ status: 500, body: errorBody }, { status: 500, body: errorBody }]);
+    expect(res).toEqual([
+      { status: 500, body: errorBody },
+      { status: 500, body: errorBody },
+    ]);
     state.mode = 'ok';
     expect((await upload()).status).toBe(201);
   });

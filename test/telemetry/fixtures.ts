@@ -13,7 +13,8 @@ export const SITE2_SENSOR = 20100;
 export const SITE2_PUMP = 20401;
 
 /** A time this many minutes ago, ISO. */
-export const minutesAgo = (m: number) => new Date(Math.floor(Date.now() / 60_000) * 60_000 - m * 60_000).toISOString();
+export const minutesAgo = (m: number) =>
+  new Date(Math.floor(Date.now() / 60_000) * 60_000 - m * 60_000).toISOString();
 
 export function poster(ctx: TestContext, token: string) {
   return async (url: string, payload: unknown) => {
@@ -48,7 +49,10 @@ export const mixed = (ts: string, n: number) => [
 ];
 
 export const count = async (db: Database, table: string, where = 'true', params: unknown[] = []) =>
-  Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE ${where}`, params))[0].n);
+  Number(
+    (await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE ${where}`, params))[0]
+      .n,
+  );
 
 /** Row counts of every telemetry table, to show that a refused request stored nothing. */
 export const snapshot = async (db: Database) => ({
@@ -61,11 +65,36 @@ export const snapshot = async (db: Database) => ({
 });
 
 /** A valid record of each kind, for the route-by-route checks. */
-export const VALID: Record<'sensor' | 'meter' | 'pump' | 'tank', (ts: string) => Record<string, unknown>> = {
+export const VALID: Record<
+  'sensor' | 'meter' | 'pump' | 'tank',
+  (ts: string) => Record<string, unknown>
+> = {
   sensor: (ts) => ({ sensorID: SENSOR, value: 12.5, timestamp: ts }),
-  meter: (ts) => ({ flowMeterID: METER, timestamp: ts, startTimestamp: '2026-01-05T00:00:00Z', totalVolume: 1500.5, dayVolume: 12, pressure: 110, flowRate: 8000 }),
-  pump: (ts) => ({ sitePumpID: PUMP, timestamp: ts, pressure: 900, running: true, frequency: 55.5, statusID: 1, status: 'Running' }),
-  tank: (ts) => ({ siteTankGroupID: TANK, entryTankLevel: 10.5, exitTankLevel: 10.1, totalVolume: 3000, timestamp: ts }),
+  meter: (ts) => ({
+    flowMeterID: METER,
+    timestamp: ts,
+    startTimestamp: '2026-01-05T00:00:00Z',
+    totalVolume: 1500.5,
+    dayVolume: 12,
+    pressure: 110,
+    flowRate: 8000,
+  }),
+  pump: (ts) => ({
+    sitePumpID: PUMP,
+    timestamp: ts,
+    pressure: 900,
+    running: true,
+    frequency: 55.5,
+    statusID: 1,
+    status: 'Running',
+  }),
+  tank: (ts) => ({
+    siteTankGroupID: TANK,
+    entryTankLevel: 10.5,
+    exitTankLevel: 10.1,
+    totalVolume: 3000,
+    timestamp: ts,
+  }),
 };
 
 export const KINDS = ['sensor', 'meter', 'pump', 'tank'] as const;

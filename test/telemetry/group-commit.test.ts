@@ -18,21 +18,39 @@ describeEachBackend('telemetry group commit', (backend) => {
     // (Readings of one sensor share a time: were they older than one another, their order would decide which count.)
     const results = await Promise.all(
       Array.from({ length: 120 }, (_, i) =>
-        i % 2 ? t.post('logs/sensor', { sensorID: SENSOR, value: i, timestamp: minute(i) }) : t.post('readings/sensor', { sensorID: 10102 + (i % 8), value: i, timestamp: minute(0) }),
+        i % 2
+          ? t.post('logs/sensor', { sensorID: SENSOR, value: i, timestamp: minute(i) })
+          : t.post('readings/sensor', {
+              sensorID: 10102 + (i % 8),
+              value: i,
+              timestamp: minute(0),
+            }),
       ),
     );
-    for (const r of results) expect(r).toEqual({ status: 201, body: { received: 1, stored: 1, duplicates: 0 } });
+    for (const r of results)
+      expect(r).toEqual({ status: 201, body: { received: 1, stored: 1, duplicates: 0 } });
     expect(await count(t.ctx.db, 'sensor_logs', 'sensor_id = $1', [SENSOR])).toBe(60);
   });
 
   it('gives concurrent requests for one key the counts they would have one after another', async () => {
-    const same = await Promise.all(Array.from({ length: 20 }, () => t.post('logs/sensor', { sensorID: SENSOR_2, value: 1, timestamp: minute(500) })));
+    const same = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        t.post('logs/sensor', { sensorID: SENSOR_2, value: 1, timestamp: minute(500) }),
+      ),
+    );
     expect(same.map((r) => r.status)).toEqual(Array(20).fill(201));
     expect(same.reduce((n, r) => n + r.body.stored, 0)).toBe(1);
     expect(same.reduce((n, r) => n + r.body.duplicates, 0)).toBe(19);
-    const changing = await Promise.all(Array.from({ length: 20 }, (_, i) => t.post('logs/sensor', { sensorID: SENSOR_2, value: 100 + i, timestamp: minute(501) })));
+    const changing = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        t.post('logs/sensor', { sensorID: SENSOR_2, value: 100 + i, timestamp: minute(501) }),
+      ),
+    );
     expect(changing.map((r) => r.body.stored)).toEqual(Array(20).fill(1));
-    const rows = await t.ctx.db.query<{ value: number }>(`SELECT value FROM sensor_logs WHERE sensor_id = $1 AND ts = $2`, [SENSOR_2, minute(501)]);
+    const rows = await t.ctx.db.query<{ value: number }>(
+      `SELECT value FROM sensor_logs WHERE sensor_id = $1 AND ts = $2`,
+      [SENSOR_2, minute(501)],
+    );
     expect(rows).toHaveLength(1);
     expect(rows[0].value).toBeGreaterThanOrEqual(100);
   });
@@ -42,29 +60,48 @@ describeEachBackend('telemetry group commit', (backend) => {
     const sent: string[] = [];
     const counting = instrument(t.ctx.db, (db) => ({
       query: (sql, params) => (sent.push(sql), db.query(sql, params)),
-      transaction: (fn) => db.transaction((tx) => fn({ ...tx, query: (sql, params) => (sent.push(sql), tx.query(sql, params)) })),
+      transaction: (fn) =>
+        db.transaction((tx) =>
+          fn({ ...tx, query: (sql, params) => (sent.push(sql), tx.query(sql, params)) }),
+        ),
     }));
     const partitions = new Partitions(t.ctx.db);
     await partitions.cover(Date.now());
-    return { writer: new TelemetryWriter(counting, partitions, { group, maxInFlight: 1, maxPerLane: 1 }), sent };
+    return {
+      writer: new TelemetryWriter(counting, partitions, { group, maxInFlight: 1, maxPerLane: 1 }),
+      sent,
+    };
   }
   // Entries reach the writer with their site found (demo ids: site * 10000 + n).
-  const entry = (m: number, value: unknown = m, id = SENSOR): Entry => ({ kind: 'sensor', id, ts: Date.parse(minute(m)), values: [value], index: 0, site: Math.floor(id / 10_000) });
+  const entry = (m: number, value: unknown = m, id = SENSOR): Entry => ({
+    kind: 'sensor',
+    id,
+    ts: Date.parse(minute(m)),
+    values: [value],
+    index: 0,
+    site: Math.floor(id / 10_000),
+  });
   const job = (...entries: Entry[]) => makeJob('log', entries, [1]);
 
   it('writes requests that arrive together, or queue up while a write is in flight, in one statement', async () => {
     const { writer, sent } = await writerWith(true);
-    const counts = await Promise.all(Array.from({ length: 50 }, (_, i) => writer.submit(job(entry(1000 + i)), soon())));
+    const counts = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => writer.submit(job(entry(1000 + i)), soon())),
+    );
     expect(counts).toEqual(Array(50).fill({ received: 1, stored: 1, duplicates: 0 }));
     expect(sent).toHaveLength(1); // the 50 that arrived together, in one statement
     const ungrouped = await writerWith(false);
-    await Promise.all(Array.from({ length: 50 }, (_, i) => ungrouped.writer.submit(job(entry(1100 + i)), soon())));
+    await Promise.all(
+      Array.from({ length: 50 }, (_, i) => ungrouped.writer.submit(job(entry(1100 + i)), soon())),
+    );
     expect(ungrouped.sent).toHaveLength(50);
     // While a write is in flight, what arrives waits and then goes together.
     const late = await writerWith(true);
     const first = late.writer.submit(job(entry(1200)), soon());
     await new Promise((r) => setImmediate(r));
-    const rest = Array.from({ length: 30 }, (_, i) => late.writer.submit(job(entry(1201 + i)), soon()));
+    const rest = Array.from({ length: 30 }, (_, i) =>
+      late.writer.submit(job(entry(1201 + i)), soon()),
+    );
     await Promise.all([first, ...rest]);
     expect(late.sent).toHaveLength(2);
   });
@@ -77,20 +114,39 @@ describeEachBackend('telemetry group commit', (backend) => {
       writer.submit(job(entry(2000, 2)), soon()),
       writer.submit(job(entry(2000, 2), entry(2002, 5)), soon()),
     ]);
-    expect(counts.map((c) => [c.stored, c.duplicates])).toEqual([[1, 0], [1, 1], [1, 0], [1, 1]]);
+    expect(counts.map((c) => [c.stored, c.duplicates])).toEqual([
+      [1, 0],
+      [1, 1],
+      [1, 0],
+      [1, 1],
+    ]);
     expect(sent).toHaveLength(4); // one transaction of four rounds, a statement each
-    const [row] = await t.ctx.db.query(`SELECT value FROM sensor_logs WHERE sensor_id = $1 AND ts = $2`, [SENSOR, minute(2000)]);
+    const [row] = await t.ctx.db.query(
+      `SELECT value FROM sensor_logs WHERE sensor_id = $1 AND ts = $2`,
+      [SENSOR, minute(2000)],
+    );
     expect(row.value).toBe(2);
   });
 
   it('writes new keys with a plain INSERT, and upserts the same jobs when a key was already stored', async () => {
     const { writer, sent } = await writerWith(true);
-    expect(await writer.submit(job(entry(2500, 1), entry(2501, 1)), soon())).toEqual({ received: 2, stored: 2, duplicates: 0 });
+    expect(await writer.submit(job(entry(2500, 1), entry(2501, 1)), soon())).toEqual({
+      received: 2,
+      stored: 2,
+      duplicates: 0,
+    });
     expect(sent.map((sql) => /DO UPDATE/.test(sql))).toEqual([false]);
     sent.length = 0;
-    expect(await writer.submit(job(entry(2501, 2), entry(2502, 1)), soon())).toEqual({ received: 2, stored: 2, duplicates: 0 });
+    expect(await writer.submit(job(entry(2501, 2), entry(2502, 1)), soon())).toEqual({
+      received: 2,
+      stored: 2,
+      duplicates: 0,
+    });
     expect(sent.map((sql) => /DO UPDATE/.test(sql))).toEqual([false, true]);
-    const rows = await t.ctx.db.query(`SELECT value FROM sensor_logs WHERE sensor_id = $1 AND ts >= $2 AND ts <= $3 ORDER BY ts`, [SENSOR, minute(2500), minute(2502)]);
+    const rows = await t.ctx.db.query(
+      `SELECT value FROM sensor_logs WHERE sensor_id = $1 AND ts >= $2 AND ts <= $3 ORDER BY ts`,
+      [SENSOR, minute(2500), minute(2502)],
+    );
     expect(rows.map((r) => r.value)).toEqual([1, 2, 1]);
   });
 
@@ -102,30 +158,61 @@ describeEachBackend('telemetry group commit', (backend) => {
       writer.submit(job(entry(3002, 'not a number')), soon()),
       writer.submit(job(entry(3003)), soon()),
     ]);
-    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect(outcomes.map((o) => o.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+    ]);
     const reason = (outcomes[2] as PromiseRejectedResult).reason;
     expect(reason).toBeInstanceOf(HttpError);
     expect(reason.statusCode).toBe(500);
-    expect(await count(t.ctx.db, 'sensor_logs', 'sensor_id = $1 AND ts >= $2 AND ts <= $3', [SENSOR, minute(3000), minute(3003)])).toBe(3);
+    expect(
+      await count(t.ctx.db, 'sensor_logs', 'sensor_id = $1 AND ts >= $2 AND ts <= $3', [
+        SENSOR,
+        minute(3000),
+        minute(3003),
+      ]),
+    ).toBe(3);
   });
 
   it('keeps uploads of other tables going while one table does not answer, and answers the stuck ones 500 at their deadline', async () => {
     // Statements that write sensor_logs never answer (a lock held elsewhere); the rest of the database works.
     const stuck = instrument(t.ctx.db, (db) => ({
-      query: (sql, params) => (/INSERT INTO sensor_logs/.test(sql) ? new Promise<never>(() => {}) : db.query(sql, params)),
+      query: (sql, params) =>
+        /INSERT INTO sensor_logs/.test(sql) ? new Promise<never>(() => {}) : db.query(sql, params),
     }));
     const partitions = new Partitions(t.ctx.db);
-    const writer = new TelemetryWriter(stuck, partitions, { group: true, maxInFlight: 2, maxPerLane: 1 });
+    const writer = new TelemetryWriter(stuck, partitions, {
+      group: true,
+      maxInFlight: 2,
+      maxPerLane: 1,
+    });
     const started = Date.now();
     const sensorLogs = [4000, 4001, 4002].map((m) => writer.submit(job(entry(m)), soon(800)));
     await new Promise((r) => setTimeout(r, 50)); // the first is in flight, the others wait in its lane
-    const pump: Entry = { kind: 'pump', id: 10401, ts: Date.parse(minute(4000)), values: [], record: { sitePumpID: 10401, running: true }, index: 0, site: 1 };
+    const pump: Entry = {
+      kind: 'pump',
+      id: 10401,
+      ts: Date.parse(minute(4000)),
+      values: [],
+      record: { sitePumpID: 10401, running: true },
+      index: 0,
+      site: 1,
+    };
     const reading = await writer.submit(makeJob('reading', [pump], [1]), soon(800));
     expect(reading).toMatchObject({ received: 1 });
     expect(Date.now() - started).toBeLessThan(700); // not behind the stuck sensor writes
     const outcomes = await Promise.allSettled(sensorLogs);
-    for (const o of outcomes) expect((o as PromiseRejectedResult).reason).toMatchObject({ statusCode: 500 });
+    for (const o of outcomes)
+      expect((o as PromiseRejectedResult).reason).toMatchObject({ statusCode: 500 });
     expect(Date.now() - started).toBeLessThan(5000);
-    expect(await count(t.ctx.db, 'sensor_logs', 'sensor_id = $1 AND ts >= $2 AND ts <= $3', [SENSOR, minute(4000), minute(4002)])).toBe(0);
+    expect(
+      await count(t.ctx.db, 'sensor_logs', 'sensor_id = $1 AND ts >= $2 AND ts <= $3', [
+        SENSOR,
+        minute(4000),
+        minute(4002),
+      ]),
+    ).toBe(0);
   });
 });

@@ -12,7 +12,8 @@ const WEEKS = { start: iso(NOW.getTime() - 20 * DAY), end: iso(NOW.getTime() + D
 describeEachBackend('transaction change logs', (backend) => {
   let ctx: TestContext;
   let all: string;
-  const changes = (token: string, payload: object) => ctx.app.inject({ method: 'POST', url: URL, headers: bearer(token), payload });
+  const changes = (token: string, payload: object) =>
+    ctx.app.inject({ method: 'POST', url: URL, headers: bearer(token), payload });
 
   beforeAll(async () => {
     ctx = await startApp(backend, { demo: { now: NOW } });
@@ -30,10 +31,23 @@ describeEachBackend('transaction change logs', (backend) => {
       expect(expected.length).toBeGreaterThan(120);
       expect(body).toEqual(expected);
       expect(Object.keys(body[0])).toEqual([
-        'TransactionID', 'LogTypeName', 'LogType', 'TicketNumber', 'SiteID', 'SiteName', 'SiteCompany', 'Editor', 'EditorCompany', 'ChangeDate',
+        'TransactionID',
+        'LogTypeName',
+        'LogType',
+        'TicketNumber',
+        'SiteID',
+        'SiteName',
+        'SiteCompany',
+        'Editor',
+        'EditorCompany',
+        'ChangeDate',
         'ChangeItems',
       ]);
-      expect(Object.keys(body[0].ChangeItems[0])).toEqual(['PropertyName', 'OriginalValue', 'NewValue']);
+      expect(Object.keys(body[0].ChangeItems[0])).toEqual([
+        'PropertyName',
+        'OriginalValue',
+        'NewValue',
+      ]);
     });
 
     it('reads [start, end): an edit at start is in, one at end is out', async () => {
@@ -50,7 +64,10 @@ describeEachBackend('transaction change logs', (backend) => {
         [{ siteIds: [3] }, (c) => c.SiteID === 3],
         [{ siteIds: [3, 1] }, (c) => [1, 3].includes(c.SiteID)],
         [{ ticketNums: tickets }, (c) => tickets.includes(c.TicketNumber)],
-        [{ siteIds: [3], ticketNums: tickets }, (c) => c.SiteID === 3 && tickets.includes(c.TicketNumber)],
+        [
+          { siteIds: [3], ticketNums: tickets },
+          (c) => c.SiteID === 3 && tickets.includes(c.TicketNumber),
+        ],
         [{ siteIds: [], ticketNums: [] }, () => true],
         [{}, () => true],
       ];
@@ -65,21 +82,33 @@ describeEachBackend('transaction change logs', (backend) => {
     it('searches only the sites the client reaches when no site filter is given', async () => {
       const some = await ctx.token([2, 4]);
       const body = (await changes(some, WEEKS)).json();
-      expect(body).toEqual(expectedChanges(WEEKS.start, WEEKS.end, (c) => [2, 4].includes(c.SiteID)));
-      const byTicket = (await changes(some, { ...WEEKS, filters: { ticketNums: [100_004, 200_004] } })).json();
+      expect(body).toEqual(
+        expectedChanges(WEEKS.start, WEEKS.end, (c) => [2, 4].includes(c.SiteID)),
+      );
+      const byTicket = (
+        await changes(some, { ...WEEKS, filters: { ticketNums: [100_004, 200_004] } })
+      ).json();
       expect(byTicket.map((c: any) => c.TicketNumber)).toEqual(expect.arrayContaining([200_004]));
       expect(byTicket.every((c: any) => c.SiteID === 2)).toBe(true);
     });
 
     it('is a read: nothing changes however often it is called', async () => {
-      const count = async () => (await ctx.db.query(`SELECT (SELECT count(*) FROM transaction_changes)::int AS c, (SELECT count(*) FROM transactions)::int AS t`))[0];
+      const count = async () =>
+        (
+          await ctx.db.query(
+            `SELECT (SELECT count(*) FROM transaction_changes)::int AS c, (SELECT count(*) FROM transactions)::int AS t`,
+          )
+        )[0];
       const before = await count();
       for (let i = 0; i < 3; i++) expect((await changes(all, WEEKS)).statusCode).toBe(200);
       expect(await count()).toEqual(before);
     });
 
     it('accepts exactly 60 days and answers [] where nothing changed', async () => {
-      const res = await changes(all, { start: '2001-01-01T00:00:00Z', end: iso(Date.parse('2001-01-01') + 60 * DAY) });
+      const res = await changes(all, {
+        start: '2001-01-01T00:00:00Z',
+        end: iso(Date.parse('2001-01-01') + 60 * DAY),
+      });
       expect(res.statusCode).toBe(200);
       expect(res.json()).toEqual([]);
     });
@@ -88,11 +117,20 @@ describeEachBackend('transaction change logs', (backend) => {
   it('pages through edits, ties in ChangeDate included, the same for every page size (property)', async () => {
     const t = { ...demo().transactions[0] };
     t.Changes = Array.from({ length: 12 }, (_, i) => ({
-      LogTypeName: 'Service Item', LogType: 5, Editor: `Editor ${i}`, EditorCompany: 'Audit', ChangeDate: '2026-02-01T00:00:00Z',
+      LogTypeName: 'Service Item',
+      LogType: 5,
+      Editor: `Editor ${i}`,
+      EditorCompany: 'Audit',
+      ChangeDate: '2026-02-01T00:00:00Z',
       ChangeItems: [{ PropertyName: 'Rate', OriginalValue: String(i), NewValue: String(i + 1) }],
     }));
     await importDocument(ctx.db, { transactions: [t] });
-    const q = { start: Date.parse('2026-01-15'), end: NOW.getTime() + DAY, siteIds: null, ticketNumbers: null };
+    const q = {
+      start: Date.parse('2026-01-15'),
+      end: NOW.getTime() + DAY,
+      siteIds: null,
+      ticketNumbers: null,
+    };
     const collect = async (size: number) => {
       const out: unknown[][] = [];
       for await (const page of changeLogPages(ctx.db, q, size)) out.push(...page);
@@ -102,20 +140,35 @@ describeEachBackend('transaction change logs', (backend) => {
     expect(whole.filter((r) => r[9] === '2026-02-01T00:00:00.000Z')).toHaveLength(12);
     const dates = whole.map((r) => r[9] as string);
     expect(dates).toEqual([...dates].sort());
-    await fc.assert(fc.asyncProperty(fc.integer({ min: 1, max: 30 }), async (size) => {
-      expect(await collect(size)).toEqual(whole);
-    }), { numRuns: 10 });
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 30 }), async (size) => {
+        expect(await collect(size)).toEqual(whole);
+      }),
+      { numRuns: 10 },
+    );
   });
 
   describe('400', () => {
     it.each([
-      ['a span over 60 days', { start: '2026-01-01T00:00:00Z', end: '2026-03-02T00:00:00.001Z' }, '/end'],
+      [
+        'a span over 60 days',
+        { start: '2026-01-01T00:00:00Z', end: '2026-03-02T00:00:00.001Z' },
+        '/end',
+      ],
       ['an end before start', { start: '2026-05-02T00:00Z', end: '2026-05-01T00:00Z' }, '/end'],
       ['an end equal to start', { start: '2026-05-01T00:00Z', end: '2026-05-01T00:00Z' }, '/end'],
       ['an unparsable end', { start: '2026-05-01T00:00Z', end: '2026-13-01T00:00Z' }, '/end'],
       ['a missing start', { end: '2026-05-01T00:00Z' }, '/start'],
-      ['a site filter that is not a list', { ...WEEKS, filters: { siteIds: 3 } }, '/filters/siteIds'],
-      ['a ticket number that is not a number', { ...WEEKS, filters: { ticketNums: ['300005'] } }, '/filters/ticketNums/0'],
+      [
+        'a site filter that is not a list',
+        { ...WEEKS, filters: { siteIds: 3 } },
+        '/filters/siteIds',
+      ],
+      [
+        'a ticket number that is not a number',
+        { ...WEEKS, filters: { ticketNums: ['300005'] } },
+        '/filters/ticketNums/0',
+      ],
     ])('%s', async (_, payload, path) => {
       const res = await changes(all, payload);
       expect(res.statusCode, res.body).toBe(400);
@@ -134,6 +187,8 @@ describeEachBackend('transaction change logs', (backend) => {
   });
 
   it('401 without a token', async () => {
-    expect((await ctx.app.inject({ method: 'POST', url: URL, payload: WEEKS })).statusCode).toBe(401);
+    expect((await ctx.app.inject({ method: 'POST', url: URL, payload: WEEKS })).statusCode).toBe(
+      401,
+    );
   });
 });

@@ -11,7 +11,8 @@ export function AlarmsPage() {
   const { query } = useRoute();
   const site = Number(query.get('site')) || 0;
   const severity = SEVERITIES.includes(query.get('severity') ?? '') ? query.get('severity')! : '';
-  const go = (changes: Record<string, string | number>) => navigate(withQuery('/alarms', { site, severity, ...changes }), { replace: true });
+  const go = (changes: Record<string, string | number>) =>
+    navigate(withQuery('/alarms', { site, severity, ...changes }), { replace: true });
   const [resolved, setResolved] = useState(new Set<string>());
 
   const load = useLoad(
@@ -19,28 +20,50 @@ export function AlarmsPage() {
       const sites = await loadAllSites(signal);
       const ids = site ? [site] : sites.map((s) => s.SiteID);
       const alarms = ids.length
-        ? await api<Alarm[]>('/v1/edge/alarms/active', { body: { siteIds: ids, ...(severity ? { severities: [severity] } : {}) }, signal })
+        ? await api<Alarm[]>('/v1/edge/alarms/active', {
+            body: { siteIds: ids, ...(severity ? { severities: [severity] } : {}) },
+            signal,
+          })
         : [];
       // Equipment names from the configuration of the sites with alarms (the first 20 of them; others show ids).
       const withAlarms = [...new Set(alarms.map((a) => a.SiteID))].slice(0, 20);
-      const configs = await Promise.all(withAlarms.map((id) => loadSiteEquipment(id, signal).catch(() => undefined)));
-      const names = new Map(configs.flatMap((c) => c?.equipment.map((e) => [`${e.kind}:${e.id}`, e.name] as const) ?? []));
+      const configs = await Promise.all(
+        withAlarms.map((id) => loadSiteEquipment(id, signal).catch(() => undefined)),
+      );
+      const names = new Map(
+        configs.flatMap(
+          (c) => c?.equipment.map((e) => [`${e.kind}:${e.id}`, e.name] as const) ?? [],
+        ),
+      );
       return { sites, alarms, names };
     },
     [site, severity],
   );
-  const siteNames = useMemo(() => new Map((load.data?.sites ?? []).map((s) => [s.SiteID, s.Name])), [load.data]);
+  const siteNames = useMemo(
+    () => new Map((load.data?.sites ?? []).map((s) => [s.SiteID, s.Name])),
+    [load.data],
+  );
 
   return (
     <section>
       <h1>Alarms</h1>
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
         <div>
-          <SiteSelect id="alarm-site" value={site} sites={load.data?.sites} none="All sites" onChange={(v) => go({ site: v })} />
+          <SiteSelect
+            id="alarm-site"
+            value={site}
+            sites={load.data?.sites}
+            none="All sites"
+            onChange={(v) => go({ site: v })}
+          />
         </div>
         <div>
           <label for="alarm-severity">Severity</label>
-          <select id="alarm-severity" value={severity} onChange={(e) => go({ severity: e.currentTarget.value })}>
+          <select
+            id="alarm-severity"
+            value={severity}
+            onChange={(e) => go({ severity: e.currentTarget.value })}
+          >
             <option value="">All severities</option>
             {SEVERITIES.map((s) => (
               <option key={s} value={s}>
@@ -61,7 +84,12 @@ export function AlarmsPage() {
               <p class="muted" aria-live="polite">
                 {open.length} active alarm{open.length === 1 ? '' : 's'}
               </p>
-              <AlarmTable alarms={open} names={names} sites={siteNames} onResolved={(a) => setResolved((s) => new Set(s).add(a.SiteAlarmLogID))} />
+              <AlarmTable
+                alarms={open}
+                names={names}
+                sites={siteNames}
+                onResolved={(a) => setResolved((s) => new Set(s).add(a.SiteAlarmLogID))}
+              />
             </>
           );
         }}

@@ -1,7 +1,14 @@
 import { useState } from 'preact/hooks';
 import { saveAs } from '../api.js';
 import { Chart } from '../chart.js';
-import { fetchChart, INTERVALS, RANGES, RAW_MAX_MS, toSeries, type ChartRequest } from '../chart-data.js';
+import {
+  fetchChart,
+  INTERVALS,
+  RANGES,
+  RAW_MAX_MS,
+  toSeries,
+  type ChartRequest,
+} from '../chart-data.js';
 import { browserZone, formatTime, toLocalInput, zoneOf, type ZoneChoice } from '../format.js';
 import { Status, useLoad } from '../load.js';
 import { KIND_LABEL, loadAllSites, loadSiteEquipment, type Kind } from '../model.js';
@@ -20,39 +27,87 @@ export function ChartsPage() {
   const site = Number(query.get('site')) || 0;
   const kind = (query.get('kind') ?? '') as Kind | '';
   const id = Number(query.get('id')) || 0;
-  const range = query.get('range') && (query.get('range') === 'custom' || RANGES[query.get('range')!]) ? query.get('range')! : '24h';
-  const tz = (['utc', 'site', 'browser'].includes(query.get('tz') ?? '') ? query.get('tz') : 'site') as ZoneChoice;
-  const interval = INTERVALS.includes(query.get('interval') ?? '') ? query.get('interval')! : (RANGES[range]?.interval ?? '1h');
+  const range =
+    query.get('range') && (query.get('range') === 'custom' || RANGES[query.get('range')!])
+      ? query.get('range')!
+      : '24h';
+  const tz = (
+    ['utc', 'site', 'browser'].includes(query.get('tz') ?? '') ? query.get('tz') : 'site'
+  ) as ZoneChoice;
+  const interval = INTERVALS.includes(query.get('interval') ?? '')
+    ? query.get('interval')!
+    : (RANGES[range]?.interval ?? '1h');
   // The end of a preset range is fixed when the page is opened, so reloading the chart shows the same window.
   const [now] = useState(() => Math.ceil(Date.now() / 60_000) * 60_000);
-  const from = range === 'custom' ? Date.parse(query.get('from') ?? '') || now - 86_400_000 : now - RANGES[range].ms;
+  const from =
+    range === 'custom'
+      ? Date.parse(query.get('from') ?? '') || now - 86_400_000
+      : now - RANGES[range].ms;
   const to = range === 'custom' ? Date.parse(query.get('to') ?? '') || now : now;
   const rawAllowed = kind === 'sensor' && to - from <= RAW_MAX_MS;
   const raw = rawAllowed && query.get('raw') === '1';
-  const state = { site, kind, id, range, tz, interval, raw: raw ? 1 : '', from: range === 'custom' ? query.get('from') : '', to: range === 'custom' ? query.get('to') : '' };
-  const go = (changes: Record<string, string | number>) => navigate(withQuery('/charts', { ...state, ...changes }), { replace: true });
+  const state = {
+    site,
+    kind,
+    id,
+    range,
+    tz,
+    interval,
+    raw: raw ? 1 : '',
+    from: range === 'custom' ? query.get('from') : '',
+    to: range === 'custom' ? query.get('to') : '',
+  };
+  const go = (changes: Record<string, string | number>) =>
+    navigate(withQuery('/charts', { ...state, ...changes }), { replace: true });
 
   const sites = useLoad((signal) => loadAllSites(signal), []);
-  const equipment = useLoad((signal) => (site ? loadSiteEquipment(site, signal) : Promise.resolve(undefined)), [site]);
+  const equipment = useLoad(
+    (signal) => (site ? loadSiteEquipment(site, signal) : Promise.resolve(undefined)),
+    [site],
+  );
   const siteZone = equipment.data?.site.TimeZone;
   const zone = zoneOf(tz, siteZone);
   const picked = equipment.data?.equipment.find((e) => e.kind === kind && e.id === id);
   const request: ChartRequest | undefined =
     picked && to > from
-      ? { kind: picked.kind, id, start: new Date(from).toISOString(), end: new Date(to).toISOString(), interval, timeZone: tz === 'utc' ? 'UTC' : tz === 'site' ? 'site' : zone, raw }
+      ? {
+          kind: picked.kind,
+          id,
+          start: new Date(from).toISOString(),
+          end: new Date(to).toISOString(),
+          interval,
+          timeZone: tz === 'utc' ? 'UTC' : tz === 'site' ? 'site' : zone,
+          raw,
+        }
       : undefined;
   // The caption travels with the data, so a chart still on screen while the next one loads keeps its own.
-  const caption = picked && `${picked.name}: ${raw ? 'raw values' : `${interval} summaries`}, ${formatTime(from, zone)} to ${formatTime(to, zone)} (${zone})`;
+  const caption =
+    picked &&
+    `${picked.name}: ${raw ? 'raw values' : `${interval} summaries`}, ${formatTime(from, zone)} to ${formatTime(to, zone)} (${zone})`;
   const data = useLoad(
     async (signal) =>
-      request ? { ...toSeries(request.kind, raw, await (await fetchChart(request, 'application/json', signal)).json(), picked?.units), caption, raw } : undefined,
+      request
+        ? {
+            ...toSeries(
+              request.kind,
+              raw,
+              await (await fetchChart(request, 'application/json', signal)).json(),
+              picked?.units,
+            ),
+            caption,
+            raw,
+          }
+        : undefined,
     [JSON.stringify(request), caption],
   );
   const [csvError, setCsvError] = useState('');
   const downloadCsv = async () => {
     setCsvError('');
     try {
-      await saveAs(await fetchChart(request!, 'text/csv'), `${kind}-${id}-${raw ? 'raw' : interval}.csv`);
+      await saveAs(
+        await fetchChart(request!, 'text/csv'),
+        `${kind}-${id}-${raw ? 'raw' : interval}.csv`,
+      );
     } catch (err) {
       setCsvError((err as Error).message);
     }
@@ -63,49 +118,90 @@ export function ChartsPage() {
       <h1>Charts</h1>
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
         <div>
-          <SiteSelect id="chart-site" value={site} sites={sites.data} none="Choose a site" onChange={(v) => go({ site: v, kind: '', id: '' })} />
+          <SiteSelect
+            id="chart-site"
+            value={site}
+            sites={sites.data}
+            none="Choose a site"
+            onChange={(v) => go({ site: v, kind: '', id: '' })}
+          />
         </div>
         <div>
           <label for="chart-equipment">Equipment</label>
-          <select id="chart-equipment" value={picked ? `${kind}:${id}` : ''} disabled={!equipment.data} onChange={(e) => {
-            const [k, i] = e.currentTarget.value.split(':');
-            go({ kind: k ?? '', id: i ?? '' });
-          }}>
+          <select
+            id="chart-equipment"
+            value={picked ? `${kind}:${id}` : ''}
+            disabled={!equipment.data}
+            onChange={(e) => {
+              const [k, i] = e.currentTarget.value.split(':');
+              go({ kind: k ?? '', id: i ?? '' });
+            }}
+          >
             <option value="">Choose equipment</option>
             {(Object.keys(KIND_LABEL) as Kind[]).map((k) => (
               <optgroup key={k} label={KIND_LABEL[k]}>
-                {equipment.data?.equipment.filter((e) => e.kind === k).map((e) => (
-                  <option key={e.id} value={`${k}:${e.id}`}>
-                    {e.name}
-                  </option>
-                ))}
+                {equipment.data?.equipment
+                  .filter((e) => e.kind === k)
+                  .map((e) => (
+                    <option key={e.id} value={`${k}:${e.id}`}>
+                      {e.name}
+                    </option>
+                  ))}
               </optgroup>
             ))}
           </select>
         </div>
         <fieldset class="presets">
           <legend>Range</legend>
-          {[...Object.entries(RANGES).map(([k, r]) => [k, r.label]), ['custom', 'Custom']].map(([k, label]) => (
-            <button type="button" key={k} aria-pressed={range === k} onClick={() => go(k === 'custom' ? { range: k, from: toLocalInput(from), to: toLocalInput(to) } : { range: k, interval: '' })}>
-              {label}
-            </button>
-          ))}
+          {[...Object.entries(RANGES).map(([k, r]) => [k, r.label]), ['custom', 'Custom']].map(
+            ([k, label]) => (
+              <button
+                type="button"
+                key={k}
+                aria-pressed={range === k}
+                onClick={() =>
+                  go(
+                    k === 'custom'
+                      ? { range: k, from: toLocalInput(from), to: toLocalInput(to) }
+                      : { range: k, interval: '' },
+                  )
+                }
+              >
+                {label}
+              </button>
+            ),
+          )}
         </fieldset>
         {range === 'custom' && (
           <>
             <div>
               <label for="chart-from">From</label>
-              <input id="chart-from" type="datetime-local" value={state.from ?? ''} onChange={(e) => go({ from: e.currentTarget.value })} />
+              <input
+                id="chart-from"
+                type="datetime-local"
+                value={state.from ?? ''}
+                onChange={(e) => go({ from: e.currentTarget.value })}
+              />
             </div>
             <div>
               <label for="chart-to">To</label>
-              <input id="chart-to" type="datetime-local" value={state.to ?? ''} onChange={(e) => go({ to: e.currentTarget.value })} />
+              <input
+                id="chart-to"
+                type="datetime-local"
+                value={state.to ?? ''}
+                onChange={(e) => go({ to: e.currentTarget.value })}
+              />
             </div>
           </>
         )}
         <div>
           <label for="chart-interval">Interval</label>
-          <select id="chart-interval" value={interval} disabled={raw} onChange={(e) => go({ interval: e.currentTarget.value })}>
+          <select
+            id="chart-interval"
+            value={interval}
+            disabled={raw}
+            onChange={(e) => go({ interval: e.currentTarget.value })}
+          >
             <option value="15m">15 minutes</option>
             <option value="1h">1 hour</option>
             <option value="1d">1 day</option>
@@ -123,16 +219,26 @@ export function ChartsPage() {
         </div>
         {kind === 'sensor' && (
           <div class="check">
-            <input id="chart-raw" type="checkbox" checked={raw} disabled={!rawAllowed} onChange={(e) => go({ raw: e.currentTarget.checked ? 1 : '' })} />
+            <input
+              id="chart-raw"
+              type="checkbox"
+              checked={raw}
+              disabled={!rawAllowed}
+              onChange={(e) => go({ raw: e.currentTarget.checked ? 1 : '' })}
+            />
             <label for="chart-raw">Raw values{rawAllowed ? '' : ' (7 days at most)'}</label>
           </div>
         )}
       </form>
 
       {!picked ? (
-        <p class="muted">{site ? 'Choose equipment to chart.' : 'Choose a site, then equipment.'}</p>
+        <p class="muted">
+          {site ? 'Choose equipment to chart.' : 'Choose a site, then equipment.'}
+        </p>
       ) : to <= from ? (
-        <p class="error" role="alert">The end of the range must be after its start.</p>
+        <p class="error" role="alert">
+          The end of the range must be after its start.
+        </p>
       ) : (
         <Status load={data} what="the chart">
           {(d) =>
@@ -141,11 +247,25 @@ export function ChartsPage() {
                 <figcaption>
                   {d.caption} · {d.rows} {d.raw ? 'values' : 'buckets'}
                 </figcaption>
-                {d.rows ? <Chart x={d.x} series={d.series} zone={zone} units={d.units} label={`Chart of ${picked.name}`} /> : <p class="muted">No data in this range.</p>}
+                {d.rows ? (
+                  <Chart
+                    x={d.x}
+                    series={d.series}
+                    zone={zone}
+                    units={d.units}
+                    label={`Chart of ${picked.name}`}
+                  />
+                ) : (
+                  <p class="muted">No data in this range.</p>
+                )}
                 <button type="button" onClick={downloadCsv} disabled={!d.rows}>
                   Download CSV
                 </button>
-                {csvError && <p class="error" role="alert">{csvError}</p>}
+                {csvError && (
+                  <p class="error" role="alert">
+                    {csvError}
+                  </p>
+                )}
               </figure>
             )
           }

@@ -34,7 +34,15 @@ export function SignIn() {
       )}
       <form onSubmit={submit}>
         <label for="client-id">Client ID</label>
-        <input id="client-id" name="clientId" autoComplete="username" required maxLength={200} value={clientId} onInput={(e) => setClientId(e.currentTarget.value)} />
+        <input
+          id="client-id"
+          name="clientId"
+          autoComplete="username"
+          required
+          maxLength={200}
+          value={clientId}
+          onInput={(e) => setClientId(e.currentTarget.value)}
+        />
         <label for="client-secret">Client secret</label>
         <input
           id="client-secret"

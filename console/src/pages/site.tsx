@@ -3,18 +3,32 @@ import { api } from '../api.js';
 import { AlarmTable } from '../alarm-table.js';
 import { ago, formatNumber, formatTime, isSilent } from '../format.js';
 import { Status, useLoad } from '../load.js';
-import { ID_FIELD, KIND_LABEL, loadSiteEquipment, type Alarm, type Equipment, type Kind, type Ticket } from '../model.js';
+import {
+  ID_FIELD,
+  KIND_LABEL,
+  loadSiteEquipment,
+  type Alarm,
+  type Equipment,
+  type Kind,
+  type Ticket,
+} from '../model.js';
 import { Link, withQuery } from '../router.js';
 import { openStream, type StreamState } from '../stream.js';
 
 type Reading = Record<string, unknown> & { timestamp: string };
-const SNAPSHOT_KEYS: Record<string, Kind> = { sensors: 'sensor', meters: 'meter', pumps: 'pump', tankGroups: 'tank' };
+const SNAPSHOT_KEYS: Record<string, Kind> = {
+  sensors: 'sensor',
+  meters: 'meter',
+  pumps: 'pump',
+  tankGroups: 'tank',
+};
 const DAY = 86_400_000;
 
 /** What a reading of each kind shows: its main figures with units. */
 function describe(e: Equipment, r: Reading | undefined): string {
   if (!r) return 'no reading yet';
-  const n = (k: string, unit = '') => `${formatNumber(r[k])}${unit && typeof r[k] === 'number' ? ` ${unit}` : ''}`;
+  const n = (k: string, unit = '') =>
+    `${formatNumber(r[k])}${unit && typeof r[k] === 'number' ? ` ${unit}` : ''}`;
   switch (e.kind) {
     case 'sensor':
       return n('value', e.units);
@@ -70,7 +84,10 @@ export function SitePage({ siteId }: { siteId: number }) {
     );
   }, [siteId]);
 
-  const names = useMemo(() => new Map((config.data?.equipment ?? []).map((e) => [`${e.kind}:${e.id}`, e.name])), [config.data]);
+  const names = useMemo(
+    () => new Map((config.data?.equipment ?? []).map((e) => [`${e.kind}:${e.id}`, e.name])),
+    [config.data],
+  );
 
   return (
     <Status load={config} what="the site">
@@ -81,8 +98,10 @@ export function SitePage({ siteId }: { siteId: number }) {
           </p>
           <h1>{site.Name}</h1>
           <p class="muted">
-            {site.CompanyName} · {site.Active ? 'Active' : 'Inactive'} · time zone {site.TimeZone ?? 'UTC'} · last communication{' '}
-            {isSilent(lastComm) && <span class="badge warn">Silent</span>} <span title={formatTime(lastComm)}>{ago(lastComm)}</span> ·{' '}
+            {site.CompanyName} · {site.Active ? 'Active' : 'Inactive'} · time zone{' '}
+            {site.TimeZone ?? 'UTC'} · last communication{' '}
+            {isSilent(lastComm) && <span class="badge warn">Silent</span>}{' '}
+            <span title={formatTime(lastComm)}>{ago(lastComm)}</span> ·{' '}
             <span class={`live ${live}`} role="status">
               {live === 'live' ? 'Live' : live === 'connecting' ? 'Connecting…' : 'Reconnecting…'}
             </span>
@@ -90,7 +109,13 @@ export function SitePage({ siteId }: { siteId: number }) {
 
           <h2>Active alarms</h2>
           {alarms ? (
-            <AlarmTable alarms={alarms} names={names} onResolved={(a) => setAlarms((l) => l?.filter((x) => x.SiteAlarmLogID !== a.SiteAlarmLogID))} />
+            <AlarmTable
+              alarms={alarms}
+              names={names}
+              onResolved={(a) =>
+                setAlarms((l) => l?.filter((x) => x.SiteAlarmLogID !== a.SiteAlarmLogID))
+              }
+            />
           ) : (
             <p class="loading" role="status">
               Loading alarms…
@@ -118,7 +143,14 @@ export function SitePage({ siteId }: { siteId: number }) {
                               {r ? ago(r.timestamp) : ''}
                             </td>
                             <td>
-                              <Link href={withQuery('/charts', { site: siteId, kind: e.kind, id: e.id })} aria-label={`Chart of ${e.name}`}>
+                              <Link
+                                href={withQuery('/charts', {
+                                  site: siteId,
+                                  kind: e.kind,
+                                  id: e.id,
+                                })}
+                                aria-label={`Chart of ${e.name}`}
+                              >
                                 Chart
                               </Link>
                             </td>
@@ -141,14 +173,21 @@ export function SitePage({ siteId }: { siteId: number }) {
 }
 
 function RecentTickets({ siteId }: { siteId: number }) {
-  const load = useLoad(async (signal) => {
-    const end = Date.now() + 60_000;
-    const list = await api<Ticket[]>('/v1/transactions/logs/load', {
-      body: { siteIds: [siteId], start: new Date(end - 30 * DAY).toISOString(), end: new Date(end).toISOString() },
-      signal,
-    });
-    return list.sort((a, b) => b.TransactionDate.localeCompare(a.TransactionDate)).slice(0, 8);
-  }, [siteId]);
+  const load = useLoad(
+    async (signal) => {
+      const end = Date.now() + 60_000;
+      const list = await api<Ticket[]>('/v1/transactions/logs/load', {
+        body: {
+          siteIds: [siteId],
+          start: new Date(end - 30 * DAY).toISOString(),
+          end: new Date(end).toISOString(),
+        },
+        signal,
+      });
+      return list.sort((a, b) => b.TransactionDate.localeCompare(a.TransactionDate)).slice(0, 8);
+    },
+    [siteId],
+  );
   return (
     <Status load={load} what="the tickets">
       {(tickets) =>
@@ -157,12 +196,28 @@ function RecentTickets({ siteId }: { siteId: number }) {
             <ul class="tickets">
               {tickets.map((t) => (
                 <li key={t.TransactionID}>
-                  <Link href={withQuery('/tickets', { site: siteId, ticket: t.TicketNumber, from: t.TransactionDate.slice(0, 10) })}>Ticket {t.TicketNumber}</Link> ·{' '}
-                  {formatTime(t.TransactionDate)} · {t.HaulerCompany ?? '—'} · {formatNumber(t.Volume)} {t.VolumeUnits ?? ''}
+                  <Link
+                    href={withQuery('/tickets', {
+                      site: siteId,
+                      ticket: t.TicketNumber,
+                      from: t.TransactionDate.slice(0, 10),
+                    })}
+                  >
+                    Ticket {t.TicketNumber}
+                  </Link>{' '}
+                  · {formatTime(t.TransactionDate)} · {t.HaulerCompany ?? '—'} ·{' '}
+                  {formatNumber(t.Volume)} {t.VolumeUnits ?? ''}
                 </li>
               ))}
             </ul>
-            <Link href={withQuery('/tickets', { site: siteId, from: new Date(Date.now() - 30 * DAY).toISOString().slice(0, 10) })}>Tickets of the last 30 days</Link>
+            <Link
+              href={withQuery('/tickets', {
+                site: siteId,
+                from: new Date(Date.now() - 30 * DAY).toISOString().slice(0, 10),
+              })}
+            >
+              Tickets of the last 30 days
+            </Link>
           </>
         ) : (
           <p class="muted">No tickets in the last 30 days.</p>

@@ -17,7 +17,16 @@ export function SitesPage() {
   const perPage = Math.min(MAX_PER_PAGE, Math.max(1, Number(query.get('perPage')) || PER_PAGE));
   const [typed, setTyped] = useState(name);
   const go = (changes: Record<string, string | number>, replace = false) =>
-    navigate(withQuery('/', { name, active, page: page > 1 ? page : '', perPage: perPage === PER_PAGE ? '' : perPage, ...changes }), { replace });
+    navigate(
+      withQuery('/', {
+        name,
+        active,
+        page: page > 1 ? page : '',
+        perPage: perPage === PER_PAGE ? '' : perPage,
+        ...changes,
+      }),
+      { replace },
+    );
 
   // The search follows typing after a short pause; the address keeps it (a bookmark finds it again).
   useEffect(() => {
@@ -29,7 +38,14 @@ export function SitesPage() {
   const load = useLoad(
     (signal) =>
       api<SitePage>(
-        withQuery('/v1/sites', { page, perPage, dataType: 'additional', sortBy: 'name', name: name || undefined, active: active || undefined }),
+        withQuery('/v1/sites', {
+          page,
+          perPage,
+          dataType: 'additional',
+          sortBy: 'name',
+          name: name || undefined,
+          active: active || undefined,
+        }),
         { signal },
       ),
     [name, active, page, perPage],
@@ -45,11 +61,21 @@ export function SitesPage() {
       <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
         <div>
           <label for="site-search">Search by name</label>
-          <input id="site-search" type="search" maxLength={200} value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />
+          <input
+            id="site-search"
+            type="search"
+            maxLength={200}
+            value={typed}
+            onInput={(e) => setTyped(e.currentTarget.value)}
+          />
         </div>
         <div>
           <label for="site-active">Status</label>
-          <select id="site-active" value={active} onChange={(e) => go({ active: e.currentTarget.value, page: '' })}>
+          <select
+            id="site-active"
+            value={active}
+            onChange={(e) => go({ active: e.currentTarget.value, page: '' })}
+          >
             <option value="">All sites</option>
             <option value="true">Active</option>
             <option value="false">Inactive</option>
@@ -84,10 +110,18 @@ export function SitesPage() {
                         </td>
                         <td>{s.CompanyName}</td>
                         <td>{s.Active ? 'Active' : <span class="muted">Inactive</span>}</td>
-                        <td>{s.ActiveAlarmCount ? <span class="badge bad">{s.ActiveAlarmCount}</span> : '0'}</td>
+                        <td>
+                          {s.ActiveAlarmCount ? (
+                            <span class="badge bad">{s.ActiveAlarmCount}</span>
+                          ) : (
+                            '0'
+                          )}
+                        </td>
                         <td>
                           {isSilent(s.LastCommunication) && <span class="badge warn">Silent</span>}{' '}
-                          <span title={formatTime(s.LastCommunication)}>{ago(s.LastCommunication)}</span>
+                          <span title={formatTime(s.LastCommunication)}>
+                            {ago(s.LastCommunication)}
+                          </span>
                         </td>
                       </tr>
                     ))}
@@ -102,7 +136,11 @@ export function SitesPage() {
               <span>
                 Page {p.page} of {Math.max(1, p.totalPages)}
               </span>
-              <button type="button" disabled={page >= p.totalPages} onClick={() => go({ page: page + 1 })}>
+              <button
+                type="button"
+                disabled={page >= p.totalPages}
+                onClick={() => go({ page: page + 1 })}
+              >
                 Next
               </button>
             </nav>

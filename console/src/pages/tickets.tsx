@@ -14,10 +14,15 @@ const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 export function TicketsPage() {
   const { query } = useRoute();
   const site = Number(query.get('site')) || 0;
-  const from = /^\d{4}-\d{2}-\d{2}$/.test(query.get('from') ?? '') ? query.get('from')! : day(Date.now() - 6 * DAY);
+  const from = /^\d{4}-\d{2}-\d{2}$/.test(query.get('from') ?? '')
+    ? query.get('from')!
+    : day(Date.now() - 6 * DAY);
   const to = /^\d{4}-\d{2}-\d{2}$/.test(query.get('to') ?? '') ? query.get('to')! : day(Date.now());
   const opened = Number(query.get('ticket')) || 0;
-  const go = (changes: Record<string, string | number>) => navigate(withQuery('/tickets', { site, from, to, ticket: opened, ...changes }), { replace: true });
+  const go = (changes: Record<string, string | number>) =>
+    navigate(withQuery('/tickets', { site, from, to, ticket: opened, ...changes }), {
+      replace: true,
+    });
   const [selected, setSelected] = useState(new Set<number>());
   const [zipError, setZipError] = useState('');
 
@@ -25,47 +30,92 @@ export function TicketsPage() {
     async (signal) => {
       const sites = await loadAllSites(signal);
       const siteIds = site ? [site] : sites.map((s) => s.SiteID);
-      const body = { siteIds, start: `${from}T00:00:00Z`, end: new Date(Date.parse(`${to}T00:00:00Z`) + DAY).toISOString() };
+      const body = {
+        siteIds,
+        start: `${from}T00:00:00Z`,
+        end: new Date(Date.parse(`${to}T00:00:00Z`) + DAY).toISOString(),
+      };
       if (!siteIds.length) return { sites, tickets: [] as Ticket[], motion: false };
       // Motion captures need access to the cameras too; without it the tickets come without them.
       try {
-        const tickets = await api<Ticket[]>('/v1/transactions/logs/load', { body: { ...body, motionCap: true }, signal });
+        const tickets = await api<Ticket[]>('/v1/transactions/logs/load', {
+          body: { ...body, motionCap: true },
+          signal,
+        });
         return { sites, tickets, motion: true };
       } catch (err) {
         if (!(err instanceof ApiError && err.status === 403)) throw err;
-        return { sites, tickets: await api<Ticket[]>('/v1/transactions/logs/load', { body, signal }), motion: false };
+        return {
+          sites,
+          tickets: await api<Ticket[]>('/v1/transactions/logs/load', { body, signal }),
+          motion: false,
+        };
       }
     },
     [site, from, to],
   );
-  const tickets = useMemo(() => [...(load.data?.tickets ?? [])].sort((a, b) => b.TransactionDate.localeCompare(a.TransactionDate)), [load.data]);
+  const tickets = useMemo(
+    () =>
+      [...(load.data?.tickets ?? [])].sort((a, b) =>
+        b.TransactionDate.localeCompare(a.TransactionDate),
+      ),
+    [load.data],
+  );
   const chosen = tickets.filter((t) => selected.has(t.TransactionID));
 
   const downloadZip = async (kind: 'tickets' | 'motion-capture') => {
     setZipError('');
-    const uuids = chosen.flatMap((t) => (kind === 'tickets' ? t.TicketImageIDs : (t.MotionCaptureImageIDs ?? []))).slice(0, 500);
+    const uuids = chosen
+      .flatMap((t) => (kind === 'tickets' ? t.TicketImageIDs : (t.MotionCaptureImageIDs ?? [])))
+      .slice(0, 500);
     try {
-      await saveAs(await call(`/v1/images/${kind}`, { body: { uuids }, accept: 'application/zip' }), `${kind === 'tickets' ? 'ticket-images' : 'motion-captures'}.zip`);
+      await saveAs(
+        await call(`/v1/images/${kind}`, { body: { uuids }, accept: 'application/zip' }),
+        `${kind === 'tickets' ? 'ticket-images' : 'motion-captures'}.zip`,
+      );
     } catch (err) {
       setZipError((err as Error).message);
     }
   };
-  const count = (kind: 'tickets' | 'motion-capture') => chosen.reduce((n, t) => n + (kind === 'tickets' ? t.TicketImageIDs : (t.MotionCaptureImageIDs ?? [])).length, 0);
+  const count = (kind: 'tickets' | 'motion-capture') =>
+    chosen.reduce(
+      (n, t) =>
+        n + (kind === 'tickets' ? t.TicketImageIDs : (t.MotionCaptureImageIDs ?? [])).length,
+      0,
+    );
 
   return (
     <section>
       <h1>Tickets</h1>
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
         <div>
-          <SiteSelect id="ticket-site" value={site} sites={load.data?.sites} none="All sites" onChange={(v) => go({ site: v })} />
+          <SiteSelect
+            id="ticket-site"
+            value={site}
+            sites={load.data?.sites}
+            none="All sites"
+            onChange={(v) => go({ site: v })}
+          />
         </div>
         <div>
           <label for="ticket-from">From (UTC day)</label>
-          <input id="ticket-from" type="date" value={from} max={to} onChange={(e) => e.currentTarget.value && go({ from: e.currentTarget.value })} />
+          <input
+            id="ticket-from"
+            type="date"
+            value={from}
+            max={to}
+            onChange={(e) => e.currentTarget.value && go({ from: e.currentTarget.value })}
+          />
         </div>
         <div>
           <label for="ticket-to">To (UTC day)</label>
-          <input id="ticket-to" type="date" value={to} min={from} onChange={(e) => e.currentTarget.value && go({ to: e.currentTarget.value })} />
+          <input
+            id="ticket-to"
+            type="date"
+            value={to}
+            min={from}
+            onChange={(e) => e.currentTarget.value && go({ to: e.currentTarget.value })}
+          />
         </div>
       </form>
       <Status load={load} what="the tickets">
@@ -76,15 +126,27 @@ export function TicketsPage() {
               {!motion && ' · motion captures hidden (no access to the cameras)'}
             </p>
             <div class="actions">
-              <button type="button" disabled={!count('tickets')} onClick={() => downloadZip('tickets')}>
+              <button
+                type="button"
+                disabled={!count('tickets')}
+                onClick={() => downloadZip('tickets')}
+              >
                 Download ticket images ({count('tickets')})
               </button>
               {motion && (
-                <button type="button" disabled={!count('motion-capture')} onClick={() => downloadZip('motion-capture')}>
+                <button
+                  type="button"
+                  disabled={!count('motion-capture')}
+                  onClick={() => downloadZip('motion-capture')}
+                >
                   Download motion captures ({count('motion-capture')})
                 </button>
               )}
-              {zipError && <p class="error" role="alert">{zipError}</p>}
+              {zipError && (
+                <p class="error" role="alert">
+                  {zipError}
+                </p>
+              )}
             </div>
             <div class="scroll">
               <table>
@@ -120,13 +182,22 @@ export function TicketsPage() {
                           />
                         </td>
                         <td>
-                          <button type="button" class="link" aria-expanded={open} onClick={() => go({ ticket: open ? '' : t.TicketNumber })}>
+                          <button
+                            type="button"
+                            class="link"
+                            aria-expanded={open}
+                            onClick={() => go({ ticket: open ? '' : t.TicketNumber })}
+                          >
                             {t.TicketNumber}
                           </button>
                         </td>
                         <td>{formatTime(t.TransactionDate)}</td>
                         <td>{t.SiteName}</td>
-                        <td>{[t.HaulerCompany, t.DriverName, t.TruckNumber].filter(Boolean).join(' · ')}</td>
+                        <td>
+                          {[t.HaulerCompany, t.DriverName, t.TruckNumber]
+                            .filter(Boolean)
+                            .join(' · ')}
+                        </td>
                         <td>{t.FluidType ?? '—'}</td>
                         <td class="num">
                           {formatNumber(t.Volume)} {t.VolumeUnits ?? ''}

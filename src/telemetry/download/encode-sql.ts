@@ -18,19 +18,36 @@ const text = (c: string) => `§${c}`; // a text field: quoted per format below
 const FIELDS: Record<TelemetryKind, string[]> = {
   sensor: [num('v_min'), num('v_max'), mean('v_sum', 'v_n'), num('v_first'), num('v_last')],
   // A meter's volume is null where no sample of the bucket carried a total.
-  meter: [`CASE WHEN tv_first IS NULL THEN NULL ELSE tv_inner::text END`, num('tv_latest'), mean('fr_sum', 'fr_n'), num('fr_max'), mean('p_sum', 'p_n')],
+  meter: [
+    `CASE WHEN tv_first IS NULL THEN NULL ELSE tv_inner::text END`,
+    num('tv_latest'),
+    mean('fr_sum', 'fr_n'),
+    num('fr_max'),
+    mean('p_sum', 'p_n'),
+  ],
   pump: [
-    `CASE WHEN run_n = 0 THEN NULL ELSE (100 * run_true::float8 / run_n)::text END`, mean('f_sum', 'f_n'), mean('p_sum', 'p_n'),
-    num('p_max'), num('status_id_latest'), text('status_latest'),
+    `CASE WHEN run_n = 0 THEN NULL ELSE (100 * run_true::float8 / run_n)::text END`,
+    mean('f_sum', 'f_n'),
+    mean('p_sum', 'p_n'),
+    num('p_max'),
+    num('status_id_latest'),
+    text('status_latest'),
   ],
   tank: [
-    num('e_min'), num('e_max'), mean('e_sum', 'e_n'), num('x_min'), num('x_max'), mean('x_sum', 'x_n'), num('tv_latest'),
+    num('e_min'),
+    num('e_max'),
+    mean('e_sum', 'e_n'),
+    num('x_min'),
+    num('x_max'),
+    mean('x_sum', 'x_n'),
+    num('tv_latest'),
   ],
 };
 
 const ISO = (c: string) => isoSql(`(${c})`);
 /** RFC 4180: a field holding a comma, quote or line break is quoted, its quotes doubled. */
-const csvText = (c: string) => `CASE WHEN ${c} ~ '[",\\r\\n]' THEN '"' || replace(${c}, '"', '""') || '"' ELSE ${c} END`;
+const csvText = (c: string) =>
+  `CASE WHEN ${c} ~ '[",\\r\\n]' THEN '"' || replace(${c}, '"', '""') || '"' ELSE ${c} END`;
 
 /** The separators of SEPARATOR (export/records.ts) as SQL literals. */
 export const SQL_SEPARATOR: Record<Format, string> = { json: `','`, csv: `E'\\r\\n'` };
@@ -39,14 +56,32 @@ export const SQL_SEPARATOR: Record<Format, string> = { json: `','`, csv: `E'\\r\
  * One text per row of a relation with columns id, count and the merged unit columns: the encoded
  * summary of [start, end) (SQL expressions giving timestamptz). `names` are the output field names.
  */
-export function summaryLine(kind: TelemetryKind, format: Format, names: string[], start: string, end: string): string {
+export function summaryLine(
+  kind: TelemetryKind,
+  format: Format,
+  names: string[],
+  start: string,
+  end: string,
+): string {
   const fields = FIELDS[kind];
   if (format === 'csv') {
     const values = fields.map((f) => (f.startsWith('§') ? csvText(f.slice(1)) : f));
-    return [`id::text`, ISO(start), ISO(end), 'count::text', ...values.map((v) => `coalesce(${v}, '')`)].join(` || ',' || `);
+    return [
+      `id::text`,
+      ISO(start),
+      ISO(end),
+      'count::text',
+      ...values.map((v) => `coalesce(${v}, '')`),
+    ].join(` || ',' || `);
   }
   const key = (i: number) => `'${i ? ',' : '{'}${JSON.stringify(names[i])}:'`;
   const values = fields.map((f) => (f.startsWith('§') ? `to_json(${f.slice(1)})::text` : f));
-  const parts = [`id::text`, `'"' || ${ISO(start)} || '"'`, `'"' || ${ISO(end)} || '"'`, 'count::text', ...values.map((v) => `coalesce(${v}, 'null')`)];
+  const parts = [
+    `id::text`,
+    `'"' || ${ISO(start)} || '"'`,
+    `'"' || ${ISO(end)} || '"'`,
+    'count::text',
+    ...values.map((v) => `coalesce(${v}, 'null')`),
+  ];
   return `${parts.map((p, i) => `${key(i)} || ${p}`).join(' || ')} || '}'`;
 }

@@ -18,7 +18,12 @@ export const MAX_SUMMARY_ELEMENTS = 2_000_000;
 /** Elements per database query: pages of the response (two are asked at once, see prefetched). */
 const PAGE_ELEMENTS = 25_000;
 
-const EQUIPMENT: Record<TelemetryKind, 'sensor' | 'meter' | 'pump' | 'tank'> = { sensor: 'sensor', meter: 'meter', pump: 'pump', tank: 'tank' };
+const EQUIPMENT: Record<TelemetryKind, 'sensor' | 'meter' | 'pump' | 'tank'> = {
+  sensor: 'sensor',
+  meter: 'meter',
+  pump: 'pump',
+  tank: 'tank',
+};
 
 export interface SummaryBody {
   ids: number[];
@@ -34,17 +39,29 @@ export interface Download {
 }
 
 /** Checks a summary request and returns its fields and pages; throws the 400/404/403 it deserves. */
-export async function openSummaries(db: Queryable, access: Access, kind: TelemetryKind, body: SummaryBody, idsPath: string, format: Format): Promise<Download> {
+export async function openSummaries(
+  db: Queryable,
+  access: Access,
+  kind: TelemetryKind,
+  body: SummaryBody,
+  idsPath: string,
+  format: Format,
+): Promise<Download> {
   const { start, end } = parseRange(body.start, body.end, MAX_SUMMARY_DAYS);
   const interval = body.interval ?? '1h';
   const zoneName = body.timeZone ?? 'UTC';
   const ids = [...new Set(body.ids)].sort((x, y) => x - y);
   const elements = estimateElements({ ids, start, end, interval });
   if (elements > MAX_SUMMARY_ELEMENTS)
-    throw badRequest(`the request would make about ${elements} summaries, over ${MAX_SUMMARY_ELEMENTS}: ask for fewer ids, a shorter range or a longer interval`,
-      [{ path: idsPath, message: 'too many summaries for this range and interval' }]);
+    throw badRequest(
+      `the request would make about ${elements} summaries, over ${MAX_SUMMARY_ELEMENTS}: ask for fewer ids, a shorter range or a longer interval`,
+      [{ path: idsPath, message: 'too many summaries for this range and interval' }],
+    );
   if (zoneName !== 'site' && !(await isKnownZone(db, zoneName)))
-    throw badRequest(`unknown time zone '${zoneName.slice(0, 64)}': use an IANA name such as Europe/Berlin, or "site"`, [{ path: '/timeZone', message: 'unknown time zone' }]);
+    throw badRequest(
+      `unknown time zone '${zoneName.slice(0, 64)}': use an IANA name such as Europe/Berlin, or "site"`,
+      [{ path: '/timeZone', message: 'unknown time zone' }],
+    );
   const sites = await requireEquipment(db, access, EQUIPMENT[kind], ids);
   const zones = zoneName === 'site' ? await siteZones(db, [...new Set(sites.values())]) : undefined;
   const zoneOf = (id: number) => (zones ? zones.get(sites.get(id)!)! : zoneName);
@@ -55,7 +72,11 @@ export async function openSummaries(db: Queryable, access: Access, kind: Telemet
   const page = async (chunk: number[]): Promise<EncodedPage> => {
     const byZone = new Map<string, number[]>();
     for (const id of chunk) byZone.set(zoneOf(id), [...(byZone.get(zoneOf(id)) ?? []), id]);
-    const parts = await Promise.all([...byZone].map(([zone, group]) => querySummaries(db, kind, { ids: group, start, end, interval, zone }, format)));
+    const parts = await Promise.all(
+      [...byZone].map(([zone, group]) =>
+        querySummaries(db, kind, { ids: group, start, end, interval, zone }, format),
+      ),
+    );
     // One text per equipment; the zones' groups hold different ids, so ordering by id interleaves them.
     const texts = parts.length === 1 ? parts[0] : parts.flat().sort((x, y) => x.id - y.id);
     return { text: texts.map((t) => t.text).join(SEPARATOR[format]) };
@@ -68,7 +89,11 @@ export async function openSummaries(db: Queryable, access: Access, kind: Telemet
  * the database works on the next pages (on as many connections, so on several cores) while the
  * current one is sent, and memory holds at most `ahead` pages.
  */
-export async function* prefetched<T, P>(items: T[], load: (item: T) => Promise<P>, ahead = 2): AsyncGenerator<P> {
+export async function* prefetched<T, P>(
+  items: T[],
+  load: (item: T) => Promise<P>,
+  ahead = 2,
+): AsyncGenerator<P> {
   const pending: Promise<P>[] = [];
   let asked = 0;
   const fill = () => {
@@ -99,8 +124,10 @@ async function siteZones(db: Queryable, siteIds: number[]): Promise<Map<number, 
   for (const r of rows) {
     const zone = r.time_zone || 'UTC';
     if (!(await isKnownZone(db, zone)))
-      throw badRequest(`site ${r.site_id} has the time zone '${zone.slice(0, 64)}', which the service does not know: ask for an IANA zone instead of "site"`,
-        [{ path: '/timeZone', message: 'a site of the request has an unknown time zone' }]);
+      throw badRequest(
+        `site ${r.site_id} has the time zone '${zone.slice(0, 64)}', which the service does not know: ask for an IANA zone instead of "site"`,
+        [{ path: '/timeZone', message: 'a site of the request has an unknown time zone' }],
+      );
     zones.set(r.site_id, zone);
   }
   return zones;

@@ -34,7 +34,9 @@ export async function openRawSensorLogs(
     SELECT count(*)::int AS n, max(ts)::text AS last, string_agg(${LINE[format]}, ${SQL_SEPARATOR[format]} ORDER BY ts) AS text FROM p`;
   type RawPage = { n: number; last: string | null; text: string | null };
   const read = (from: string, op: string) => {
-    const page = db.query<RawPage>(sql(op), [body.sensorId, from, new Date(end).toISOString()]).then((rows) => rows[0]);
+    const page = db
+      .query<RawPage>(sql(op), [body.sensorId, from, new Date(end).toISOString()])
+      .then((rows) => rows[0]);
     page.catch(() => {}); // failing while the current page is sent is not an unhandled rejection; awaiting still throws
     return page;
   };

@@ -24,16 +24,42 @@ export interface SummaryRequest {
   zone: string;
 }
 
-const ID_FIELD: Record<TelemetryKind, string> = { sensor: 'sensorID', meter: 'flowMeterID', pump: 'sitePumpID', tank: 'siteTankGroupID' };
+const ID_FIELD: Record<TelemetryKind, string> = {
+  sensor: 'sensorID',
+  meter: 'flowMeterID',
+  pump: 'sitePumpID',
+  tank: 'siteTankGroupID',
+};
 
 /** Every field name of a kind's summary DTO, in order. */
-export const summaryFieldNames = (kind: TelemetryKind) => [ID_FIELD[kind], 'start', 'end', 'count', ...FIELD_NAMES[kind]];
+export const summaryFieldNames = (kind: TelemetryKind) => [
+  ID_FIELD[kind],
+  'start',
+  'end',
+  'count',
+  ...FIELD_NAMES[kind],
+];
 
 const FIELD_NAMES: Record<TelemetryKind, string[]> = {
   sensor: ['min', 'max', 'avg', 'first', 'last'],
   meter: ['volume', 'lastTotalVolume', 'avgFlowRate', 'maxFlowRate', 'avgPressure'],
-  pump: ['runningPercent', 'avgFrequency', 'avgPressure', 'maxPressure', 'lastStatusID', 'lastStatus'],
-  tank: ['minEntryTankLevel', 'maxEntryTankLevel', 'avgEntryTankLevel', 'minExitTankLevel', 'maxExitTankLevel', 'avgExitTankLevel', 'lastTotalVolume'],
+  pump: [
+    'runningPercent',
+    'avgFrequency',
+    'avgPressure',
+    'maxPressure',
+    'lastStatusID',
+    'lastStatus',
+  ],
+  tank: [
+    'minEntryTankLevel',
+    'maxEntryTankLevel',
+    'avgEntryTankLevel',
+    'minExitTankLevel',
+    'maxExitTankLevel',
+    'avgExitTankLevel',
+    'lastTotalVolume',
+  ],
 };
 
 const QUARTER = 15 * 60_000;
@@ -41,7 +67,12 @@ const floorTo = (t: number, ms: number) => Math.floor(t / ms) * ms;
 const ceilTo = (t: number, ms: number) => Math.ceil(t / ms) * ms;
 
 /** Rollup level (minutes) whose UTC-aligned buckets nest in every output bucket; 0: logs only. */
-export function unitLevel(interval: Interval, zone: string, start: number, end: number): 0 | 15 | 60 | 1440 {
+export function unitLevel(
+  interval: Interval,
+  zone: string,
+  start: number,
+  end: number,
+): 0 | 15 | 60 | 1440 {
   if (interval === 'all') return 1440;
   const align = zoneAlignment(zone, start, end);
   if (align === 'none') return 0;
@@ -70,7 +101,10 @@ const BUCKET: Record<Interval, { start: string; end: string }> = {
     start: `t0 - ((t0 AT TIME ZONE $4) - date_bin('15 minutes', t0 AT TIME ZONE $4, TIMESTAMP '2000-01-01'))`,
     end: `grp + interval '15 minutes'`,
   },
-  '1h': { start: `t0 - ((t0 AT TIME ZONE $4) - date_trunc('hour', t0 AT TIME ZONE $4))`, end: `grp + interval '1 hour'` },
+  '1h': {
+    start: `t0 - ((t0 AT TIME ZONE $4) - date_trunc('hour', t0 AT TIME ZONE $4))`,
+    end: `grp + interval '1 hour'`,
+  },
   '1d': {
     start: `date_trunc('day', t0 AT TIME ZONE $4) AT TIME ZONE $4`,
     end: `(date_trunc('day', grp AT TIME ZONE $4) + interval '1 day') AT TIME ZONE $4`,
@@ -86,7 +120,8 @@ const WIDTH: Record<Interval, number> = { '15m': 15, '1h': 60, '1d': 1440, all: 
  * out as they are, without merging, and only the rest (edges, stale buckets) is merged. Meters merge
  * everything: each bucket's volume links to the unit before it.
  */
-export const directLevel = (spec: UnitSpec, interval: Interval, level: number) => !spec.chain && level > 0 && WIDTH[interval] === level;
+export const directLevel = (spec: UnitSpec, interval: Interval, level: number) =>
+  !spec.chain && level > 0 && WIDTH[interval] === level;
 
 /** Clean rows of the level in [a, b) ($7, $8). */
 function levelRows(spec: UnitSpec, level: number): string {
@@ -115,9 +150,16 @@ const TYPED = `$2::timestamptz IS NOT NULL AND $3::timestamptz IS NOT NULL AND $
  * in `format`. Level rows that are output buckets by themselves (see directLevel) are encoded as they
  * are; everything else is merged per equipment and output bucket first.
  */
-export function summarySql(spec: UnitSpec, interval: Interval, level: number, format: Format, direct = directLevel(spec, interval, level)): string {
+export function summarySql(
+  spec: UnitSpec,
+  interval: Interval,
+  level: number,
+  format: Format,
+  direct = directLevel(spec, interval, level),
+): string {
   const { rollupTable: t, idColumn: idc, logTable, no } = spec;
-  const clean = (r: string) => `NOT EXISTS (SELECT 1 FROM rollup_dirty d WHERE d.kind = ${no} AND d.equipment_id = ${r}.${idc} AND d.bucket = ${r}.bucket)`;
+  const clean = (r: string) =>
+    `NOT EXISTS (SELECT 1 FROM rollup_dirty d WHERE d.kind = ${no} AND d.equipment_id = ${r}.${idc} AND d.bucket = ${r}.bucket)`;
   const parts: string[] = [];
   if (level > 0 && !direct) parts.push(levelRows(spec, level));
   if (level > 15) {
@@ -148,8 +190,15 @@ export function summarySql(spec: UnitSpec, interval: Interval, level: number, fo
   if (spec.chain) {
     // Each meter's last total before start: the first link of the volume chain (no bucket of its own).
     const values = spec.columns.map((c) =>
-      c.name === 'tv_first' || c.name === 'tv_last' ? 'p.total_volume' : c.name === 'tv_inner' ? '0::float8'
-        : c.type === 'int4' ? '0' : c.type === 'timestamptz' ? `'-infinity'::timestamptz` : `NULL::${c.type}`,
+      c.name === 'tv_first' || c.name === 'tv_last'
+        ? 'p.total_volume'
+        : c.name === 'tv_inner'
+          ? '0::float8'
+          : c.type === 'int4'
+            ? '0'
+            : c.type === 'timestamptz'
+              ? `'-infinity'::timestamptz`
+              : `NULL::${c.type}`,
     );
     parts.push(
       `SELECT i.id, '-infinity'::timestamptz, ${values.join(', ')} FROM unnest($1::int[]) AS i(id)
@@ -163,7 +212,10 @@ export function summarySql(spec: UnitSpec, interval: Interval, level: number, fo
   const lines = [
     `SELECT id, grp AS s, ${summaryLine(spec.kind, format, names, 'greatest(grp, $2::timestamptz)', `least(${bucket.end}, $3::timestamptz)`)} AS line FROM merged`,
   ];
-  if (direct) lines.push(`SELECT id, t0 AS s, ${summaryLine(spec.kind, format, names, 't0', `t0 + interval '${level} minutes'`)} AS line FROM l`);
+  if (direct)
+    lines.push(
+      `SELECT id, t0 AS s, ${summaryLine(spec.kind, format, names, 't0', `t0 + interval '${level} minutes'`)} AS line FROM l`,
+    );
   return `WITH ${staleCte(spec, level)} units AS (${parts.join('\n  UNION ALL\n  ')}),
     merged AS (${mergeUnits(spec, 'units', group, 'id')}),
     ${direct ? `l AS (${levelRows(spec, level)}),` : ''}
@@ -178,17 +230,33 @@ export interface EquipmentSummaries {
 }
 
 /** The summaries of one group of ids sharing a zone, in id then bucket order; no entry for an id without data. */
-export async function querySummaries(db: Queryable, kind: TelemetryKind, req: SummaryRequest, format: Format): Promise<EquipmentSummaries[]> {
+export async function querySummaries(
+  db: Queryable,
+  kind: TelemetryKind,
+  req: SummaryRequest,
+  format: Format,
+): Promise<EquipmentSummaries[]> {
   const spec = UNITS[kind];
   const level = unitLevel(req.interval, req.zone, req.start, req.end);
   const { s15, e15, a, b } = splitRange(req.start, req.end, level);
   const iso = (t: number) => new Date(t).toISOString();
-  const params = [req.ids, iso(req.start), iso(req.end), req.zone, iso(s15), iso(e15), iso(a), iso(b)];
+  const params = [
+    req.ids,
+    iso(req.start),
+    iso(req.end),
+    req.zone,
+    iso(s15),
+    iso(e15),
+    iso(a),
+    iso(b),
+  ];
   return db.query<EquipmentSummaries>(summarySql(spec, req.interval, level, format), params);
 }
 
 /** Elements a request may produce at most (ids × buckets), bounding the work and the response. */
-export function estimateElements(req: Pick<SummaryRequest, 'ids' | 'start' | 'end' | 'interval'>): number {
+export function estimateElements(
+  req: Pick<SummaryRequest, 'ids' | 'start' | 'end' | 'interval'>,
+): number {
   const width = { '15m': QUARTER, '1h': 3_600_000, '1d': 86_400_000, all: Infinity }[req.interval];
   return req.ids.length * (Math.ceil((req.end - req.start) / width) + 2);
 }

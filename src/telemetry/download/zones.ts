@@ -39,7 +39,10 @@ export async function isKnownZone(db: Queryable, zone: string): Promise<boolean>
 
 /** Offset from UTC in minutes at instant t (epoch ms). */
 export function offsetMinutes(zone: string, t: number): number {
-  const name = formatter(zone)!.formatToParts(t).find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
+  const name =
+    formatter(zone)!
+      .formatToParts(t)
+      .find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
   const m = /GMT([+-])(\d{2}):(\d{2})(?::(\d{2}))?/.exec(name);
   if (!m) return 0;
   return (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3]) + Number(m[4] ?? 0) / 60);
@@ -51,7 +54,11 @@ export function offsetMinutes(zone: string, t: number): number {
  * mean time before time zones: offsets such as +00:19:32). Sampled every 6 days and at both
  * ends: an offset that lasts less than that is no zone's rule (daylight saving lasts months).
  */
-export function zoneAlignment(zone: string, start: number, end: number): 'utc' | 'hour' | 'quarter' | 'none' {
+export function zoneAlignment(
+  zone: string,
+  start: number,
+  end: number,
+): 'utc' | 'hour' | 'quarter' | 'none' {
   let utc = true;
   let hour = true;
   const step = 6 * 86_400_000;

@@ -16,7 +16,8 @@ import { mergeUnits, rawUnits, rollupUnits, UNIT_LIST, type UnitSpec } from './u
 export const EPOCH = `TIMESTAMPTZ '1970-01-01 00:00:00+00'`;
 export const LEVELS = [15, 60, 1440] as const;
 export type Level = (typeof LEVELS)[number];
-export const binOf = (minutes: number, expr: string) => `date_bin('${minutes} minutes', ${expr}, ${EPOCH})`;
+export const binOf = (minutes: number, expr: string) =>
+  `date_bin('${minutes} minutes', ${expr}, ${EPOCH})`;
 const MINUTE = 60_000;
 
 /**
@@ -25,7 +26,12 @@ const MINUTE = 60_000;
  * LATERAL lookup by key, so the work follows the number of marks, never the size of the tables
  * (OFFSET 0 keeps the planner from flattening it into a hash join over a whole table).
  */
-export async function rebuildBuckets(db: Queryable, spec: UnitSpec, ids: number[], buckets: number[]): Promise<void> {
+export async function rebuildBuckets(
+  db: Queryable,
+  spec: UnitSpec,
+  ids: number[],
+  buckets: number[],
+): Promise<void> {
   if (!ids.length) return;
   const t = spec.rollupTable;
   const idc = spec.idColumn;
@@ -37,17 +43,26 @@ export async function rebuildBuckets(db: Queryable, spec: UnitSpec, ids: number[
      ON CONFLICT (${idc}, level, bucket) DO UPDATE SET ${names.map((n) => `${n} = EXCLUDED.${n}`).join(', ')}`;
   const marks = `(SELECT DISTINCT id, to_timestamp(ms / 1000) AS b FROM unnest($1::int[], $2::float8[]) AS u(id, ms)) m`;
   await db.query(
-    upsert(15, `(SELECT g.* FROM ${marks} CROSS JOIN LATERAL (
-        SELECT ${rawUnits(spec)} FROM ${spec.logTable} g WHERE g.${idc} = m.id AND g.ts >= m.b AND g.ts < m.b + interval '15 minutes' OFFSET 0) g)`),
+    upsert(
+      15,
+      `(SELECT g.* FROM ${marks} CROSS JOIN LATERAL (
+        SELECT ${rawUnits(spec)} FROM ${spec.logTable} g WHERE g.${idc} = m.id AND g.ts >= m.b AND g.ts < m.b + interval '15 minutes' OFFSET 0) g)`,
+    ),
     [ids, buckets],
   );
   // Hours from quarters, days from hours.
-  for (const [level, below] of [[60, 15], [1440, 60]] as const) {
+  for (const [level, below] of [
+    [60, 15],
+    [1440, 60],
+  ] as const) {
     const parents = `(SELECT DISTINCT id, ${binOf(level, 'to_timestamp(ms / 1000)')} AS p FROM unnest($1::int[], $2::float8[]) AS u(id, ms)) pp`;
     await db.query(
-      upsert(level, `(SELECT r.* FROM ${parents} CROSS JOIN LATERAL (
+      upsert(
+        level,
+        `(SELECT r.* FROM ${parents} CROSS JOIN LATERAL (
           SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.${idc} = pp.id AND r.level = ${below}
-             AND r.bucket >= pp.p AND r.bucket < pp.p + interval '${level} minutes' OFFSET 0) r)`),
+             AND r.bucket >= pp.p AND r.bucket < pp.p + interval '${level} minutes' OFFSET 0) r)`,
+      ),
       [ids, buckets],
     );
   }
@@ -60,7 +75,12 @@ export async function rebuildBuckets(db: Queryable, spec: UnitSpec, ids: number[
  * second of the quarter (at 200 sensors logging 6 samples a second, a million rows a refresh by its
  * end). Its mark makes summaries read it from the logs meanwhile, and it is rolled up once it ends.
  */
-export async function refreshMarked(db: Database, spec: UnitSpec, limit: number, closedOnly = false): Promise<number> {
+export async function refreshMarked(
+  db: Database,
+  spec: UnitSpec,
+  limit: number,
+  closedOnly = false,
+): Promise<number> {
   return db.transaction(async (tx) => {
     // Any `limit` marks, deleted by their row address: the scan stops at the limit, and no join or sort
     // over every mark depends on statistics that lag behind a table that fills and empties by the
@@ -73,13 +93,22 @@ export async function refreshMarked(db: Database, spec: UnitSpec, limit: number,
        RETURNING equipment_id AS id, date_part('epoch', bucket) * 1000 AS ms`,
       [spec.no, limit, closedOnly],
     );
-    await rebuildBuckets(tx, spec, marks.map((m) => m.id), marks.map((m) => Math.round(m.ms)));
+    await rebuildBuckets(
+      tx,
+      spec,
+      marks.map((m) => m.id),
+      marks.map((m) => Math.round(m.ms)),
+    );
     return marks.length;
   });
 }
 
 /** Marks every 15-minute bucket that holds logs in [from, to) (all of them without bounds), for data written around the upload path. */
-export async function markAll(db: Queryable, spec: UnitSpec, range: { from?: number; to?: number } = {}): Promise<void> {
+export async function markAll(
+  db: Queryable,
+  spec: UnitSpec,
+  range: { from?: number; to?: number } = {},
+): Promise<void> {
   await db.query(
     `INSERT INTO rollup_dirty (kind, equipment_id, bucket)
        SELECT DISTINCT ${spec.no}::smallint, ${spec.idColumn}, ${binOf(15, 'ts')} FROM ${spec.logTable}
@@ -114,10 +143,14 @@ export async function rebuildAll(db: Database): Promise<void> {
 }
 
 /** Refreshes until no mark is left (tests, and catching up after a bulk mark). */
-export async function refreshAll(db: Database, batch = 5000, progress?: (done: number) => void): Promise<number> {
+export async function refreshAll(
+  db: Database,
+  batch = 5000,
+  progress?: (done: number) => void,
+): Promise<number> {
   let done = 0;
   for (const spec of UNIT_LIST) {
-    for (let n = batch; n === batch; ) {
+    for (let n = batch; n === batch;) {
       n = await refreshMarked(db, spec, batch);
       done += n;
       progress?.(done);
@@ -174,7 +207,8 @@ export class RollupRefresher {
     try {
       for (const spec of UNIT_LIST) {
         if (this.stopped) break;
-        if ((await refreshMarked(this.db, spec, this.opts.batch, true)) === this.opts.batch) full = true;
+        if ((await refreshMarked(this.db, spec, this.opts.batch, true)) === this.opts.batch)
+          full = true;
       }
     } catch (err) {
       this.opts.onError(err);

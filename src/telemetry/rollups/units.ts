@@ -28,10 +28,16 @@ export interface UnitSpec {
   columns: UnitColumn[];
 }
 
-const col = (name: string, type: string, raw: string, merge: string): UnitColumn => ({ name, type, raw, merge });
+const col = (name: string, type: string, raw: string, merge: string): UnitColumn => ({
+  name,
+  type,
+  raw,
+  merge,
+});
 const firstBy = (c: string) => `(array_agg(${c} ORDER BY first_ts))[1]`;
 const latest = (c: string) => `(array_agg(${c} ORDER BY last_ts DESC))[1]`;
-const n = (c: string, field: string) => col(c, 'int4', `(g.${field} IS NOT NULL)::int`, `sum(${c})::int`);
+const n = (c: string, field: string) =>
+  col(c, 'int4', `(g.${field} IS NOT NULL)::int`, `sum(${c})::int`);
 const stat = (prefix: string, field: string, which: ('min' | 'max' | 'sum')[]) => [
   ...which.map((w) => col(`${prefix}_${w}`, 'float8', `g.${field}`, `${w}(${prefix}_${w})`)),
   n(`${prefix}_n`, field),
@@ -45,7 +51,12 @@ const COMMON = [
 
 export const UNITS: Record<TelemetryKind, UnitSpec> = {
   sensor: {
-    kind: 'sensor', no: 1, logTable: 'sensor_logs', idColumn: 'sensor_id', rollupTable: 'sensor_rollups', chain: false,
+    kind: 'sensor',
+    no: 1,
+    logTable: 'sensor_logs',
+    idColumn: 'sensor_id',
+    rollupTable: 'sensor_rollups',
+    chain: false,
     columns: [
       ...COMMON,
       ...stat('v', 'value', ['min', 'max', 'sum']),
@@ -54,7 +65,12 @@ export const UNITS: Record<TelemetryKind, UnitSpec> = {
     ],
   },
   meter: {
-    kind: 'meter', no: 2, logTable: 'meter_logs', idColumn: 'meter_id', rollupTable: 'meter_rollups', chain: true,
+    kind: 'meter',
+    no: 2,
+    logTable: 'meter_logs',
+    idColumn: 'meter_id',
+    rollupTable: 'meter_rollups',
+    chain: true,
     columns: [
       ...COMMON,
       col('fr_sum', 'float8', 'g.flow_rate', 'sum(fr_sum)'),
@@ -63,14 +79,29 @@ export const UNITS: Record<TelemetryKind, UnitSpec> = {
       ...stat('p', 'pressure', ['sum']),
       // The chain skips readings without a total: first and last total of the unit, and the volume
       // between its own consecutive totals (merged with the links computed between units).
-      col('tv_first', 'float8', 'g.total_volume', `(array_agg(tv_first ORDER BY first_ts) FILTER (WHERE tv_first IS NOT NULL))[1]`),
-      col('tv_last', 'float8', 'g.total_volume', `(array_agg(tv_last ORDER BY last_ts DESC) FILTER (WHERE tv_last IS NOT NULL))[1]`),
+      col(
+        'tv_first',
+        'float8',
+        'g.total_volume',
+        `(array_agg(tv_first ORDER BY first_ts) FILTER (WHERE tv_first IS NOT NULL))[1]`,
+      ),
+      col(
+        'tv_last',
+        'float8',
+        'g.total_volume',
+        `(array_agg(tv_last ORDER BY last_ts DESC) FILTER (WHERE tv_last IS NOT NULL))[1]`,
+      ),
       col('tv_inner', 'float8', '0::float8', 'sum(tv_inner + link)'),
       col('tv_latest', 'float8', 'g.total_volume', latest('tv_latest')),
     ],
   },
   pump: {
-    kind: 'pump', no: 3, logTable: 'pump_logs', idColumn: 'pump_id', rollupTable: 'pump_rollups', chain: false,
+    kind: 'pump',
+    no: 3,
+    logTable: 'pump_logs',
+    idColumn: 'pump_id',
+    rollupTable: 'pump_rollups',
+    chain: false,
     columns: [
       ...COMMON,
       col('run_true', 'int4', '(g.running IS TRUE)::int', 'sum(run_true)::int'),
@@ -82,7 +113,12 @@ export const UNITS: Record<TelemetryKind, UnitSpec> = {
     ],
   },
   tank: {
-    kind: 'tank', no: 4, logTable: 'tank_logs', idColumn: 'tank_group_id', rollupTable: 'tank_rollups', chain: false,
+    kind: 'tank',
+    no: 4,
+    logTable: 'tank_logs',
+    idColumn: 'tank_group_id',
+    rollupTable: 'tank_rollups',
+    chain: false,
     columns: [
       ...COMMON,
       ...stat('e', 'entry_tank_level', ['min', 'max', 'sum']),
@@ -113,11 +149,17 @@ export const rollupUnits = (spec: UnitSpec) =>
  * only). A link is the increase, or the new total itself after a drop (a counter reset), or 0 for
  * the first total of the chain. Yields id, grp and the merged columns.
  */
-export function mergeUnits(spec: UnitSpec, units: string, group: string, chainBy: 'id' | 'id, grp'): string {
+export function mergeUnits(
+  spec: UnitSpec,
+  units: string,
+  group: string,
+  chainBy: 'id' | 'id, grp',
+): string {
   const names = unitNames(spec);
   const merged = spec.columns.map((c) => `${c.merge} AS ${c.name}`).join(', ');
   const grouped = `grouped AS (SELECT ${names.join(', ')}, ${group} AS grp FROM ${units} u)`;
-  if (!spec.chain) return `WITH ${grouped} SELECT id, grp, ${merged} FROM grouped WHERE grp IS NOT NULL GROUP BY id, grp`;
+  if (!spec.chain)
+    return `WITH ${grouped} SELECT id, grp, ${merged} FROM grouped WHERE grp IS NOT NULL GROUP BY id, grp`;
   const cols = [...names, 'grp'].join(', ');
   return `WITH ${grouped},
   k AS (

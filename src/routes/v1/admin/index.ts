@@ -2,10 +2,23 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyTypebox } from '../../../http.js';
 import { checkBeforeBody } from '../../../auth/hooks.js';
 import { errorResponses, securedErrors } from '../../../schemas/common.js';
-import { changeClient, createClient, listVisibleClients, rotateSecret } from '../../../admin/clients.js';
+import {
+  changeClient,
+  createClient,
+  listVisibleClients,
+  rotateSecret,
+} from '../../../admin/clients.js';
 import { importAsAdmin } from '../../../admin/import.js';
 import {
-  ClientDto, ClientPage, ClientParams, ClientSecretDto, ClientsQuery, CreateClientDto, CreatedClientDto, ImportDocumentDto, ImportSummaryDto,
+  ClientDto,
+  ClientPage,
+  ClientParams,
+  ClientSecretDto,
+  ClientsQuery,
+  CreateClientDto,
+  CreatedClientDto,
+  ImportDocumentDto,
+  ImportSummaryDto,
   UpdateClientDto,
 } from './schema.js';
 
@@ -18,7 +31,10 @@ const SCOPE =
 
 /** Every admin action goes to the log: who, when (the log line's time), what; never a secret. */
 const audit = (request: FastifyRequest, action: string, what: Record<string, unknown>) =>
-  request.log.info({ audit: { actor: request.access!.client.clientId, action, ...what } }, `admin: ${action}`);
+  request.log.info(
+    { audit: { actor: request.access!.client.clientId, action, ...what } },
+    `admin: ${action}`,
+  );
 
 export async function adminRoutes(app: FastifyTypebox): Promise<void> {
   checkBeforeBody(app, async (request) => request.access!.assertAdmin());
@@ -30,7 +46,9 @@ export async function adminRoutes(app: FastifyTypebox): Promise<void> {
     '/clients',
     {
       schema: {
-        operationId: 'listClients', tags, summary: 'List API clients (never their secrets)',
+        operationId: 'listClients',
+        tags,
+        summary: 'List API clients (never their secrets)',
         description: `${SCOPE}Ordered by clientId, a page at a time (perPage default 100, at most 500).`,
         querystring: ClientsQuery,
         response: { 200: ClientPage, ...securedErrors(403) },
@@ -39,7 +57,10 @@ export async function adminRoutes(app: FastifyTypebox): Promise<void> {
     async (request) => {
       const page = request.query.page ?? 1;
       const perPage = request.query.perPage ?? 100;
-      const { clients, total } = await listVisibleClients(app.db, request.access!, { limit: perPage, offset: (page - 1) * perPage });
+      const { clients, total } = await listVisibleClients(app.db, request.access!, {
+        limit: perPage,
+        offset: (page - 1) * perPage,
+      });
       return { data: clients, page, perPage, total, totalPages: Math.ceil(total / perPage) };
     },
   );
@@ -48,7 +69,9 @@ export async function adminRoutes(app: FastifyTypebox): Promise<void> {
     '/clients',
     {
       schema: {
-        operationId: 'createClient', tags, summary: 'Create an API client',
+        operationId: 'createClient',
+        tags,
+        summary: 'Create an API client',
         description:
           `${SCOPE}Without clientSecret a random one is generated and returned once, in this answer only. An existing clientId is a 409 ` +
           '(change it with PATCH, or rotate its secret). Unknown site or camera ids: 400. cameraIds defaults to none.',
@@ -58,8 +81,15 @@ export async function adminRoutes(app: FastifyTypebox): Promise<void> {
     },
     async (request, reply) => {
       const { client, generatedSecret } = await createClient(app.db, request.access!, request.body);
-      audit(request, 'create client', { clientId: client.clientId, siteIds: client.siteIds, cameraIds: client.cameraIds, admin: client.admin });
-      return reply.status(201).send(generatedSecret ? { ...client, clientSecret: generatedSecret } : client);
+      audit(request, 'create client', {
+        clientId: client.clientId,
+        siteIds: client.siteIds,
+        cameraIds: client.cameraIds,
+        admin: client.admin,
+      });
+      return reply
+        .status(201)
+        .send(generatedSecret ? { ...client, clientSecret: generatedSecret } : client);
     },
   );
 
@@ -67,7 +97,9 @@ export async function adminRoutes(app: FastifyTypebox): Promise<void> {
     '/clients/:clientId',
     {
       schema: {
-        operationId: 'updateClient', tags, summary: "Change a client's sites, cameras, admin right, or disable / enable it",
+        operationId: 'updateClient',
+        tags,
+        summary: "Change a client's sites, cameras, admin right, or disable / enable it",
         description:
           `${SCOPE}Takes effect at once: a disabled client's tokens answer 401 from the next request. An admin cannot disable ` +
           'itself or drop its own admin right (403). Unknown client: 404 (before 403).',
@@ -78,7 +110,12 @@ export async function adminRoutes(app: FastifyTypebox): Promise<void> {
     },
     async (request) => {
       const { clientId } = request.params;
-      const { client, changes } = await changeClient(app.db, request.access!, clientId, request.body);
+      const { client, changes } = await changeClient(
+        app.db,
+        request.access!,
+        clientId,
+        request.body,
+      );
       app.forgetClient(clientId);
       audit(request, 'update client', { clientId, changes });
       return client;
@@ -89,7 +126,9 @@ export async function adminRoutes(app: FastifyTypebox): Promise<void> {
     '/clients/:clientId/secret',
     {
       schema: {
-        operationId: 'rotateClientSecret', tags, summary: 'Give a client a new random secret (shown once)',
+        operationId: 'rotateClientSecret',
+        tags,
+        summary: 'Give a client a new random secret (shown once)',
         description:
           `${SCOPE}The old secret stops working, and so do the tokens issued before the rotation. This is how to recover a client ` +
           'whose secret was lost (the demo client included). Unknown client: 404 (before 403).',
@@ -112,19 +151,29 @@ export async function adminRoutes(app: FastifyTypebox): Promise<void> {
       // The import checks the document itself, naming the first bad record as the CLI does; the schema documents it.
       validatorCompiler: () => () => true,
       schema: {
-        operationId: 'importProvisioningDocument', tags, summary: 'Upsert a provisioning document, in one transaction',
+        operationId: 'importProvisioningDocument',
+        tags,
+        summary: 'Upsert a provisioning document, in one transaction',
         description:
           `${SCOPE}An admin whose siteIds is a list may import only records of its own sites (new, or existing there now), no companies, ` +
           'and clients within its own sites and cameras. A bad document answers 400 naming the first bad record ' +
           '(details: its JSON pointer) and changes nothing. Larger documents than the body limit: use the CLI.',
         body: ImportDocumentDto,
-        response: { 200: ImportSummaryDto, ...securedErrors(403, 413, 415), ...errorResponses(400) },
+        response: {
+          200: ImportSummaryDto,
+          ...securedErrors(403, 413, 415),
+          ...errorResponses(400),
+        },
       },
     },
     async (request) => {
       const { summary, clientIds } = await importAsAdmin(importing, request.access!, request.body);
       for (const id of clientIds) app.forgetClient(id);
-      const changed = Object.fromEntries(Object.entries(summary).filter(([, c]) => c.received).map(([list, c]) => [list, c]));
+      const changed = Object.fromEntries(
+        Object.entries(summary)
+          .filter(([, c]) => c.received)
+          .map(([list, c]) => [list, c]),
+      );
       audit(request, 'import document', { lists: changed });
       return summary;
     },

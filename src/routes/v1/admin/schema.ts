@@ -4,8 +4,13 @@ import { DateTimeOutput, IntId, Paginated } from '../../../schemas/common.js';
 import { ProvisioningDocument } from '../../../provisioning/document.js';
 
 const Ids = (what: string) =>
-  Type.Union([Type.Array(IntId, { maxItems: 10_000 }), Type.Literal('*')], { description: `${what} ids, or "*" for every ${what}` });
-const ClientId = Type.String({ pattern: CLIENT_ID_PATTERN, description: '1 to 200 letters, digits or . _ : @ -' });
+  Type.Union([Type.Array(IntId, { maxItems: 10_000 }), Type.Literal('*')], {
+    description: `${what} ids, or "*" for every ${what}`,
+  });
+const ClientId = Type.String({
+  pattern: CLIENT_ID_PATTERN,
+  description: '1 to 200 letters, digits or . _ : @ -',
+});
 
 export const ClientDto = Type.Object(
   {
@@ -17,7 +22,11 @@ export const ClientDto = Type.Object(
     createdAt: DateTimeOutput,
     updatedAt: DateTimeOutput,
   },
-  { title: 'ClientDto', description: 'An API client; its secret is never shown (only a slow salted hash of it is stored)' },
+  {
+    title: 'ClientDto',
+    description:
+      'An API client; its secret is never shown (only a slow salted hash of it is stored)',
+  },
 );
 
 export const ClientPage = Paginated(ClientDto, 'ClientPage');
@@ -30,7 +39,13 @@ export const ClientsQuery = Type.Object({
 export const CreateClientDto = Type.Object(
   {
     clientId: ClientId,
-    clientSecret: Type.Optional(Type.String({ minLength: 8, maxLength: 1000, description: 'left out: one is generated and shown once' })),
+    clientSecret: Type.Optional(
+      Type.String({
+        minLength: 8,
+        maxLength: 1000,
+        description: 'left out: one is generated and shown once',
+      }),
+    ),
     siteIds: Ids('site'),
     cameraIds: Type.Optional(Ids('camera')),
     admin: Type.Optional(Type.Boolean({ default: false })),
@@ -39,7 +54,12 @@ export const CreateClientDto = Type.Object(
 );
 
 export const CreatedClientDto = Type.Object(
-  { ...ClientDto.properties, clientSecret: Type.Optional(Type.String({ description: 'the generated secret; shown only in this answer' })) },
+  {
+    ...ClientDto.properties,
+    clientSecret: Type.Optional(
+      Type.String({ description: 'the generated secret; shown only in this answer' }),
+    ),
+  },
   { title: 'CreatedClientDto' },
 );
 
@@ -48,7 +68,9 @@ export const UpdateClientDto = Type.Object(
     siteIds: Type.Optional(Ids('site')),
     cameraIds: Type.Optional(Ids('camera')),
     admin: Type.Optional(Type.Boolean()),
-    disabled: Type.Optional(Type.Boolean({ description: 'true: its tokens answer 401 at once; false: enabled again' })),
+    disabled: Type.Optional(
+      Type.Boolean({ description: 'true: its tokens answer 401 at once; false: enabled again' }),
+    ),
   },
   { title: 'UpdateClientDto', description: 'Only the fields given change; at least one is needed' },
 );
@@ -56,18 +78,25 @@ export const UpdateClientDto = Type.Object(
 export const ClientParams = Type.Object({ clientId: ClientId });
 
 export const ClientSecretDto = Type.Object(
-  { clientId: Type.String(), clientSecret: Type.String({ description: 'shown only in this answer' }) },
+  {
+    clientId: Type.String(),
+    clientSecret: Type.String({ description: 'shown only in this answer' }),
+  },
   { title: 'ClientSecretDto' },
 );
 
 export const ImportDocumentDto = Type.Object(ProvisioningDocument.properties, {
   title: 'ProvisioningDocument',
   additionalProperties: false,
-  description: 'Every list is optional; each record is the interface record of that name plus its links',
+  description:
+    'Every list is optional; each record is the interface record of that name plus its links',
 });
 
 export const ImportSummaryDto = Type.Record(
   Type.String(),
-  Type.Object({ received: Type.Integer(), changed: Type.Integer({ description: 'new or different records' }) }),
+  Type.Object({
+    received: Type.Integer(),
+    changed: Type.Integer({ description: 'new or different records' }),
+  }),
   { title: 'ImportSummaryDto', description: 'per list of the document' },
 );

@@ -3,7 +3,15 @@ import type { FastifyTypebox } from '../../../http.js';
 import { securedErrors } from '../../../schemas/common.js';
 import { sendAlarms } from '../../../alarms/send.js';
 import { listActiveAlarms, resolveAlarms } from '../../../alarms/resolve.js';
-import { ActiveAlarmDto, activeFilter, AlarmDto, AlarmResolveResultDto, AlarmSendResultDto, resolveBatch, sendBatch } from './schema.js';
+import {
+  ActiveAlarmDto,
+  activeFilter,
+  AlarmDto,
+  AlarmResolveResultDto,
+  AlarmSendResultDto,
+  resolveBatch,
+  sendBatch,
+} from './schema.js';
 
 // Interface 3 and 4.8, contract 8: send, send a batch, resolve, list the open alarms.
 
@@ -13,7 +21,7 @@ export const ACTIVE_DEFAULT_LIMIT = 1000;
 const LIFECYCLE =
   'An alarm is unresolved (active) until resolved. While an unresolved alarm with the same site, equipment ' +
   '(EquipmentTypeID + EquipmentID, or none for a site alarm) and alarmType exists, a send of that key is a duplicate: it ' +
-  'returns the open alarm\'s SiteAlarmLogID with status duplicate, adds one to Occurrences, widens FirstSeen/LastSeen to ' +
+  "returns the open alarm's SiteAlarmLogID with status duplicate, adds one to Occurrences, widens FirstSeen/LastSeen to " +
   'its timestamp (LastSeen never moves backwards) and, unless its timestamp is older than LastSeen, replaces Severity, ' +
   'Message and Value. The database holds at most one unresolved alarm per key, also under concurrent sends. Once the ' +
   'alarm is resolved, the next send of its key creates a new alarm. EquipmentTypeID: 1 flow meter, 2 pump, 3 tank group, ' +
@@ -64,7 +72,9 @@ export async function alarmRoutes(app: FastifyTypebox): Promise<void> {
     async (request, reply) => {
       const { siteId, alarms } = request.body;
       const sent = await sendAlarms(db, request.access!, siteId, alarms, (i) => `/alarms/${i}`);
-      return reply.status(201).send(sent.map((s) => ({ SiteAlarmLogID: s.SiteAlarmLogID, status: s.status })));
+      return reply
+        .status(201)
+        .send(sent.map((s) => ({ SiteAlarmLogID: s.SiteAlarmLogID, status: s.status })));
     },
   );
 
@@ -87,7 +97,13 @@ export async function alarmRoutes(app: FastifyTypebox): Promise<void> {
     },
     async (request) => {
       const { siteId, alarms } = request.body;
-      const results = await resolveAlarms(db, request.access!, siteId, alarms, (i) => `/alarms/${i}`);
+      const results = await resolveAlarms(
+        db,
+        request.access!,
+        siteId,
+        alarms,
+        (i) => `/alarms/${i}`,
+      );
       return results.map((r) => ({ SiteAlarmLogID: r.SiteAlarmLogID, status: r.status }));
     },
   );
@@ -109,7 +125,13 @@ export async function alarmRoutes(app: FastifyTypebox): Promise<void> {
     },
     async (request) => {
       const { siteIds, limit, severities } = request.body;
-      return listActiveAlarms(db, request.access!, siteIds, limit ?? Math.min(ACTIVE_DEFAULT_LIMIT, max), severities);
+      return listActiveAlarms(
+        db,
+        request.access!,
+        siteIds,
+        limit ?? Math.min(ACTIVE_DEFAULT_LIMIT, max),
+        severities,
+      );
     },
   );
 }

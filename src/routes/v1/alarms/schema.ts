@@ -1,15 +1,29 @@
 import { Type } from '@sinclair/typebox';
-import { BigIdInput, BigIdString, DateTimeInput, DateTimeOutput, Finite, IntId, Nullable } from '../../../schemas/common.js';
+import {
+  BigIdInput,
+  BigIdString,
+  DateTimeInput,
+  DateTimeOutput,
+  Finite,
+  IntId,
+  Nullable,
+} from '../../../schemas/common.js';
 import { DEFAULT_SEVERITY, SEVERITIES, type Severity } from '../../../alarms/record.js';
 
 // Alarm DTOs (interface 4.8, contract 8), named as the contract names them.
 
 /** A plain string enum: one clear validation error ("must be equal to one of the allowed values"), not one per literal. */
-const SeverityEnum = (options: object = {}) => Type.Unsafe<Severity>({ type: 'string', enum: [...SEVERITIES], ...options });
+const SeverityEnum = (options: object = {}) =>
+  Type.Unsafe<Severity>({ type: 'string', enum: [...SEVERITIES], ...options });
 
 /** An equipment id field: the EquipmentTypeID it gets is part of its description. */
 const equipmentId = (what: string) =>
-  Type.Optional(Nullable({ ...IntId, description: `the ${what} the alarm is about; it must belong to the site` }));
+  Type.Optional(
+    Nullable({
+      ...IntId,
+      description: `the ${what} the alarm is about; it must belong to the site`,
+    }),
+  );
 
 const alarmFields = {
   flowMeterID: equipmentId('flow meter (EquipmentTypeID 1)'),
@@ -19,14 +33,23 @@ const alarmFields = {
   alarmType: Type.String({
     minLength: 1,
     maxLength: 100,
-    description: 'what is wrong, e.g. HighPressure, TankOverflow, PumpTrip; part of the deduplication key, compared exactly (case matters)',
+    description:
+      'what is wrong, e.g. HighPressure, TankOverflow, PumpTrip; part of the deduplication key, compared exactly (case matters)',
   }),
-  severity: Type.Optional(SeverityEnum({ default: DEFAULT_SEVERITY, description: `one of ${SEVERITIES.join(', ')}; default ${DEFAULT_SEVERITY}` })),
+  severity: Type.Optional(
+    SeverityEnum({
+      default: DEFAULT_SEVERITY,
+      description: `one of ${SEVERITIES.join(', ')}; default ${DEFAULT_SEVERITY}`,
+    }),
+  ),
   message: Type.String({ maxLength: 1000, description: 'text for operators' }),
-  value: Type.Optional(Nullable({ ...Finite, description: 'the measured value that raised the alarm, if any' })),
+  value: Type.Optional(
+    Nullable({ ...Finite, description: 'the measured value that raised the alarm, if any' }),
+  ),
   timestamp: {
     ...DateTimeInput,
-    description: 'when the edge device saw the alarm; ISO 8601, no offset means UTC; at most 24 h in the future, not before 1970',
+    description:
+      'when the edge device saw the alarm; ISO 8601, no offset means UTC; at most 24 h in the future, not before 1970',
   },
 };
 
@@ -39,40 +62,78 @@ export const AlarmDto = Type.Object(
   { title: 'AlarmDto', description: `One alarm. ${EQUIPMENT_RULE}` },
 );
 
-const SiteAlarm = Type.Object(alarmFields, { description: `An AlarmDto without siteId (the site is the envelope's). ${EQUIPMENT_RULE}` });
+const SiteAlarm = Type.Object(alarmFields, {
+  description: `An AlarmDto without siteId (the site is the envelope's). ${EQUIPMENT_RULE}`,
+});
 
 const ResolveEntry = Type.Object({
-  SiteAlarmLogID: { ...BigIdInput, description: 'the alarm to resolve (from AlarmSendResultDto or the active list); string or integer, a string above 2^53' },
-  note: Type.Optional(Nullable(Type.String({ maxLength: 1000, description: 'why or how it was resolved; kept with the alarm' }))),
+  SiteAlarmLogID: {
+    ...BigIdInput,
+    description:
+      'the alarm to resolve (from AlarmSendResultDto or the active list); string or integer, a string above 2^53',
+  },
+  note: Type.Optional(
+    Nullable(
+      Type.String({
+        maxLength: 1000,
+        description: 'why or how it was resolved; kept with the alarm',
+      }),
+    ),
+  ),
 });
 
 export const sendBatch = (maxBatch: number) =>
   Type.Object(
-    { siteId: IntId, alarms: Type.Array(SiteAlarm, { maxItems: maxBatch, description: `at most ${maxBatch} alarms, all of this site` }) },
+    {
+      siteId: IntId,
+      alarms: Type.Array(SiteAlarm, {
+        maxItems: maxBatch,
+        description: `at most ${maxBatch} alarms, all of this site`,
+      }),
+    },
     { title: 'MultiSiteAlarmsDto', description: 'Several alarms of one site' },
   );
 
 export const resolveBatch = (maxBatch: number) =>
   Type.Object(
-    { siteId: IntId, alarms: Type.Array(ResolveEntry, { maxItems: maxBatch, description: `at most ${maxBatch} alarms of this site` }) },
+    {
+      siteId: IntId,
+      alarms: Type.Array(ResolveEntry, {
+        maxItems: maxBatch,
+        description: `at most ${maxBatch} alarms of this site`,
+      }),
+    },
     // The interface names this body MultiSiteAlarmsDto too; a name of its own keeps each operation's client type exact.
     {
       title: 'MultiSiteAlarmsResolveDto',
-      description: 'Alarms of one site to resolve: the resolve form of MultiSiteAlarmsDto (the interface gives both bodies that name)',
+      description:
+        'Alarms of one site to resolve: the resolve form of MultiSiteAlarmsDto (the interface gives both bodies that name)',
     },
   );
 
 export const activeFilter = (maxBatch: number, defaultLimit: number) =>
   Type.Object(
     {
-      siteIds: Type.Array(IntId, { minItems: 1, maxItems: maxBatch, description: `1 to ${maxBatch} site ids` }),
+      siteIds: Type.Array(IntId, {
+        minItems: 1,
+        maxItems: maxBatch,
+        description: `1 to ${maxBatch} site ids`,
+      }),
       limit: Type.Optional(
-        Type.Integer({ minimum: 1, maximum: maxBatch, default: defaultLimit, description: `most alarms returned (the newest); default ${defaultLimit}` }),
+        Type.Integer({
+          minimum: 1,
+          maximum: maxBatch,
+          default: defaultLimit,
+          description: `most alarms returned (the newest); default ${defaultLimit}`,
+        }),
       ),
       severities: Type.Optional(
         Type.Array(SeverityEnum(), {
-          minItems: 1, maxItems: SEVERITIES.length, uniqueItems: true,
-          description: 'only alarms of these severities (applied before `limit`); absent: every severity',
+          minItems: 1,
+          maxItems: SEVERITIES.length,
+          uniqueItems: true,
+          description:
+            'only alarms of these severities (applied before `limit`); absent: every severity',
         }),
       ),
     },
@@ -83,7 +144,8 @@ export const AlarmSendResultDto = Type.Object(
   {
     SiteAlarmLogID: BigIdString,
     status: Type.Union([Type.Literal('created'), Type.Literal('duplicate')], {
-      description: 'created: a new open alarm; duplicate: an open alarm of the same key was counted again',
+      description:
+        'created: a new open alarm; duplicate: an open alarm of the same key was counted again',
     }),
   },
   { title: 'AlarmSendResultDto' },
@@ -93,7 +155,8 @@ export const AlarmResolveResultDto = Type.Object(
   {
     SiteAlarmLogID: BigIdString,
     status: Type.Union([Type.Literal('resolved'), Type.Literal('already_resolved')], {
-      description: 'resolved: by this request; already_resolved: it was resolved before (or by an earlier entry of this request)',
+      description:
+        'resolved: by this request; already_resolved: it was resolved before (or by an earlier entry of this request)',
     }),
   },
   { title: 'AlarmResolveResultDto' },
@@ -103,14 +166,27 @@ export const ActiveAlarmDto = Type.Object(
   {
     SiteAlarmLogID: BigIdString,
     SiteID: Type.Integer(),
-    EquipmentTypeID: Nullable(Type.Integer({ description: '1 flow meter, 2 pump, 3 tank group, 5 sensor; null for a site alarm' })),
-    EquipmentID: Nullable({ ...BigIdString, description: 'id of that equipment, as a string; null for a site alarm' }),
+    EquipmentTypeID: Nullable(
+      Type.Integer({
+        description: '1 flow meter, 2 pump, 3 tank group, 5 sensor; null for a site alarm',
+      }),
+    ),
+    EquipmentID: Nullable({
+      ...BigIdString,
+      description: 'id of that equipment, as a string; null for a site alarm',
+    }),
     AlarmType: Type.String(),
     Severity: SeverityEnum(),
     Message: Type.String({ description: 'of the latest send (by timestamp)' }),
     Value: Nullable(Type.Number({ description: 'of the latest send (by timestamp)' })),
-    FirstSeen: { ...DateTimeOutput, description: 'earliest timestamp of the sends counted in this alarm' },
-    LastSeen: { ...DateTimeOutput, description: 'latest timestamp of the sends counted in this alarm; never moves backwards' },
+    FirstSeen: {
+      ...DateTimeOutput,
+      description: 'earliest timestamp of the sends counted in this alarm',
+    },
+    LastSeen: {
+      ...DateTimeOutput,
+      description: 'latest timestamp of the sends counted in this alarm; never moves backwards',
+    },
     Occurrences: Type.Integer({ description: 'sends counted in this alarm, the first included' }),
   },
   { title: 'ActiveAlarmDto', description: 'An unresolved alarm' },

@@ -8,7 +8,16 @@ import type { EquipmentKind } from '../../../config/repository.js';
 import { badRequest, forbidden, notFound } from '../../../errors.js';
 import { securedErrors } from '../../../schemas/common.js';
 import { parseTime } from '../../../time.js';
-import { CompactSiteConfig, forSerialization, FULL, idParams, LIGHT, SiteQuery, SiteUpdatesQuery, UpdatesQuery } from './schema.js';
+import {
+  CompactSiteConfig,
+  forSerialization,
+  FULL,
+  idParams,
+  LIGHT,
+  SiteQuery,
+  SiteUpdatesQuery,
+  UpdatesQuery,
+} from './schema.js';
 
 // Interface §4.3: 11 paths, each with its /updates twin, and a /light variant of each but the two
 // compact ones: 42 routes, generated from the two tables below.
@@ -29,20 +38,36 @@ interface ByIdPath {
 
 const BY_ID: ByIdPath[] = [
   {
-    path: '/sensors', op: ['getSensorRegisters', 'getSensorRegisterUpdates'], param: 'sensorId', kind: 'sensor',
-    what: 'The registers a sensor reads', response: (d) => d.Registers,
+    path: '/sensors',
+    op: ['getSensorRegisters', 'getSensorRegisterUpdates'],
+    param: 'sensorId',
+    kind: 'sensor',
+    what: 'The registers a sensor reads',
+    response: (d) => d.Registers,
   },
   {
-    path: '/meters', op: ['getMeterRegisters', 'getMeterRegisterUpdates'], param: 'meterId', kind: 'meter',
-    what: "A flow meter's role registers and sensor registers", response: (d) => d.MeterRegisters,
+    path: '/meters',
+    op: ['getMeterRegisters', 'getMeterRegisterUpdates'],
+    param: 'meterId',
+    kind: 'meter',
+    what: "A flow meter's role registers and sensor registers",
+    response: (d) => d.MeterRegisters,
   },
   {
-    path: '/pumps', op: ['getPumpRegisters', 'getPumpRegisterUpdates'], param: 'pumpId', kind: 'pump',
-    what: "A pump's role registers and sensor registers", response: (d) => d.PumpRegisters,
+    path: '/pumps',
+    op: ['getPumpRegisters', 'getPumpRegisterUpdates'],
+    param: 'pumpId',
+    kind: 'pump',
+    what: "A pump's role registers and sensor registers",
+    response: (d) => d.PumpRegisters,
   },
   {
-    path: '/tanks', op: ['getTankRegisters', 'getTankRegisterUpdates'], param: 'tankGroupId', kind: 'tank',
-    what: "A tank group's role registers and sensor registers", response: (d) => d.TankRegisters,
+    path: '/tanks',
+    op: ['getTankRegisters', 'getTankRegisterUpdates'],
+    param: 'tankGroupId',
+    kind: 'tank',
+    what: "A tank group's role registers and sensor registers",
+    response: (d) => d.TankRegisters,
   },
 ];
 
@@ -55,9 +80,16 @@ interface SitePath {
   view: SiteView;
 }
 
-const equipmentPath = (kind: EquipmentKind, list: 'meters' | 'pumps' | 'tanks', response: (d: Dtos) => TSchema): SitePath => ({
+const equipmentPath = (
+  kind: EquipmentKind,
+  list: 'meters' | 'pumps' | 'tanks',
+  response: (d: Dtos) => TSchema,
+): SitePath => ({
   path: `/site/${list}`,
-  op: [`getSite${list[0].toUpperCase()}${list.slice(1)}`, `getSite${list[0].toUpperCase()}${list.slice(1, -1)}Updates`],
+  op: [
+    `getSite${list[0].toUpperCase()}${list.slice(1)}`,
+    `getSite${list[0].toUpperCase()}${list.slice(1, -1)}Updates`,
+  ],
   what: `The ${kind === 'tank' ? 'tank group' : kind === 'meter' ? 'flow meter' : kind}s of a site, each with its role and sensor registers`,
   light: true,
   response,
@@ -65,18 +97,40 @@ const equipmentPath = (kind: EquipmentKind, list: 'meters' | 'pumps' | 'tanks', 
 });
 
 const SITE: SitePath[] = [
-  { path: '/site/sensors', op: ['getSiteSensors', 'getSiteSensorUpdates'], what: 'The sensors of a site, each with its registers', light: true, response: (d) => d.SensorConfigs, view: 'sensors' },
+  {
+    path: '/site/sensors',
+    op: ['getSiteSensors', 'getSiteSensorUpdates'],
+    what: 'The sensors of a site, each with its registers',
+    light: true,
+    response: (d) => d.SensorConfigs,
+    view: 'sensors',
+  },
   equipmentPath('meter', 'meters', (d) => d.MeterConfigs),
   equipmentPath('pump', 'pumps', (d) => d.PumpConfigs),
   equipmentPath('tank', 'tanks', (d) => d.TankConfigs),
   {
-    path: '/site/actuators', op: ['getSiteActuators', 'getSiteActuatorUpdates'], what: 'The actuators of a site with their scalings, triggers and tank-group connections (always all of them)',
-    light: true, response: (d) => d.ActuatorEntries, view: 'actuators',
+    path: '/site/actuators',
+    op: ['getSiteActuators', 'getSiteActuatorUpdates'],
+    what: 'The actuators of a site with their scalings, triggers and tank-group connections (always all of them)',
+    light: true,
+    response: (d) => d.ActuatorEntries,
+    view: 'actuators',
   },
-  { path: '/site', op: ['getSiteConfig', 'getSiteConfigUpdates'], what: "A site's whole configuration", light: true, response: (d) => d.SiteConfig, view: 'site' },
   {
-    path: '/site/compact', op: ['getSiteCompactConfig', 'getSiteCompactConfigUpdates'], what: "A site's whole configuration, registers once each and referred to by id", light: false,
-    response: () => CompactSiteConfig, view: 'compact',
+    path: '/site',
+    op: ['getSiteConfig', 'getSiteConfigUpdates'],
+    what: "A site's whole configuration",
+    light: true,
+    response: (d) => d.SiteConfig,
+    view: 'site',
+  },
+  {
+    path: '/site/compact',
+    op: ['getSiteCompactConfig', 'getSiteCompactConfigUpdates'],
+    what: "A site's whole configuration, registers once each and referred to by id",
+    light: false,
+    response: () => CompactSiteConfig,
+    view: 'compact',
   },
 ];
 
@@ -99,8 +153,10 @@ const BY_ID_UPDATES_NOTE: Record<ByIdPath['kind'], string> = {
   pump: EQUIPMENT_UPDATES_NOTE,
   tank: EQUIPMENT_UPDATES_NOTE,
 };
-const LIGHT_NOTE = 'Light: null properties left out of every record, and the heavy actuator fields too.';
-const SNAPSHOT_NOTE = 'Read from one snapshot of the database: never a mix of the states before and after an import.';
+const LIGHT_NOTE =
+  'Light: null properties left out of every record, and the heavy actuator fields too.';
+const SNAPSHOT_NOTE =
+  'Read from one snapshot of the database: never a mix of the states before and after an import.';
 
 function routeSchema(
   def: { op: OperationIds; what: string; response: (d: Dtos) => TSchema },
@@ -122,21 +178,38 @@ function routeSchema(
 /** The updates cut-off in ms; 400 when startDate is not an ISO 8601 date-time. */
 function cutOff(startDate: string): number {
   const t = parseTime(startDate);
-  if (t === undefined) throw badRequest('startDate is not an ISO 8601 date-time', [{ path: '/startDate', message: 'must be an ISO 8601 date-time' }]);
+  if (t === undefined)
+    throw badRequest('startDate is not an ISO 8601 date-time', [
+      { path: '/startDate', message: 'must be an ISO 8601 date-time' },
+    ]);
   return t;
 }
 
 export async function configRoutes(app: FastifyTypebox): Promise<void> {
   const reader = new ConfigReader(app.db);
-  const variants = (light: boolean) => [false, true].flatMap((updates) => (light ? [false, true] : [false]).map((l) => ({ updates, light: l })));
+  const variants = (light: boolean) =>
+    [false, true].flatMap((updates) =>
+      (light ? [false, true] : [false]).map((l) => ({ updates, light: l })),
+    );
 
   for (const def of BY_ID)
     for (const { updates, light } of variants(true)) {
       const url = `${updates ? '/updates' : ''}${def.path}/:${def.param}${light ? '/light' : ''}`;
-      const input = { params: idParams(def.param), ...(updates ? { querystring: UpdatesQuery } : {}) };
+      const input = {
+        params: idParams(def.param),
+        ...(updates ? { querystring: UpdatesQuery } : {}),
+      };
       app.get(
         url,
-        { schema: routeSchema(def, updates ? BY_ID_UPDATES_NOTE[def.kind] : '', light, input, securedErrors(403, 404)) },
+        {
+          schema: routeSchema(
+            def,
+            updates ? BY_ID_UPDATES_NOTE[def.kind] : '',
+            light,
+            input,
+            securedErrors(403, 404),
+          ),
+        },
         async (request: FastifyRequest) => {
           const id = (request.params as Record<string, number>)[def.param];
           const since = updates ? cutOff((request.query as { startDate: string }).startDate) : null;
@@ -160,7 +233,11 @@ export async function configRoutes(app: FastifyTypebox): Promise<void> {
           const q = request.query as { siteId: number; startDate?: string };
           const since = updates ? cutOff(q.startDate!) : null;
           request.access!.assertSites([q.siteId]);
-          const read = await reader.siteView(q.siteId, def.view, { light, since, serialize: (v) => reply.serialize(v) as string });
+          const read = await reader.siteView(q.siteId, def.view, {
+            light,
+            since,
+            serialize: (v) => reply.serialize(v) as string,
+          });
           // A site that does not exist answers like one out of reach: the same 403 for every client.
           if (!read) throw forbidden('no access to one or more of the requested sites');
           if ('value' in read) return read.value;

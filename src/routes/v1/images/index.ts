@@ -5,14 +5,32 @@ import { ImageBundle, ImageBytes, ImageParams, ImagesPayloadDto, MAX_IMAGES } fr
 
 // Interface 4.5, contract 7: ticket photos and gate-camera motion captures as one zip.
 
-const ROUTES: { path: string; kind: ImageKind; operationId: string; oneId: string; summary: string; file: string; reach: string }[] = [
+const ROUTES: {
+  path: string;
+  kind: ImageKind;
+  operationId: string;
+  oneId: string;
+  summary: string;
+  file: string;
+  reach: string;
+}[] = [
   {
-    path: '/images/tickets', kind: 'ticket', operationId: 'downloadTicketImages', oneId: 'getTicketImage', summary: 'Download ticket images as a zip',
-    file: 'ticket-images', reach: "the image's site",
+    path: '/images/tickets',
+    kind: 'ticket',
+    operationId: 'downloadTicketImages',
+    oneId: 'getTicketImage',
+    summary: 'Download ticket images as a zip',
+    file: 'ticket-images',
+    reach: "the image's site",
   },
   {
-    path: '/images/motion-capture', kind: 'motion', operationId: 'downloadMotionCaptureImages', oneId: 'getMotionCaptureImage',
-    summary: 'Download motion-capture images as a zip', file: 'motion-capture-images', reach: "the image's site and camera",
+    path: '/images/motion-capture',
+    kind: 'motion',
+    operationId: 'downloadMotionCaptureImages',
+    oneId: 'getMotionCaptureImage',
+    summary: 'Download motion-capture images as a zip',
+    file: 'motion-capture-images',
+    reach: "the image's site and camera",
   },
 ];
 
@@ -68,7 +86,12 @@ export async function imageRoutes(app: FastifyTypebox): Promise<void> {
         },
       },
       async (request, reply) => {
-        const { entry, stream } = await prepareImage(app.db, request.access!, r.kind, request.params.uuid);
+        const { entry, stream } = await prepareImage(
+          app.db,
+          request.access!,
+          r.kind,
+          request.params.uuid,
+        );
         return reply
           .type(entry.contentType)
           .header('content-length', entry.size)

@@ -17,7 +17,12 @@ export async function siteRoutes(app: FastifyTypebox): Promise<void> {
     },
     async (request) => {
       const q = request.query;
-      const filter = { siteIds: request.access!.siteIds, name: q.name, active: q.active, companyId: q.companyId };
+      const filter = {
+        siteIds: request.access!.siteIds,
+        name: q.name,
+        active: q.active,
+        companyId: q.companyId,
+      };
       const order = {
         by: q.sortBy?.toLowerCase() as keyof typeof SORT_COLUMNS | undefined,
         direction: (q.sortDirection?.toLowerCase() ?? 'asc') as 'asc' | 'desc',
@@ -27,8 +32,16 @@ export async function siteRoutes(app: FastifyTypebox): Promise<void> {
         listSites(app.db, filter, order, q.perPage, (q.page - 1) * q.perPage),
       ]);
       const data =
-        q.dataType === 'additional' ? await addSiteTelemetry(app.db, rows) : rows.map(({ LastCommunication: _, ...basic }) => basic);
-      return { data, page: q.page, perPage: q.perPage, total, totalPages: Math.ceil(total / q.perPage) };
+        q.dataType === 'additional'
+          ? await addSiteTelemetry(app.db, rows)
+          : rows.map(({ LastCommunication: _, ...basic }) => basic);
+      return {
+        data,
+        page: q.page,
+        perPage: q.perPage,
+        total,
+        totalPages: Math.ceil(total / q.perPage),
+      };
     },
   );
 }

@@ -20,17 +20,33 @@ const WHERE = `($1::int[] IS NULL OR s.site_id = ANY($1::int[]))
   AND ($3::boolean IS NULL OR s.active = $3::boolean)
   AND ($4::int IS NULL OR s.company_id = $4::int)`;
 
-const filterParams = (f: SiteFilter) => [f.siteIds, f.name ?? null, f.active ?? null, f.companyId ?? null];
+const filterParams = (f: SiteFilter) => [
+  f.siteIds,
+  f.name ?? null,
+  f.active ?? null,
+  f.companyId ?? null,
+];
 
 export async function countSites(db: Queryable, f: SiteFilter): Promise<number> {
-  const [row] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM sites s WHERE ${WHERE}`, filterParams(f));
+  const [row] = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM sites s WHERE ${WHERE}`,
+    filterParams(f),
+  );
   return row.n;
 }
 
-export async function listSites(db: Queryable, f: SiteFilter, order: SiteOrder, limit: number, offset: number): Promise<Site[]> {
+export async function listSites(
+  db: Queryable,
+  f: SiteFilter,
+  order: SiteOrder,
+  limit: number,
+  offset: number,
+): Promise<Site[]> {
   // The column comes from a fixed map and the direction from a two-word choice, never from the request text.
   const dir = order.direction === 'desc' ? 'DESC' : 'ASC';
-  const orderBy = order.by ? `${SORT_COLUMNS[order.by]} ${dir} NULLS LAST, s.site_id ASC` : `s.site_id ${dir}`;
+  const orderBy = order.by
+    ? `${SORT_COLUMNS[order.by]} ${dir} NULLS LAST, s.site_id ASC`
+    : `s.site_id ${dir}`;
   return db.query<Site>(
     `SELECT s.site_id AS "SiteID", s.name AS "Name", s.company_id AS "CompanyID", c.name AS "CompanyName",
             s.project_id AS "ProjectID", s.active AS "Active", s.latitude AS "Latitude", s.longitude AS "Longitude",
@@ -44,7 +60,12 @@ export async function listSites(db: Queryable, f: SiteFilter, order: SiteOrder, 
 }
 
 type Current = NonNullable<Site['Current']>;
-const CURRENT_KEYS: Record<string, keyof Current> = { sensor: 'sensors', meter: 'meters', pump: 'pumps', tank: 'tankGroups' };
+const CURRENT_KEYS: Record<string, keyof Current> = {
+  sensor: 'sensors',
+  meter: 'meters',
+  pump: 'pumps',
+  tank: 'tankGroups',
+};
 
 /** Adds LastCommunication, ActiveAlarmCount and Current to a page of sites, in two queries whatever its size. */
 export async function addSiteTelemetry(db: Queryable, sites: Site[]): Promise<Site[]> {
@@ -60,7 +81,9 @@ export async function addSiteTelemetry(db: Queryable, sites: Site[]): Promise<Si
     ),
   ]);
   const alarmCount = new Map(alarms.map((a) => [a.site_id, a.n]));
-  const current = new Map<number, Current>(ids.map((id) => [id, { sensors: [], meters: [], pumps: [], tankGroups: [] }]));
+  const current = new Map<number, Current>(
+    ids.map((id) => [id, { sensors: [], meters: [], pumps: [], tankGroups: [] }]),
+  );
   for (const r of readings) current.get(r.site_id)?.[CURRENT_KEYS[r.equipment_kind]].push(r.record);
   return sites.map((s) => ({
     ...s,

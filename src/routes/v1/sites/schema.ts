@@ -8,13 +8,21 @@ const anyCase = (words: string[]) =>
     description: `one of ${words.join(', ')}; case is ignored`,
   });
 
-export const SORT_COLUMNS = { platformcompanyid: 's.company_id', projectid: 's.project_id', name: 'lower(s.name)' } as const;
+export const SORT_COLUMNS = {
+  platformcompanyid: 's.company_id',
+  projectid: 's.project_id',
+  name: 'lower(s.name)',
+} as const;
 
 export const SitesQuery = Type.Object({
   page: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
   perPage: Type.Integer({ minimum: 1, maximum: 500 }),
-  dataType: Type.Optional(Type.Union([Type.Literal('basic'), Type.Literal('additional')], { default: 'basic' })),
-  name: Type.Optional(Type.String({ maxLength: 200, description: 'case-insensitive substring of the site name' })),
+  dataType: Type.Optional(
+    Type.Union([Type.Literal('basic'), Type.Literal('additional')], { default: 'basic' }),
+  ),
+  name: Type.Optional(
+    Type.String({ maxLength: 200, description: 'case-insensitive substring of the site name' }),
+  ),
   active: Type.Optional(Type.Boolean()),
   companyId: Type.Optional(IntId),
   sortDirection: Type.Optional(anyCase(['asc', 'desc'])),
@@ -22,7 +30,10 @@ export const SitesQuery = Type.Object({
 });
 export type SitesQuery = Static<typeof SitesQuery>;
 
-const Reading = Type.Object({}, { additionalProperties: true, description: 'the latest reading record as uploaded' });
+const Reading = Type.Object(
+  {},
+  { additionalProperties: true, description: 'the latest reading record as uploaded' },
+);
 
 export const Site = Type.Object(
   {
@@ -46,7 +57,10 @@ export const Site = Type.Object(
       }),
     ),
   },
-  { title: 'Site', description: 'LastCommunication, ActiveAlarmCount and Current only with dataType=additional' },
+  {
+    title: 'Site',
+    description: 'LastCommunication, ActiveAlarmCount and Current only with dataType=additional',
+  },
 );
 export type Site = Static<typeof Site>;
 

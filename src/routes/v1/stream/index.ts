@@ -31,22 +31,38 @@ export async function streamRoutes(app: FastifyTypebox): Promise<void> {
       schema: {
         operationId: 'streamEvents',
         tags: ['live stream'],
-        summary: 'Follow the sites live: a snapshot, then readings, logs, alarms and configuration changes',
+        summary:
+          'Follow the sites live: a snapshot, then readings, logs, alarms and configuration changes',
         description: DESCRIPTION,
         querystring: StreamQuery,
-        response: { 200: { description: 'the event stream', content: { 'text/event-stream': { schema: StreamEvents } } }, ...securedErrors(403, 406, 503) },
+        response: {
+          200: {
+            description: 'the event stream',
+            content: { 'text/event-stream': { schema: StreamEvents } },
+          },
+          ...securedErrors(403, 406, 503),
+        },
       },
     },
     async (request, reply) => {
       const named = request.query.siteIds?.split(',').map(Number) ?? null;
-      if (named && named.length > max) throw badRequest(`at most ${max} siteIds`, [{ path: '/siteIds', message: `at most ${max} ids` }]);
+      if (named && named.length > max)
+        throw badRequest(`at most ${max} siteIds`, [
+          { path: '/siteIds', message: `at most ${max} ids` },
+        ]);
       if (named?.some((id) => id < 1 || id > 2_147_483_647))
-        throw badRequest('siteIds must be positive 32-bit integers', [{ path: '/siteIds', message: 'ids are 1 to 2147483647' }]);
+        throw badRequest('siteIds must be positive 32-bit integers', [
+          { path: '/siteIds', message: 'ids are 1 to 2147483647' },
+        ]);
       const token = request.headers.authorization?.replace(/^Bearer\s+/i, '');
       const scope = await resolveSubscription(app.db, request.access!, named, max, token);
       reply.sse.keepAlive();
       try {
-        await app.stream.subscribe(sseSink(reply), scope, request.headers['last-event-id'] as string | undefined);
+        await app.stream.subscribe(
+          sseSink(reply),
+          scope,
+          request.headers['last-event-id'] as string | undefined,
+        );
       } catch (err) {
         if (err instanceof HttpError && err.statusCode === 503) reply.header('retry-after', '1');
         throw err;

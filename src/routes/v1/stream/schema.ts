@@ -21,15 +21,31 @@ const Kind = Type.Union(['sensor', 'meter', 'pump', 'tank'].map((k) => Type.Lite
 export const StreamSnapshotDto = Type.Object(
   {
     sites: Type.Array(
-      Type.Composite([Type.Required(Type.Pick(Site, ['SiteID', 'LastCommunication', 'Current'])), Type.Object({ ActiveAlarms: Type.Array(ActiveAlarmDto) })]),
+      Type.Composite([
+        Type.Required(Type.Pick(Site, ['SiteID', 'LastCommunication', 'Current'])),
+        Type.Object({ ActiveAlarms: Type.Array(ActiveAlarmDto) }),
+      ]),
     ),
   },
-  { title: 'StreamSnapshotDto', description: 'event: snapshot. The state of the streamed sites, first on every new stream' },
+  {
+    title: 'StreamSnapshotDto',
+    description: 'event: snapshot. The state of the streamed sites, first on every new stream',
+  },
 );
 
 export const StreamReadingDto = Type.Object(
-  { siteId: IntId, kind: Kind, record: Type.Object({}, { additionalProperties: true, description: 'the reading as stored (interface 2.10 fields)' }) },
-  { title: 'StreamReadingDto', description: 'event: reading. A reading that replaced the current value of its equipment' },
+  {
+    siteId: IntId,
+    kind: Kind,
+    record: Type.Object(
+      {},
+      { additionalProperties: true, description: 'the reading as stored (interface 2.10 fields)' },
+    ),
+  },
+  {
+    title: 'StreamReadingDto',
+    description: 'event: reading. A reading that replaced the current value of its equipment',
+  },
 );
 
 export const StreamLogsDto = Type.Object(
@@ -41,13 +57,20 @@ export const StreamLogsDto = Type.Object(
     to: { ...DateTimeOutput, description: 'latest timestamp stored' },
     count: Type.Integer({ description: 'log rows stored (new or changed)' }),
   },
-  { title: 'StreamLogsDto', description: 'event: logs. One per upload, site and kind that stored logs' },
+  {
+    title: 'StreamLogsDto',
+    description: 'event: logs. One per upload, site and kind that stored logs',
+  },
 );
 
 export const StreamAlarmDto = Type.Object(
   {
     siteId: IntId,
-    status: Type.Union([Type.Literal('created'), Type.Literal('duplicate'), Type.Literal('resolved')]),
+    status: Type.Union([
+      Type.Literal('created'),
+      Type.Literal('duplicate'),
+      Type.Literal('resolved'),
+    ]),
     alarm: ActiveAlarmDto,
   },
   { title: 'StreamAlarmDto', description: 'event: alarm. An alarm as it stands after the change' },
@@ -55,9 +78,16 @@ export const StreamAlarmDto = Type.Object(
 
 export const StreamConfigDto = Type.Object(
   { siteId: IntId },
-  { title: 'StreamConfigDto', description: "event: config. An import changed the site's configuration: read it again" },
+  {
+    title: 'StreamConfigDto',
+    description: "event: config. An import changed the site's configuration: read it again",
+  },
 );
 
-export const StreamEvents = Type.Union([StreamSnapshotDto, StreamReadingDto, StreamLogsDto, StreamAlarmDto, StreamConfigDto], {
-  description: 'Server-Sent Events; the data of each is one of these JSON objects, by its event name',
-});
+export const StreamEvents = Type.Union(
+  [StreamSnapshotDto, StreamReadingDto, StreamLogsDto, StreamAlarmDto, StreamConfigDto],
+  {
+    description:
+      'Server-Sent Events; the data of each is one of these JSON objects, by its event name',
+  },
+);

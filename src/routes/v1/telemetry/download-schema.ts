@@ -7,7 +7,10 @@ import type { TelemetryKind } from '../../../telemetry/kinds.js';
 const Num = Nullable(Type.Number());
 
 const range = {
-  start: { ...DateTimeInput, description: 'first instant of the range (inclusive); no offset means UTC' },
+  start: {
+    ...DateTimeInput,
+    description: 'first instant of the range (inclusive); no offset means UTC',
+  },
   end: { ...DateTimeInput, description: 'end of the range (exclusive), after start' },
 };
 
@@ -23,20 +26,29 @@ export const idsField = (kind: TelemetryKind) => IDS[kind][0];
 export const summaryLoadDto = (kind: TelemetryKind, maxBatch: number) =>
   Type.Object(
     {
-      [IDS[kind][0]]: Type.Array(IntId, { minItems: 1, maxItems: maxBatch, description: `ids of the ${IDS[kind][2]} (1 to ${maxBatch})` }),
+      [IDS[kind][0]]: Type.Array(IntId, {
+        minItems: 1,
+        maxItems: maxBatch,
+        description: `ids of the ${IDS[kind][2]} (1 to ${maxBatch})`,
+      }),
       ...range,
       interval: Type.Optional(
-        Type.Union([Type.Literal('15m'), Type.Literal('1h'), Type.Literal('1d'), Type.Literal('all')], {
-          default: '1h',
-          description: 'bucket width: 15m and 1h start on whole quarters and hours of the zone clock, 1d at its midnight; all: one bucket [start, end)',
-        }),
+        Type.Union(
+          [Type.Literal('15m'), Type.Literal('1h'), Type.Literal('1d'), Type.Literal('all')],
+          {
+            default: '1h',
+            description:
+              'bucket width: 15m and 1h start on whole quarters and hours of the zone clock, 1d at its midnight; all: one bucket [start, end)',
+          },
+        ),
       ),
       timeZone: Type.Optional(
         Type.String({
           minLength: 1,
           maxLength: 64,
           default: 'UTC',
-          description: 'IANA zone name whose clock the buckets follow, or "site" for each equipment\'s own site zone (UTC where it has none)',
+          description:
+            'IANA zone name whose clock the buckets follow, or "site" for each equipment\'s own site zone (UTC where it has none)',
         }),
       ),
     },
@@ -52,31 +64,56 @@ const bucket = {
 export const SUMMARY_DTO: Record<TelemetryKind, TSchema> = {
   sensor: Type.Object(
     { sensorID: Type.Integer(), ...bucket, min: Num, max: Num, avg: Num, first: Num, last: Num },
-    { title: 'SensorLogSummaryDto', description: 'first and last: values of the earliest and latest samples' },
+    {
+      title: 'SensorLogSummaryDto',
+      description: 'first and last: values of the earliest and latest samples',
+    },
   ),
   meter: Type.Object(
     {
-      flowMeterID: Type.Integer(), ...bucket,
-      volume: { ...Num, description: "sum of each reading's increase of totalVolume over the meter's previous reading (which may lie before the bucket); a drop is a counter reset and adds the new total; the first reading ever adds nothing" },
+      flowMeterID: Type.Integer(),
+      ...bucket,
+      volume: {
+        ...Num,
+        description:
+          "sum of each reading's increase of totalVolume over the meter's previous reading (which may lie before the bucket); a drop is a counter reset and adds the new total; the first reading ever adds nothing",
+      },
       lastTotalVolume: { ...Num, description: "totalVolume of the bucket's latest reading" },
-      avgFlowRate: Num, maxFlowRate: Num, avgPressure: Num,
+      avgFlowRate: Num,
+      maxFlowRate: Num,
+      avgPressure: Num,
     },
     { title: 'MeterLogSummaryDto' },
   ),
   pump: Type.Object(
     {
-      sitePumpID: Type.Integer(), ...bucket,
-      runningPercent: { ...Num, description: 'share of the samples that carry running with running: true, 0 to 100' },
-      avgFrequency: Num, avgPressure: Num, maxPressure: Num,
-      lastStatusID: Nullable(Type.Integer()), lastStatus: Nullable(Type.String()),
+      sitePumpID: Type.Integer(),
+      ...bucket,
+      runningPercent: {
+        ...Num,
+        description: 'share of the samples that carry running with running: true, 0 to 100',
+      },
+      avgFrequency: Num,
+      avgPressure: Num,
+      maxPressure: Num,
+      lastStatusID: Nullable(Type.Integer()),
+      lastStatus: Nullable(Type.String()),
     },
-    { title: 'PumpLogSummaryDto', description: 'lastStatusID and lastStatus: of the latest sample' },
+    {
+      title: 'PumpLogSummaryDto',
+      description: 'lastStatusID and lastStatus: of the latest sample',
+    },
   ),
   tank: Type.Object(
     {
-      siteTankGroupID: Type.Integer(), ...bucket,
-      minEntryTankLevel: Num, maxEntryTankLevel: Num, avgEntryTankLevel: Num,
-      minExitTankLevel: Num, maxExitTankLevel: Num, avgExitTankLevel: Num,
+      siteTankGroupID: Type.Integer(),
+      ...bucket,
+      minEntryTankLevel: Num,
+      maxEntryTankLevel: Num,
+      avgEntryTankLevel: Num,
+      minExitTankLevel: Num,
+      maxExitTankLevel: Num,
+      avgExitTankLevel: Num,
       lastTotalVolume: { ...Num, description: "totalVolume of the bucket's latest sample" },
     },
     { title: 'TankLogSummaryDto' },

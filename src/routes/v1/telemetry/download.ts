@@ -3,9 +3,20 @@ import type { FastifyTypebox } from '../../../http.js';
 import { MEDIA_TYPE, negotiateFormat, recordsBody } from '../../../export/records.js';
 import { securedErrors } from '../../../schemas/common.js';
 import type { TelemetryKind } from '../../../telemetry/kinds.js';
-import { openSummaries, type Download, type SummaryBody } from '../../../telemetry/download/index.js';
+import {
+  openSummaries,
+  type Download,
+  type SummaryBody,
+} from '../../../telemetry/download/index.js';
 import { openRawSensorLogs } from '../../../telemetry/download/raw.js';
-import { idsField, listOrCsv, SensorLogsRawDto, SensorRawLogDto, SUMMARY_DTO, summaryLoadDto } from './download-schema.js';
+import {
+  idsField,
+  listOrCsv,
+  SensorLogsRawDto,
+  SensorRawLogDto,
+  SUMMARY_DTO,
+  summaryLoadDto,
+} from './download-schema.js';
 
 // Interface 4.4, contract 6: four summary downloads and the raw sensor download.
 
@@ -23,14 +34,22 @@ const SUMMARY_TEXT =
   'summary read after an upload was answered 201 includes it (late, replayed and replacing logs too). Span at most ' +
   '366 days. Unknown ids: 404 (checked first); any id of a site out of reach: 403.';
 
-async function send(request: FastifyRequest, reply: FastifyReply, download: Download, format = negotiateFormat(request.headers.accept)) {
+async function send(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  download: Download,
+  format = negotiateFormat(request.headers.accept),
+) {
   const body = await recordsBody(format, download.fields, download.pages);
   return reply.type(MEDIA_TYPE[format]).header('vary', 'accept').send(body);
 }
 
 export async function downloadRoutes(app: FastifyTypebox): Promise<void> {
   const max = app.config.MAX_BATCH;
-  for (const [kind, [path, operationId, label]] of Object.entries(PATHS) as [TelemetryKind, (typeof PATHS)['sensor']][]) {
+  for (const [kind, [path, operationId, label]] of Object.entries(PATHS) as [
+    TelemetryKind,
+    (typeof PATHS)['sensor'],
+  ][]) {
     const field = idsField(kind);
     app.post(
       `/${path}/logs/load`,
@@ -41,13 +60,23 @@ export async function downloadRoutes(app: FastifyTypebox): Promise<void> {
           summary: `Summaries of the logs of ${label}`,
           description: SUMMARY_TEXT,
           body: summaryLoadDto(kind, max),
-          response: { 200: listOrCsv(SUMMARY_DTO[kind], `summaries of the ${label}`), ...securedErrors(403, 404, 413) },
+          response: {
+            200: listOrCsv(SUMMARY_DTO[kind], `summaries of the ${label}`),
+            ...securedErrors(403, 404, 413),
+          },
         },
       },
       async (request, reply) => {
         const body = request.body as Record<string, unknown> & Omit<SummaryBody, 'ids'>;
         const format = negotiateFormat(request.headers.accept);
-        const download = await openSummaries(app.db, request.access!, kind, { ...body, ids: body[field] as number[] }, `/${field}`, format);
+        const download = await openSummaries(
+          app.db,
+          request.access!,
+          kind,
+          { ...body, ids: body[field] as number[] },
+          `/${field}`,
+          format,
+        );
         return send(request, reply, download, format);
       },
     );
@@ -60,14 +89,20 @@ export async function downloadRoutes(app: FastifyTypebox): Promise<void> {
         tags: ['telemetry download'],
         operationId: 'loadSensorRawLogs',
         summary: 'Raw logs of one sensor',
-        description: 'The logs of one sensor in [start, end), ascending by time, streamed. Span at most 60 days; unknown sensor: 404; out of reach: 403.',
+        description:
+          'The logs of one sensor in [start, end), ascending by time, streamed. Span at most 60 days; unknown sensor: 404; out of reach: 403.',
         body: SensorLogsRawDto,
         response: { 200: listOrCsv(SensorRawLogDto, 'the logs'), ...securedErrors(403, 404, 413) },
       },
     },
     async (request, reply) => {
       const format = negotiateFormat(request.headers.accept);
-      return send(request, reply, await openRawSensorLogs(app.db, request.access!, request.body, format), format);
+      return send(
+        request,
+        reply,
+        await openRawSensorLogs(app.db, request.access!, request.body, format),
+        format,
+      );
     },
   );
 }

@@ -8,12 +8,25 @@ import { Partitions } from '../../../telemetry/partitions.js';
 import { TelemetryWriter } from '../../../telemetry/writer.js';
 import { RollupRefresher } from '../../../telemetry/rollups/refresh.js';
 import { parseEntries, parseEntry, parseGeneric } from './parse.js';
-import { genericLogs, genericReadings, LOG_DTO, logBatch, READING_DTO, readingBatch, UploadResponse } from './schema.js';
+import {
+  genericLogs,
+  genericReadings,
+  LOG_DTO,
+  logBatch,
+  READING_DTO,
+  readingBatch,
+  UploadResponse,
+} from './schema.js';
 
 // Interface 4.6 (historical logs) and 4.7 (live readings), contract 6: 18 upload routes, each
 // atomic, answered 201 only after the commit.
 
-const LABEL: Record<TelemetryKind, string> = { sensor: 'sensor', meter: 'flow meter', pump: 'pump', tank: 'tank group' };
+const LABEL: Record<TelemetryKind, string> = {
+  sensor: 'sensor',
+  meter: 'flow meter',
+  pump: 'pump',
+  tank: 'tank group',
+};
 
 const ATOMIC =
   'The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked ' +
@@ -23,11 +36,13 @@ const ATOMIC =
 const DESCRIPTION = {
   log:
     'A log is keyed by (equipment, timestamp): a replayed record is counted as a duplicate and never stored twice; ' +
-    'new values for a stored key replace the old ones. Within one request the last entry of a key wins. ' + ATOMIC,
+    'new values for a stored key replace the old ones. Within one request the last entry of a key wins. ' +
+    ATOMIC,
   reading:
     "A reading replaces the equipment's current value (GET /v1/sites?dataType=additional, Current) unless it is older; " +
     'one with the same time and values is a duplicate. Readings never create logs. Within one request the newest reading ' +
-    'of an equipment wins. ' + ATOMIC,
+    'of an equipment wins. ' +
+    ATOMIC,
 };
 
 /** An upload the database cannot serve answers 500 ("could not be stored"), never 503. */
@@ -51,7 +66,11 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
     const refresher = new RollupRefresher(db.bounded(config.WRITE_TIMEOUT_MS), {
       intervalMs: config.ROLLUP_REFRESH_MS,
       batch: config.ROLLUP_BATCH,
-      onError: (err) => app.log.warn({ err }, 'rollup refresh failed; stale buckets are read from the logs meanwhile'),
+      onError: (err) =>
+        app.log.warn(
+          { err },
+          'rollup refresh failed; stale buckets are read from the logs meanwhile',
+        ),
     });
     app.addHook('onReady', async () => refresher.start());
     app.addHook('preClose', () => refresher.stop());
@@ -85,7 +104,12 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
         // The whole upload, from the request's arrival, is answered within WRITE_TIMEOUT_MS.
         const deadline = Date.now() - reply.elapsedTime + config.WRITE_TIMEOUT_MS;
         const entries = parse(request.body as B);
-        const sites = await directory.resolve(request.access!, entries, idPath(shape.prefix, shape.single), deadline);
+        const sites = await directory.resolve(
+          request.access!,
+          entries,
+          idPath(shape.prefix, shape.single),
+          deadline,
+        );
         const counts = await writer.submit(makeJob(role, entries, sites), deadline);
         return reply.status(201).send(counts);
       },
@@ -97,15 +121,59 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
   for (const { kind } of KIND_LIST) {
     const label = LABEL[kind];
     const op = `upload${kind[0].toUpperCase()}${kind.slice(1)}`;
-    route(`logs/${kind}`, `${op}Log`, 'log', LOG_DTO[kind], `Upload one ${label} log`, (b: any) => [parseEntry(kind, 'log', b)], one);
-    route(`logs/${kind}/batch`, `${op}LogBatch`, 'log', logBatch(kind, max), `Upload a batch of ${label} logs (a bare array)`,
-      (b: any[]) => parseEntries(kind, 'log', b), { single: false, prefix: '' });
-    route(`readings/${kind}`, `${op}Reading`, 'reading', READING_DTO[kind], `Upload one live ${label} reading`, (b: any) => [parseEntry(kind, 'reading', b)], one);
-    route(`readings/${kind}/batch`, `${op}ReadingBatch`, 'reading', readingBatch(kind, max), `Upload a batch of live ${label} readings`,
-      (b: { readings: any[] }) => parseEntries(kind, 'reading', b.readings, '/readings'), { single: false, prefix: '/readings' });
+    route(
+      `logs/${kind}`,
+      `${op}Log`,
+      'log',
+      LOG_DTO[kind],
+      `Upload one ${label} log`,
+      (b: any) => [parseEntry(kind, 'log', b)],
+      one,
+    );
+    route(
+      `logs/${kind}/batch`,
+      `${op}LogBatch`,
+      'log',
+      logBatch(kind, max),
+      `Upload a batch of ${label} logs (a bare array)`,
+      (b: any[]) => parseEntries(kind, 'log', b),
+      { single: false, prefix: '' },
+    );
+    route(
+      `readings/${kind}`,
+      `${op}Reading`,
+      'reading',
+      READING_DTO[kind],
+      `Upload one live ${label} reading`,
+      (b: any) => [parseEntry(kind, 'reading', b)],
+      one,
+    );
+    route(
+      `readings/${kind}/batch`,
+      `${op}ReadingBatch`,
+      'reading',
+      readingBatch(kind, max),
+      `Upload a batch of live ${label} readings`,
+      (b: { readings: any[] }) => parseEntries(kind, 'reading', b.readings, '/readings'),
+      { single: false, prefix: '/readings' },
+    );
   }
-  route('logs/generic', 'uploadGenericLogs', 'log', genericLogs(max), 'Upload mixed sensor, flow meter, pump and tank group logs, each routed by its id field',
-    (b: any[]) => parseGeneric('log', b), { single: false, prefix: '' });
-  route('readings/generic', 'uploadGenericReadings', 'reading', genericReadings(max), 'Upload mixed live readings, each routed by its id field',
-    (b: { readings: any[] }) => parseGeneric('reading', b.readings, '/readings'), { single: false, prefix: '/readings' });
+  route(
+    'logs/generic',
+    'uploadGenericLogs',
+    'log',
+    genericLogs(max),
+    'Upload mixed sensor, flow meter, pump and tank group logs, each routed by its id field',
+    (b: any[]) => parseGeneric('log', b),
+    { single: false, prefix: '' },
+  );
+  route(
+    'readings/generic',
+    'uploadGenericReadings',
+    'reading',
+    genericReadings(max),
+    'Upload mixed live readings, each routed by its id field',
+    (b: { readings: any[] }) => parseGeneric('reading', b.readings, '/readings'),
+    { single: false, prefix: '/readings' },
+  );
 }

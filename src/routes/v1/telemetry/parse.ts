@@ -14,11 +14,21 @@ type Body = Record<string, unknown>;
 const DAY = 86_400_000;
 
 /** Same settings as the route validator (plugins/validation.ts): strict types, unknown properties ignored. */
-const ajv = new Ajv({ coerceTypes: false, removeAdditional: true, allErrors: false, strict: false });
+const ajv = new Ajv({
+  coerceTypes: false,
+  removeAdditional: true,
+  allErrors: false,
+  strict: false,
+});
 (addFormats as unknown as (a: Ajv) => void)(ajv);
 const validators: Record<Role, Record<TelemetryKind, ValidateFunction>> = {
-  log: Object.fromEntries(KIND_LIST.map((k) => [k.kind, ajv.compile(LOG_DTO[k.kind])])) as Record<TelemetryKind, ValidateFunction>,
-  reading: Object.fromEntries(KIND_LIST.map((k) => [k.kind, ajv.compile(READING_DTO[k.kind])])) as Record<TelemetryKind, ValidateFunction>,
+  log: Object.fromEntries(KIND_LIST.map((k) => [k.kind, ajv.compile(LOG_DTO[k.kind])])) as Record<
+    TelemetryKind,
+    ValidateFunction
+  >,
+  reading: Object.fromEntries(
+    KIND_LIST.map((k) => [k.kind, ajv.compile(READING_DTO[k.kind])]),
+  ) as Record<TelemetryKind, ValidateFunction>,
 };
 
 const ID_FIELDS = KIND_LIST.map((k) => [k.idField, k.kind] as const);
@@ -48,11 +58,19 @@ function parseUploadTime(text: string, path: string, c: Clock): number {
 }
 
 /** One entry that already has its record's shape; `prefix` is its JSON pointer in the body. */
-function toEntry(kind: TelemetryKind, role: Role, body: Body, index: number, prefix: string, now: Clock): Entry {
+function toEntry(
+  kind: TelemetryKind,
+  role: Role,
+  body: Body,
+  index: number,
+  prefix: string,
+  now: Clock,
+): Entry {
   const spec = KINDS[kind];
   const ts = parseUploadTime(body.timestamp as string, `${prefix}/timestamp`, now);
   const values: unknown[] = new Array(spec.fields.length);
-  const record: Record<string, unknown> | undefined = role === 'reading' ? { [spec.idField]: body[spec.idField] } : undefined;
+  const record: Record<string, unknown> | undefined =
+    role === 'reading' ? { [spec.idField]: body[spec.idField] } : undefined;
   for (let i = 0; i < spec.fields.length; i++) {
     const field = spec.fields[i];
     let v = body[field.name];
@@ -60,7 +78,8 @@ function toEntry(kind: TelemetryKind, role: Role, body: Body, index: number, pre
       values[i] = null;
       continue;
     }
-    if (field.type === 'timestamptz' && v !== null) v = new Date(parseUploadTime(v as string, `${prefix}/${field.name}`, now)).toISOString();
+    if (field.type === 'timestamptz' && v !== null)
+      v = new Date(parseUploadTime(v as string, `${prefix}/${field.name}`, now)).toISOString();
     values[i] = v;
     if (record) record[field.name] = v;
   }
@@ -69,7 +88,12 @@ function toEntry(kind: TelemetryKind, role: Role, body: Body, index: number, pre
 }
 
 /** Entries of a single or batch route, whose schema has already checked every record's shape. */
-export function parseEntries(kind: TelemetryKind, role: Role, bodies: Body[], prefix = ''): Entry[] {
+export function parseEntries(
+  kind: TelemetryKind,
+  role: Role,
+  bodies: Body[],
+  prefix = '',
+): Entry[] {
   const now = clock();
   return bodies.map((b, i) => toEntry(kind, role, b, i, `${prefix}/${i}`, now));
 }
@@ -85,7 +109,10 @@ export function parseGeneric(role: Role, bodies: Body[], prefix = ''): Entry[] {
     const at = `${prefix}/${i}`;
     const present = ID_FIELDS.filter(([field]) => b[field] !== undefined);
     if (present.length !== 1)
-      throw invalid(at, `must have exactly one id field of sensorID, flowMeterID, sitePumpID, siteTankGroupID${present.length ? ` (has ${present.map(([f]) => f).join(', ')})` : ''}`);
+      throw invalid(
+        at,
+        `must have exactly one id field of sensorID, flowMeterID, sitePumpID, siteTankGroupID${present.length ? ` (has ${present.map(([f]) => f).join(', ')})` : ''}`,
+      );
     const kind = present[0][1];
     const validate = validators[role][kind];
     if (!validate(b)) {

@@ -24,7 +24,10 @@ function recordSchema(kind: TelemetryKind, role: 'log' | 'reading'): TObject {
   const spec = KINDS[kind];
   const props: Record<string, TSchema> = {
     [spec.idField]: { ...IntId, description: `id of the ${TITLES[kind][2]}` },
-    timestamp: { ...DateTimeInput, description: 'ISO 8601; no offset means UTC; at most 24 h in the future' },
+    timestamp: {
+      ...DateTimeInput,
+      description: 'ISO 8601; no offset means UTC; at most 24 h in the future',
+    },
   };
   for (const field of spec.fields) {
     const t = FIELD_TYPE[field.type];
@@ -56,10 +59,16 @@ const BATCH_READINGS_TITLE: Record<TelemetryKind, string> = {
 
 /** A batch of logs: a bare array of at most maxBatch records. */
 export const logBatch = (kind: TelemetryKind, maxBatch: number) =>
-  Type.Array(LOG_DTO[kind], { maxItems: maxBatch, description: `at most ${maxBatch} ${TITLES[kind][2]} logs` });
+  Type.Array(LOG_DTO[kind], {
+    maxItems: maxBatch,
+    description: `at most ${maxBatch} ${TITLES[kind][2]} logs`,
+  });
 
 export const readingBatch = (kind: TelemetryKind, maxBatch: number) =>
-  Type.Object({ readings: Type.Array(READING_DTO[kind], { maxItems: maxBatch }) }, { title: BATCH_READINGS_TITLE[kind] });
+  Type.Object(
+    { readings: Type.Array(READING_DTO[kind], { maxItems: maxBatch }) },
+    { title: BATCH_READINGS_TITLE[kind] },
+  );
 
 const GenericEntry = Type.Object(
   {},
@@ -72,20 +81,32 @@ const GenericEntry = Type.Object(
 );
 
 export const genericLogs = (maxBatch: number) =>
-  Type.Array(GenericEntry, { maxItems: maxBatch, title: 'GenericLogsDto', description: `at most ${maxBatch} mixed logs` });
+  Type.Array(GenericEntry, {
+    maxItems: maxBatch,
+    title: 'GenericLogsDto',
+    description: `at most ${maxBatch} mixed logs`,
+  });
 
 export const genericReadings = (maxBatch: number) =>
-  Type.Object({ readings: Type.Array(GenericEntry, { maxItems: maxBatch }) }, { title: 'GenericReadingsDto' });
+  Type.Object(
+    { readings: Type.Array(GenericEntry, { maxItems: maxBatch }) },
+    { title: 'GenericReadingsDto' },
+  );
 
 export const UploadResponse = Type.Object(
   {
     received: Type.Integer({ description: 'entries in the request' }),
-    stored: Type.Integer({ description: 'entries written: new keys, or new values for a key already stored' }),
+    stored: Type.Integer({
+      description: 'entries written: new keys, or new values for a key already stored',
+    }),
     duplicates: Type.Integer({
       description:
         'entries whose key and values were already stored, readings older than the current one, and entries ' +
         'superseded by a later entry of the same key in the same request (the last one wins)',
     }),
   },
-  { title: 'UploadResponseDto', description: 'Committed: the counts of this request (received = stored + duplicates)' },
+  {
+    title: 'UploadResponseDto',
+    description: 'Committed: the counts of this request (received = stored + duplicates)',
+  },
 );

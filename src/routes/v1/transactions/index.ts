@@ -5,7 +5,14 @@ import { parseRange } from '../../../time.js';
 import { requireSiteCameras, requireSites } from '../../../transactions/sites.js';
 import { transactionLogFields, transactionPages } from '../../../transactions/logs.js';
 import { CHANGE_LOG_FIELDS, changeLogPages } from '../../../transactions/change-logs.js';
-import { ChangeLogsRequestDto, jsonOnly, jsonOrCsv, TransactionChangeLogDto, TransactionLogDto, TransactionLogsLoadDto } from './schema.js';
+import {
+  ChangeLogsRequestDto,
+  jsonOnly,
+  jsonOrCsv,
+  TransactionChangeLogDto,
+  TransactionLogDto,
+  TransactionLogsLoadDto,
+} from './schema.js';
 
 // Interface 4.5, contract 7: ticket logs and their change logs, streamed a page at a time.
 
@@ -36,7 +43,10 @@ export async function transactionRoutes(app: FastifyTypebox): Promise<void> {
         summary: 'Load the ticket (transaction) logs of sites over a time range',
         description: LOGS_DESCRIPTION,
         body: TransactionLogsLoadDto(max),
-        response: { 200: jsonOrCsv(TransactionLogDto, 'TransactionLogDto records'), ...securedErrors(403, 413) },
+        response: {
+          200: jsonOrCsv(TransactionLogDto, 'TransactionLogDto records'),
+          ...securedErrors(403, 413),
+        },
       },
     },
     async (request, reply) => {
@@ -46,7 +56,9 @@ export async function transactionRoutes(app: FastifyTypebox): Promise<void> {
       if (motionCap) await requireSiteCameras(app.db, request.access!, sites);
       const format = negotiateFormat(request.headers.accept);
       const pages = transactionPages(app.db, { siteIds: sites, ...range, motionCap });
-      return reply.type(MEDIA_TYPE[format]).send(await recordsBody(format, transactionLogFields(motionCap), pages));
+      return reply
+        .type(MEDIA_TYPE[format])
+        .send(await recordsBody(format, transactionLogFields(motionCap), pages));
     },
   );
 
@@ -59,14 +71,19 @@ export async function transactionRoutes(app: FastifyTypebox): Promise<void> {
         summary: 'Load the change logs of tickets over a time range (read only)',
         description: CHANGE_LOGS_DESCRIPTION,
         body: ChangeLogsRequestDto(max),
-        response: { 200: jsonOnly(TransactionChangeLogDto, 'change-log records'), ...securedErrors(403, 413) },
+        response: {
+          200: jsonOnly(TransactionChangeLogDto, 'change-log records'),
+          ...securedErrors(403, 413),
+        },
       },
     },
     async (request, reply) => {
       const { start, end, filters } = request.body;
       const range = parseRange(start, end, 60);
       const access = request.access!;
-      const siteIds = filters?.siteIds?.length ? await requireSites(app.db, access, filters.siteIds) : access.siteIds;
+      const siteIds = filters?.siteIds?.length
+        ? await requireSites(app.db, access, filters.siteIds)
+        : access.siteIds;
       const ticketNumbers = filters?.ticketNums?.length ? filters.ticketNums : null;
       const pages = changeLogPages(app.db, { ...range, siteIds, ticketNumbers });
       return reply.type(MEDIA_TYPE.json).send(await recordsBody('json', CHANGE_LOG_FIELDS, pages));
