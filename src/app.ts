@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { loadConfig, type Config } from './config.js';
 import { connect, type Database } from './db/index.js';
 import { createTokenService, loadJwtSecret } from './auth/tokens.js';
-import { registerTokenResolution } from './auth/hooks.js';
+import { registerTokenResolution } from './plugins/auth.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { registerValidation } from './plugins/validation.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
@@ -13,6 +13,7 @@ import { registerRouteTable } from './plugins/methods.js';
 import { ErrorBody } from './schemas/common.js';
 import { routes } from './routes/index.js';
 import { StreamService } from './stream/service.js';
+import { TelemetryService } from './telemetry/service.js';
 import type { FastifyTypebox } from './http.js';
 
 export type { FastifyTypebox } from './http.js';
@@ -62,6 +63,14 @@ export async function buildApp(
   app.decorate('stream', stream);
   // Streams end before the server waits for open connections, and before the database closes.
   app.addHook('preClose', () => stream.close());
+  const telemetry = await TelemetryService.create(app.db, config, {
+    onCommit: () => stream.committed(),
+    log: app.log,
+  });
+  app.decorate('telemetry', telemetry);
+  app.addHook('onReady', async () => telemetry.start());
+  // Writes of requests whose client has gone (so the server may close at once) still finish before the database closes.
+  app.addHook('preClose', () => telemetry.close());
 
   app.addSchema(ErrorBody);
   registerRouteTable(app);

@@ -16,11 +16,21 @@ export class HttpError extends Error {
 
 export const badRequest = (message: string, details?: ErrorDetail[]) =>
   new HttpError(400, message, details);
+/** A 400 for one field of a body: `path` is its JSON pointer, `problem` what is wrong ("is required"). */
+export function invalidField(path: string, problem: string): HttpError {
+  const message = `${path} ${problem}`;
+  return badRequest(`validation failed: ${message}`, [{ path, message }]);
+}
+
 export const unauthorized = (message = 'missing or invalid bearer token') =>
   new HttpError(401, message);
 export const forbidden = (message: string) => new HttpError(403, message);
 export const notFound = (message: string, details?: ErrorDetail[]) =>
   new HttpError(404, message, details);
+/** The 500 of an upload the database could not store (whatever part of it met the failure). */
+export const UNSTORED =
+  'the database could not store the upload; nothing of it is acknowledged, send it again';
+
 export const serverError = (message: string) => new HttpError(500, message);
 
 /** Ids for a message, bounded: at most `max` named, then "and N more". */

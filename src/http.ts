@@ -10,6 +10,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/index.js';
 import type { TokenService } from './auth/tokens.js';
 import type { StreamService } from './stream/service.js';
+import type { TelemetryService } from './telemetry/service.js';
 
 // The typed Fastify instance every route file takes, and what the app decorates it with. Routes
 // import this file, never app.ts, so the app can import the routes without a cycle.
@@ -28,5 +29,6 @@ declare module 'fastify' {
     config: Config;
     tokens: TokenService;
     stream: StreamService;
+    telemetry: TelemetryService;
   }
 }

@@ -4,7 +4,7 @@
 // (24:59 would alias 00:59 of the next day, and 24:00 is midnight written twice) and second 60 (a
 // leap second PostgreSQL cannot store; it would become :59 and alias a real second) are refused
 // rather than read as something else. Calendar dates must exist (no February 30).
-import { badRequest } from './errors.js';
+import { badRequest, invalidField } from './errors.js';
 
 const ISO =
   /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
@@ -36,6 +36,19 @@ export const toIso = (t: Date | number | string | null | undefined): string | nu
   t === null || t === undefined ? null : new Date(t).toISOString();
 
 const DAY_MS = 86_400_000;
+
+/**
+ * The time of a record an edge device sends (an upload, an alarm), in ms: ISO 8601, at most 24 h
+ * ahead of `now` (the request's arrival), not before 1970 (that is a device's unset clock, not
+ * telemetry). Throws a 400 naming `path` otherwise.
+ */
+export function parseEdgeTime(text: string, path: string, now: number): number {
+  const t = parseTime(text);
+  if (t === undefined) throw invalidField(path, 'is not an ISO 8601 date-time');
+  if (t > now + DAY_MS) throw invalidField(path, 'is more than 24 h in the future');
+  if (t < 0) throw invalidField(path, 'is before 1970-01-01T00:00:00Z');
+  return t;
+}
 
 /** What every time field says when parseTime refuses it. */
 export const NOT_A_TIME =

@@ -90,12 +90,10 @@ async function requireKnown(
   const message = `alarm${distinct.length > 1 ? 's' : ''} ${listIds(distinct)} ${distinct.length > 1 ? 'do' : 'does'} not exist at site ${siteId}`;
   throw notFound(
     message,
-    unknown
-      .slice(0, MAX_DETAILS)
-      .map((u) => ({
-        path: `${pathOf(u.index)}/SiteAlarmLogID`,
-        message: `alarm ${u.id} does not exist at site ${siteId}`,
-      })),
+    unknown.slice(0, MAX_DETAILS).map((u) => ({
+      path: `${pathOf(u.index)}/SiteAlarmLogID`,
+      message: `alarm ${u.id} does not exist at site ${siteId}`,
+    })),
   );
 }
 

@@ -6,8 +6,8 @@ import {
   type EquipmentKind,
 } from '../auth/access.js';
 import type { Queryable } from '../db/index.js';
-import { badRequest, listIds, notFound, type ErrorDetail } from '../errors.js';
-import { parseTime } from '../time.js';
+import { badRequest, invalidField, listIds, notFound, type ErrorDetail } from '../errors.js';
+import { parseEdgeTime } from '../time.js';
 import {
   ALARM_EQUIPMENT,
   DEFAULT_SEVERITY,
@@ -47,7 +47,6 @@ export interface CheckedAlarm {
   input: AlarmInput;
 }
 
-const DAY = 86_400_000;
 const MAX_DETAILS = 20;
 const EQUIPMENT_FIELDS = ALARM_EQUIPMENT.map((e) => e.field).join(', ');
 
@@ -127,14 +126,11 @@ export function parseAlarm(
     (e) => input[e.field] !== undefined && input[e.field] !== null,
   );
   if (named.length > 1)
-    throw invalid(
+    throw invalidField(
       `${at}/${named[1].field}`,
       `an alarm names at most one of ${EQUIPMENT_FIELDS} (this one has ${named.map((e) => e.field).join(', ')})`,
     );
-  const t = parseTime(input.timestamp);
-  if (t === undefined) throw invalid(`${at}/timestamp`, 'is not an ISO 8601 date-time');
-  if (t > now + DAY) throw invalid(`${at}/timestamp`, 'is more than 24 h in the future');
-  if (t < 0) throw invalid(`${at}/timestamp`, 'is before 1970-01-01T00:00:00Z');
+  const t = parseEdgeTime(input.timestamp, `${at}/timestamp`, now);
   const e = named[0];
   return {
     index,
@@ -214,8 +210,3 @@ function unknownEquipment(missing: CheckedAlarm[], pathOf: (i: number) => string
 const describe = (a: CheckedAlarm) => `${equipmentLabel(a.equipment!.kind)} ${a.equipment!.id}`;
 const detail = (path: string, message: string): ErrorDetail => ({ path, message });
 const more = (n: number) => (n > 1 ? ` (and ${n - 1} more)` : '');
-
-function invalid(path: string, problem: string) {
-  const d = detail(path, `${path} ${problem}`);
-  return badRequest(`validation failed: ${d.message}`, [d]);
-}

@@ -7,7 +7,11 @@ export class Access {
   private readonly sites: Set<number> | null;
   private readonly cameras: Set<number> | null;
 
-  constructor(readonly client: Client) {
+  /** `expiresAt`: epoch ms at which the request's token expires (a stream ends then). */
+  constructor(
+    readonly client: Client,
+    readonly expiresAt?: number,
+  ) {
     this.sites = client.siteIds ? new Set(client.siteIds) : null;
     this.cameras = client.cameraIds ? new Set(client.cameraIds) : null;
   }

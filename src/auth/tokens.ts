@@ -4,8 +4,17 @@ import type { Database } from '../db/index.js';
 
 export interface TokenService {
   issue(clientId: string): { accessToken: string; tokenType: 'Bearer'; expiresIn: number };
-  /** The client id and issue time (epoch seconds) of a valid token; undefined for anything else (bad signature, alg, expiry, shape). */
-  verify(token: string): { clientId: string; issuedAt: number } | undefined;
+  /**
+   * The client id, issue time (epoch seconds) and expiry (epoch ms) of a valid token; undefined for
+   * anything else (bad signature, alg, expiry, shape).
+   */
+  verify(token: string): VerifiedToken | undefined;
+}
+
+export interface VerifiedToken {
+  clientId: string;
+  issuedAt: number;
+  expiresAt: number;
 }
 
 /** JWT_SECRET when set; else one random secret kept in the database, so restarts and instances agree. */
@@ -40,9 +49,11 @@ export function createTokenService(secret: string, ttlSeconds: number): TokenSer
     },
     verify(token) {
       try {
-        const payload = verifier(token) as { sub?: unknown; iat?: unknown };
-        return typeof payload.sub === 'string' && typeof payload.iat === 'number'
-          ? { clientId: payload.sub, issuedAt: payload.iat }
+        const payload = verifier(token) as { sub?: unknown; iat?: unknown; exp?: unknown };
+        return typeof payload.sub === 'string' &&
+          typeof payload.iat === 'number' &&
+          typeof payload.exp === 'number'
+          ? { clientId: payload.sub, issuedAt: payload.iat, expiresAt: payload.exp * 1000 }
           : undefined;
       } catch {
         return undefined;

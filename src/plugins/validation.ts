@@ -1,32 +1,13 @@
 import { isUtf8 } from 'node:buffer';
-import { Ajv } from 'ajv';
-import addFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import { badRequest } from '../errors.js';
 import { badTextAt } from '../text.js';
+import { bodyValidator, textValidator } from '../schemas/validator.js';
 
-/**
- * Query strings and path parameters arrive as text and are coerced to their schema's types;
- * bodies are JSON and checked strictly ("12" is not a number). Unknown body properties are dropped.
- */
+/** Every route's schemas are compiled by the service's one validator (schemas/validator.ts). */
 export function registerValidation(app: FastifyInstance): void {
-  const make = (coerce: boolean) => {
-    // verbose: errors carry their schema, whose description says what a pattern means (plugins/validation-errors.ts).
-    const ajv = new Ajv({
-      coerceTypes: coerce ? 'array' : false,
-      useDefaults: true,
-      removeAdditional: true,
-      allErrors: false,
-      strict: false,
-      verbose: true,
-    });
-    (addFormats as unknown as (a: Ajv) => void)(ajv);
-    return ajv;
-  };
-  const strict = make(false);
-  const coercing = make(true);
   app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === 'body' ? strict : coercing).compile(schema),
+    (httpPart === 'body' ? bodyValidator : textValidator).compile(schema),
   );
   // Bodies are JSON only: without Fastify's text/plain parser every other media type answers 415 alike.
   app.removeContentTypeParser('text/plain');
@@ -56,7 +37,7 @@ function rejectBadText(app: FastifyInstance): void {
         undefined,
       );
     const text = bytes.toString('utf8');
-    parse(request, text, (err: Error | null, value?: unknown) => {
+    void parse(request, text, (err: Error | null, value?: unknown) => {
       if (err) return done(err, undefined);
       const bad = SUSPECT_ESCAPE.test(text) ? badTextAt(value) : undefined;
       if (bad)

@@ -343,18 +343,16 @@ export function generateDemo(
             BottomAlarmActionInactiveTime: null,
           },
         ],
-        TankGroupConnections: tanks
-          .slice(0, 1)
-          .map((t) => ({
-            SiteActuatorTankGroupConnectionID: actId * 10 + 1,
-            SiteActuatorID: actId,
-            SiteTankGroupID: t,
-            LevelToOpen: 4,
-            LevelToClose: 15,
-            LevelToAlertClose: 16.5,
-            Active: true,
-            SiteMiddleTankID: null,
-          })),
+        TankGroupConnections: tanks.slice(0, 1).map((t) => ({
+          SiteActuatorTankGroupConnectionID: actId * 10 + 1,
+          SiteActuatorID: actId,
+          SiteTankGroupID: t,
+          LevelToOpen: 4,
+          LevelToClose: 15,
+          LevelToAlertClose: 16.5,
+          Active: true,
+          SiteMiddleTankID: null,
+        })),
       });
     }
     const cameras = [id(701), id(702)];

@@ -27,7 +27,6 @@ export async function resolveSubscription(
   access: Access,
   named: number[] | null,
   maxSites: number,
-  token?: string,
 ): Promise<Subscription> {
   const reach = access.siteIds;
   let sites = reach;
@@ -43,15 +42,7 @@ export async function resolveSubscription(
         { path: '/siteIds', message: 'required for a client of this many sites' },
       ]);
   }
-  return { clientId: access.client.clientId, named, sites, reach, expiresAt: tokenExpiry(token) };
-}
-
-/** The expiry of a token already verified (by the onRequest hook). */
-function tokenExpiry(token?: string): number | undefined {
-  const payload = token?.split('.')[1];
-  if (!payload) return undefined;
-  const exp = (JSON.parse(Buffer.from(payload, 'base64url').toString()) as { exp?: unknown }).exp;
-  return typeof exp === 'number' ? exp * 1000 : undefined;
+  return { clientId: access.client.clientId, named, sites, reach, expiresAt: access.expiresAt };
 }
 
 const sitesKey = (sites: number[] | null) =>

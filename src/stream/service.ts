@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyBaseLogger } from 'fastify';
+import type { Logger } from '../logger.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/index.js';
 import { HttpError } from '../errors.js';
@@ -39,7 +39,7 @@ export class StreamService {
   constructor(
     private readonly db: Database,
     private readonly config: Config,
-    private readonly log: FastifyBaseLogger,
+    private readonly log: Logger,
   ) {
     this.follower = new Follower(db, {
       batch: FOLLOW_BATCH,

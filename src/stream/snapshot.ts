@@ -1,6 +1,6 @@
 import type { Database, Queryable } from '../db/index.js';
 import { RECORD_COLUMNS, toRecord, type AlarmRecord, type RecordRow } from '../alarms/record.js';
-import { addSiteTelemetry, listSites } from '../routes/v1/sites/repository.js';
+import { addSiteTelemetry, listSites } from '../sites/repository.js';
 import { fromSnapshot, type Cursor } from './cursor.js';
 
 // The first event of a stream: the state of the sites, read in one REPEATABLE READ transaction
@@ -23,8 +23,7 @@ export async function readSnapshot(
   siteIds: number[] | null,
   maxSites: number,
 ): Promise<{ sites: SiteState[]; cursor: Cursor }> {
-  return db.transaction(async (tx) => {
-    await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+  return db.snapshot(async (tx) => {
     const [{ snap }] = await tx.query<{ snap: string }>(
       'SELECT pg_current_snapshot()::text AS snap',
     );

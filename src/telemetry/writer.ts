@@ -1,6 +1,5 @@
 import type { Database } from '../db/index.js';
-import { serverError } from '../errors.js';
-import { UNSTORED } from '../plugins/errors.js';
+import { serverError, UNSTORED } from '../errors.js';
 import { DatabaseTimeout, isDatabaseUnavailable } from '../db/deadline.js';
 import { keysOf, type Counts, type Job } from './jobs.js';
 import type { Partitions } from './partitions.js';
@@ -214,13 +213,11 @@ export class TelemetryWriter {
     for (let n = 0; ; n++) {
       try {
         const stored = await this.execute(db(), jobs, sites, mode);
-        return jobs
-          .flat()
-          .map((job, i) => ({
-            received: job.received,
-            stored: stored[i],
-            duplicates: job.received - stored[i],
-          }));
+        return jobs.flat().map((job, i) => ({
+          received: job.received,
+          stored: stored[i],
+          duplicates: job.received - stored[i],
+        }));
       } catch (err) {
         if (mode === 'insert' && (err as any)?.code === UNIQUE_VIOLATION) {
           this.lastConflict = Date.now();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ClientCache } from '../../src/auth/hooks.js';
+import { ClientCache } from '../../src/auth/client-cache.js';
 import type { Client } from '../../src/auth/clients.js';
 import { DatabaseTimeout } from '../../src/db/deadline.js';
 

@@ -1,5 +1,5 @@
 import type { FastifyTypebox } from '../../http.js';
-import { checkBeforeBody, requireAccess } from '../../auth/hooks.js';
+import { checkBeforeBody, requireAccess } from '../../plugins/auth.js';
 import { siteRoutes } from './sites/index.js';
 import { configRoutes } from './config/index.js';
 import { telemetryRoutes } from './telemetry/index.js';

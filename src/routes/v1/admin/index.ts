@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { FastifyTypebox } from '../../../http.js';
-import { checkBeforeBody } from '../../../auth/hooks.js';
+import { checkBeforeBody } from '../../../plugins/auth.js';
 import { errorResponses, securedErrors } from '../../../schemas/common.js';
 import {
   changeClient,

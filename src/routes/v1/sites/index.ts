@@ -1,7 +1,12 @@
 import type { FastifyTypebox } from '../../../http.js';
 import { securedErrors } from '../../../schemas/common.js';
-import { addSiteTelemetry, countSites, listSites } from './repository.js';
-import { SitePage, SitesQuery, SORT_COLUMNS } from './schema.js';
+import {
+  addSiteTelemetry,
+  countSites,
+  listSites,
+  type SortKey,
+} from '../../../sites/repository.js';
+import { SitePage, SitesQuery } from './schema.js';
 
 export async function siteRoutes(app: FastifyTypebox): Promise<void> {
   app.get(
@@ -24,7 +29,7 @@ export async function siteRoutes(app: FastifyTypebox): Promise<void> {
         companyId: q.companyId,
       };
       const order = {
-        by: q.sortBy?.toLowerCase() as keyof typeof SORT_COLUMNS | undefined,
+        by: q.sortBy?.toLowerCase() as SortKey | undefined,
         direction: (q.sortDirection?.toLowerCase() ?? 'asc') as 'asc' | 'desc',
       };
       const [total, rows] = await Promise.all([

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { SORT_COLUMNS } from '../../../sites/repository.js';
 import { DateTimeOutput, IntId, Nullable, Paginated } from '../../../schemas/common.js';
 
 /** Case-insensitive choice among words, for query parameters whose case is ignored. */
@@ -7,12 +8,6 @@ const anyCase = (words: string[]) =>
     pattern: `^(${words.map((w) => [...w].map((c) => (/[a-z]/i.test(c) ? `[${c.toLowerCase()}${c.toUpperCase()}]` : c)).join('')).join('|')})$`,
     description: `one of ${words.join(', ')}; case is ignored`,
   });
-
-export const SORT_COLUMNS = {
-  platformcompanyid: 's.company_id',
-  projectid: 's.project_id',
-  name: 'lower(s.name)',
-} as const;
 
 export const SitesQuery = Type.Object({
   page: Type.Integer({ minimum: 1, maximum: 1_000_000 }),

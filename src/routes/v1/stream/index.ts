@@ -3,7 +3,7 @@ import type { FastifyTypebox } from '../../../http.js';
 import { badRequest, HttpError } from '../../../errors.js';
 import { securedErrors } from '../../../schemas/common.js';
 import { resolveSubscription } from '../../../stream/access.js';
-import { sseSink } from '../../../stream/sink.js';
+import { sseSink } from './sink.js';
 import { StreamEvents, StreamQuery } from './schema.js';
 
 // Contract 10: the live stream. The Accept check (406), the response head and the heartbeat comment
@@ -54,8 +54,7 @@ export async function streamRoutes(app: FastifyTypebox): Promise<void> {
         throw badRequest('siteIds must be positive 32-bit integers', [
           { path: '/siteIds', message: 'ids are 1 to 2147483647' },
         ]);
-      const token = request.headers.authorization?.replace(/^Bearer\s+/i, '');
-      const scope = await resolveSubscription(app.db, request.access!, named, max, token);
+      const scope = await resolveSubscription(app.db, request.access!, named, max);
       reply.sse.keepAlive();
       try {
         await app.stream.subscribe(

@@ -1,13 +1,10 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyTypebox } from '../../../http.js';
 import { securedErrors } from '../../../schemas/common.js';
-import { EquipmentDirectory, idPath } from '../../../telemetry/equipment.js';
-import { makeJob, type Role } from '../../../telemetry/jobs.js';
+import { idPath } from '../../../telemetry/equipment.js';
+import type { Role } from '../../../telemetry/jobs.js';
 import { KIND_LIST, type Entry, type TelemetryKind } from '../../../telemetry/kinds.js';
-import { Partitions } from '../../../telemetry/partitions.js';
-import { TelemetryWriter } from '../../../telemetry/writer.js';
-import { RollupRefresher } from '../../../telemetry/rollups/refresh.js';
-import { parseEntries, parseEntry, parseGeneric } from './parse.js';
+import { parseEntries, parseEntry, parseGeneric } from '../../../telemetry/upload.js';
 import {
   genericLogs,
   genericReadings,
@@ -20,6 +17,9 @@ import {
 
 // Interface 4.6 (historical logs) and 4.7 (live readings), contract 6: 18 upload routes, each
 // atomic, answered 201 only after the commit.
+
+/** A body that passed its route's schema. */
+type Body = Record<string, unknown>;
 
 const LABEL: Record<TelemetryKind, string> = {
   sensor: 'sensor',
@@ -49,32 +49,7 @@ const DESCRIPTION = {
 const { 503: _unavailable, ...UPLOAD_ERRORS } = securedErrors(403, 404, 413, 415, 500);
 
 export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
-  const { config, db } = app;
-  const partitions = new Partitions(db);
-  await partitions.cover(Date.now());
-  const writer = new TelemetryWriter(db, partitions, {
-    group: config.GROUP_COMMIT,
-    // Of the pool's 10 connections, uploads take at most 4, and those that write the same tables 2.
-    maxInFlight: db.kind === 'pglite' ? 1 : 4,
-    maxPerLane: db.kind === 'pglite' ? 1 : 2,
-    onCommit: () => app.stream.committed(),
-  });
-  const directory = new EquipmentDirectory(db, config.EQUIPMENT_CACHE_MS);
-  // Writes of requests whose client has gone (so the server may close at once) still finish before the database closes.
-  app.addHook('preClose', () => writer.idle());
-  if (config.ROLLUP_REFRESH_MS > 0) {
-    const refresher = new RollupRefresher(db.bounded(config.WRITE_TIMEOUT_MS), {
-      intervalMs: config.ROLLUP_REFRESH_MS,
-      batch: config.ROLLUP_BATCH,
-      onError: (err) =>
-        app.log.warn(
-          { err },
-          'rollup refresh failed; stale buckets are read from the logs meanwhile',
-        ),
-    });
-    app.addHook('onReady', async () => refresher.start());
-    app.addHook('preClose', () => refresher.stop());
-  }
+  const { config, telemetry } = app;
 
   const route = <B>(
     path: string,
@@ -104,13 +79,8 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
         // The whole upload, from the request's arrival, is answered within WRITE_TIMEOUT_MS.
         const deadline = Date.now() - reply.elapsedTime + config.WRITE_TIMEOUT_MS;
         const entries = parse(request.body as B);
-        const sites = await directory.resolve(
-          request.access!,
-          entries,
-          idPath(shape.prefix, shape.single),
-          deadline,
-        );
-        const counts = await writer.submit(makeJob(role, entries, sites), deadline);
+        const pathOf = idPath(shape.prefix, shape.single);
+        const counts = await telemetry.store(request.access!, role, entries, pathOf, deadline);
         return reply.status(201).send(counts);
       },
     );
@@ -127,7 +97,7 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
       'log',
       LOG_DTO[kind],
       `Upload one ${label} log`,
-      (b: any) => [parseEntry(kind, 'log', b)],
+      (b: Body) => [parseEntry(kind, 'log', b)],
       one,
     );
     route(
@@ -136,7 +106,7 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
       'log',
       logBatch(kind, max),
       `Upload a batch of ${label} logs (a bare array)`,
-      (b: any[]) => parseEntries(kind, 'log', b),
+      (b: Body[]) => parseEntries(kind, 'log', b),
       { single: false, prefix: '' },
     );
     route(
@@ -145,7 +115,7 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
       'reading',
       READING_DTO[kind],
       `Upload one live ${label} reading`,
-      (b: any) => [parseEntry(kind, 'reading', b)],
+      (b: Body) => [parseEntry(kind, 'reading', b)],
       one,
     );
     route(
@@ -154,7 +124,7 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
       'reading',
       readingBatch(kind, max),
       `Upload a batch of live ${label} readings`,
-      (b: { readings: any[] }) => parseEntries(kind, 'reading', b.readings, '/readings'),
+      (b: { readings: Body[] }) => parseEntries(kind, 'reading', b.readings, '/readings'),
       { single: false, prefix: '/readings' },
     );
   }
@@ -164,7 +134,7 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
     'log',
     genericLogs(max),
     'Upload mixed sensor, flow meter, pump and tank group logs, each routed by its id field',
-    (b: any[]) => parseGeneric('log', b),
+    (b: Body[]) => parseGeneric('log', b),
     { single: false, prefix: '' },
   );
   route(
@@ -173,7 +143,7 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
     'reading',
     genericReadings(max),
     'Upload mixed live readings, each routed by its id field',
-    (b: { readings: any[] }) => parseGeneric('reading', b.readings, '/readings'),
+    (b: { readings: Body[] }) => parseGeneric('reading', b.readings, '/readings'),
     { single: false, prefix: '/readings' },
   );
 }

@@ -1,15 +1,5 @@
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
-import { unauthorized } from '../errors.js';
 import { isDatabaseUnavailable } from '../db/deadline.js';
-import { Access } from './access.js';
-import { findClient, type Client } from './clients.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Set when the request carries a valid token of an enabled client. */
-    access?: Access;
-  }
-}
+import type { Client } from './clients.js';
 
 const MAX_CACHED = 10_000;
 /** While the clients table cannot be read in time (locked, database slow), a client verified this recently is taken as it was. */
@@ -91,53 +81,5 @@ export class ClientCache {
       this.running--;
       this.waiting.shift()?.();
     }
-  }
-}
-
-/**
- * Resolves the bearer token on every request (before rate limiting, which counts per client).
- * It never rejects: `requireAccess` does, on the routes that need a token.
- */
-export function registerTokenResolution(app: FastifyInstance, cacheMs: number): void {
-  const cache = new ClientCache(async (clientId) => {
-    const found = await findClient(app.db, clientId);
-    return found && !found.disabled ? { ...found, secretHash: undefined } : undefined;
-  }, cacheMs);
-  app.decorate('forgetClient', (clientId: string) => cache.forget(clientId));
-
-  app.addHook('onRequest', async (request) => {
-    const header = request.headers.authorization;
-    if (!header) return;
-    const m = /^Bearer\s+([A-Za-z0-9_\-.=]+)\s*$/i.exec(header);
-    if (!m) return;
-    const token = app.tokens.verify(m[1]);
-    if (!token) return;
-    const client = await cache.get(token.clientId);
-    // A token older than the client's last secret rotation went with the old secret.
-    if (client && !(client.tokensNotBefore != null && token.issuedAt < client.tokensNotBefore))
-      request.access = new Access(client);
-  });
-}
-
-/** 401 without a valid token: run before the body is read, so an unauthenticated body costs nothing. */
-export async function requireAccess(request: FastifyRequest): Promise<void> {
-  if (!request.access) throw unauthorized();
-}
-
-/**
- * Adds a check to the onRequest hooks of every route registered in this scope from now on, after
- * those already there (the token resolution, the rate limit): it runs before the body is read or parsed.
- */
-export function checkBeforeBody(app: FastifyInstance, check: onRequestHookHandler): void {
-  app.addHook('onRoute', (route: RouteOptions) => {
-    const hooks = route.onRequest;
-    route.onRequest = [...(Array.isArray(hooks) ? hooks : hooks ? [hooks] : []), check];
-  });
-}
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Drops a client from the token cache (after disabling it in this process). */
-    forgetClient(clientId: string): void;
   }
 }

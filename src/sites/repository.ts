@@ -1,6 +1,39 @@
-import type { Queryable } from '../../../db/index.js';
-import { toIso } from '../../../time.js';
-import { SORT_COLUMNS, type Site } from './schema.js';
+import type { Queryable } from '../db/index.js';
+import { toIso } from '../time.js';
+
+// The sites engine: the list of sites a client may see, filtered, ordered and paged, and what the
+// additional view adds to a page (last communication, active alarm count, current values).
+
+/** The columns a list may be ordered by, keyed by the lower-case name a request gives. */
+export const SORT_COLUMNS = {
+  platformcompanyid: 's.company_id',
+  projectid: 's.project_id',
+  name: 'lower(s.name)',
+} as const;
+export type SortKey = keyof typeof SORT_COLUMNS;
+
+/** Current values of a site's equipment: the latest reading record of each, as uploaded. */
+export interface CurrentValues {
+  sensors: object[];
+  meters: object[];
+  pumps: object[];
+  tankGroups: object[];
+}
+
+export interface Site {
+  SiteID: number;
+  Name: string;
+  CompanyID: number;
+  CompanyName: string;
+  ProjectID: number | null;
+  Active: boolean;
+  Latitude: number | null;
+  Longitude: number | null;
+  TimeZone: string | null;
+  LastCommunication?: string | null;
+  ActiveAlarmCount?: number;
+  Current?: CurrentValues;
+}
 
 export interface SiteFilter {
   /** null: every site. */
@@ -11,7 +44,7 @@ export interface SiteFilter {
 }
 
 export interface SiteOrder {
-  by?: keyof typeof SORT_COLUMNS;
+  by?: SortKey;
   direction: 'asc' | 'desc';
 }
 
@@ -59,8 +92,7 @@ export async function listSites(
   );
 }
 
-type Current = NonNullable<Site['Current']>;
-const CURRENT_KEYS: Record<string, keyof Current> = {
+const CURRENT_KEYS: Record<string, keyof CurrentValues> = {
   sensor: 'sensors',
   meter: 'meters',
   pump: 'pumps',
@@ -81,7 +113,7 @@ export async function addSiteTelemetry(db: Queryable, sites: Site[]): Promise<Si
     ),
   ]);
   const alarmCount = new Map(alarms.map((a) => [a.site_id, a.n]));
-  const current = new Map<number, Current>(
+  const current = new Map<number, CurrentValues>(
     ids.map((id) => [id, { sensors: [], meters: [], pumps: [], tankGroups: [] }]),
   );
   for (const r of readings) current.get(r.site_id)?.[CURRENT_KEYS[r.equipment_kind]].push(r.record);

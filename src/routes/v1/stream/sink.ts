@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import type { Sink } from './subscriber.js';
+import type { Sink } from '../../../stream/subscriber.js';
 
 /**
  * A subscriber's connection. @fastify/sse sends the response head (its SSE headers, and those set

@@ -1,0 +1,53 @@
+import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import { DateTimeInput, Finite, IntId, Nullable } from '../schemas/common.js';
+import { KINDS, type ColumnType, type TelemetryKind } from './kinds.js';
+
+// The upload records (interface 2.10, contract 6) as schemas, derived from the one field table in
+// kinds.ts: the upload routes take them as their bodies, and a generic upload checks each of its
+// records against one once its id field has told which.
+
+const FIELD_TYPE: Record<ColumnType, TSchema> = {
+  float8: Finite,
+  bool: Type.Boolean(),
+  int4: Type.Integer({ minimum: -2_147_483_648, maximum: 2_147_483_647 }),
+  // NUL is refused for every body by plugins/validation.ts (PostgreSQL text cannot hold it).
+  text: Type.String({ maxLength: 200 }),
+  timestamptz: DateTimeInput,
+};
+
+export const TITLES: Record<TelemetryKind, [log: string, reading: string, label: string]> = {
+  sensor: ['SensorLogDto', 'SensorReadingDto', 'sensor'],
+  meter: ['FlowMeterLogInboundDto', 'FlowMeterReadingDto', 'flow meter'],
+  pump: ['PumpLogDto', 'PumpReadingDto', 'pump'],
+  tank: ['TankLogDto', 'TankReadingDto', 'tank group'],
+};
+
+function recordSchema(kind: TelemetryKind, role: 'log' | 'reading'): TObject {
+  const spec = KINDS[kind];
+  const props: Record<string, TSchema> = {
+    [spec.idField]: { ...IntId, description: `id of the ${TITLES[kind][2]}` },
+    timestamp: {
+      ...DateTimeInput,
+      description: 'ISO 8601; no offset means UTC; at most 24 h in the future',
+    },
+  };
+  for (const field of spec.fields) {
+    const t = FIELD_TYPE[field.type];
+    props[field.name] = field.required ? t : Type.Optional(Nullable(t));
+  }
+  return Type.Object(props, { title: TITLES[kind][role === 'log' ? 0 : 1] });
+}
+
+export const LOG_DTO = {
+  sensor: recordSchema('sensor', 'log'),
+  meter: recordSchema('meter', 'log'),
+  pump: recordSchema('pump', 'log'),
+  tank: recordSchema('tank', 'log'),
+} as const;
+
+export const READING_DTO = {
+  sensor: recordSchema('sensor', 'reading'),
+  meter: recordSchema('meter', 'reading'),
+  pump: recordSchema('pump', 'reading'),
+  tank: recordSchema('tank', 'reading'),
+} as const;
