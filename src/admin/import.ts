@@ -1,3 +1,4 @@
+import { EQUIPMENT, type EquipmentKind } from '../equipment.js';
 import type { Database, Queryable } from '../db/index.js';
 import type { Access } from '../auth/access.js';
 import { badRequest, HttpError } from '../errors.js';
@@ -10,39 +11,24 @@ import type { ProvisioningDocument } from '../provisioning/document.js';
 // sites), and clients only as the admin routes allow (within its own sites and cameras).
 
 /** Lists whose records carry SiteID, with the table and key that tell where an existing record is now. */
-const SITE_LISTS = [
+const equipmentList = (kind: EquipmentKind) => ({
+  list: EQUIPMENT[kind].list as keyof ProvisioningDocument,
+  table: EQUIPMENT[kind].table,
+  key: EQUIPMENT[kind].idColumn,
+  field: EQUIPMENT[kind].listIdField,
+  type: 'int' as const,
+});
+const SITE_LISTS: readonly {
+  list: keyof ProvisioningDocument;
+  table: string;
+  key: string;
+  field: string;
+  type: 'int' | 'uuid';
+}[] = [
   { list: 'sites', table: 'sites', key: 'site_id', field: 'SiteID', type: 'int' },
-  {
-    list: 'modbusDevices',
-    table: 'modbus_devices',
-    key: 'device_id',
-    field: 'SiteModbusInOutDeviceID',
-    type: 'int',
-  },
-  { list: 'sensors', table: 'sensors', key: 'sensor_id', field: 'SiteSensorID', type: 'int' },
-  {
-    list: 'flowMeters',
-    table: 'flow_meters',
-    key: 'meter_id',
-    field: 'SiteFlowMeterID',
-    type: 'int',
-  },
-  { list: 'pumps', table: 'pumps', key: 'pump_id', field: 'SitePumpID', type: 'int' },
-  {
-    list: 'tankGroups',
-    table: 'tank_groups',
-    key: 'tank_group_id',
-    field: 'SiteTankGroupID',
-    type: 'int',
-  },
-  {
-    list: 'actuators',
-    table: 'actuators',
-    key: 'actuator_id',
-    field: 'SiteActuatorID',
-    type: 'int',
-  },
-  { list: 'cameras', table: 'cameras', key: 'camera_id', field: 'CameraID', type: 'int' },
+  ...(['device', 'sensor', 'meter', 'pump', 'tank', 'actuator', 'camera'] as const).map(
+    equipmentList,
+  ),
   {
     list: 'transactions',
     table: 'transactions',
@@ -51,7 +37,7 @@ const SITE_LISTS = [
     type: 'int',
   },
   { list: 'images', table: 'images', key: 'uuid', field: 'UUID', type: 'uuid' },
-] as const;
+];
 
 const refuse = (path: string) =>
   new HttpError(403, 'no access to one or more of the sites this document touches', [

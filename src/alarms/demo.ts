@@ -1,3 +1,4 @@
+import { EQUIPMENT } from '../equipment.js';
 import type { Database } from '../db/index.js';
 import { parseAlarm, storeAlarms, type AlarmInput } from './send.js';
 import { markResolved } from './store.js';
@@ -16,13 +17,6 @@ interface DemoAlarm {
   sends: number[];
   resolvedNote?: string;
 }
-
-const FIELD = {
-  pump: 'sitePumpID',
-  tank: 'siteTankGroupID',
-  meter: 'flowMeterID',
-  sensor: 'sensorID',
-} as const;
 
 /** Per demo site, in site order (sites beyond the list get none). */
 const PLAN: DemoAlarm[][] = [
@@ -113,7 +107,7 @@ export async function seedDemoAlarms(db: Database, now = Date.now()): Promise<vo
         if (alarm.on && !equipmentId) continue;
         const sends = alarm.sends.map((minutes, n) => {
           const input: AlarmInput = {
-            ...(alarm.on ? { [FIELD[alarm.on]]: equipmentId } : {}),
+            ...(alarm.on ? { [EQUIPMENT[alarm.on].idField]: equipmentId } : {}),
             alarmType: alarm.alarmType,
             severity: alarm.severity,
             message: alarm.message,

@@ -1,4 +1,4 @@
-import type { EquipmentKind } from '../auth/access.js';
+import { EQUIPMENT, type TelemetryKind } from '../equipment.js';
 import { toIso } from '../time.js';
 
 // What an alarm is to the outside: the record of the active-alarm list (contract 8), and how an
@@ -9,18 +9,18 @@ export const SEVERITIES = ['critical', 'major', 'minor', 'warning', 'info'] as c
 export type Severity = (typeof SEVERITIES)[number];
 export const DEFAULT_SEVERITY: Severity = 'major';
 
-export type AlarmEquipmentField = 'flowMeterID' | 'sitePumpID' | 'siteTankGroupID' | 'sensorID';
+export type AlarmEquipmentField = (typeof EQUIPMENT)[TelemetryKind]['idField'];
 
+/** The equipment an alarm may name, in the order its fields are checked. */
 export const ALARM_EQUIPMENT: readonly {
   field: AlarmEquipmentField;
-  kind: EquipmentKind;
+  kind: TelemetryKind;
   typeId: number;
-}[] = [
-  { field: 'flowMeterID', kind: 'meter', typeId: 1 },
-  { field: 'sitePumpID', kind: 'pump', typeId: 2 },
-  { field: 'siteTankGroupID', kind: 'tank', typeId: 3 },
-  { field: 'sensorID', kind: 'sensor', typeId: 5 },
-];
+}[] = (['meter', 'pump', 'tank', 'sensor'] as const).map((kind) => ({
+  field: EQUIPMENT[kind].idField,
+  kind,
+  typeId: EQUIPMENT[kind].typeId,
+}));
 
 /** One alarm as the active-alarm list shows it (and as the write functions return it after their change). */
 export interface AlarmRecord {

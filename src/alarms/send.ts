@@ -1,10 +1,5 @@
-import {
-  equipmentLabel,
-  findEquipmentSites,
-  requireSites,
-  type Access,
-  type EquipmentKind,
-} from '../auth/access.js';
+import { findEquipmentSites, requireSites, type Access } from '../auth/access.js';
+import { equipmentLabel, type TelemetryKind } from '../equipment.js';
 import type { Queryable } from '../db/index.js';
 import { badRequest, invalidField, listIds, notFound, type ErrorDetail } from '../errors.js';
 import { parseEdgeTime } from '../time.js';
@@ -42,7 +37,7 @@ export interface SendResult {
 /** An alarm whose shape, time and equipment have been checked. */
 export interface CheckedAlarm {
   index: number;
-  equipment?: { field: string; kind: EquipmentKind; typeId: number; id: number };
+  equipment?: { field: string; kind: TelemetryKind; typeId: number; id: number };
   ts: number;
   input: AlarmInput;
 }
@@ -153,7 +148,7 @@ async function checkEquipment(
   alarms: CheckedAlarm[],
   pathOf: (i: number) => string,
 ): Promise<void> {
-  const byKind = new Map<EquipmentKind, number[]>();
+  const byKind = new Map<TelemetryKind, number[]>();
   for (const a of alarms) {
     if (!a.equipment) continue;
     const ids = byKind.get(a.equipment.kind);
@@ -189,7 +184,7 @@ async function checkEquipment(
 }
 
 function unknownEquipment(missing: CheckedAlarm[], pathOf: (i: number) => string) {
-  const byKind = new Map<EquipmentKind, Set<number>>();
+  const byKind = new Map<TelemetryKind, Set<number>>();
   for (const a of missing)
     byKind.set(
       a.equipment!.kind,

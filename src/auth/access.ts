@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/index.js';
+import { EQUIPMENT, equipmentLabel, type EquipmentKind } from '../equipment.js';
 import { forbidden, listIds, notFound } from '../errors.js';
 import type { Client } from './clients.js';
 
@@ -58,27 +59,13 @@ export class Access {
   }
 }
 
-export type EquipmentKind = 'sensor' | 'meter' | 'pump' | 'tank' | 'actuator' | 'device' | 'camera';
-
-const TABLES: Record<EquipmentKind, { table: string; id: string; label: string }> = {
-  sensor: { table: 'sensors', id: 'sensor_id', label: 'sensor' },
-  meter: { table: 'flow_meters', id: 'meter_id', label: 'flow meter' },
-  pump: { table: 'pumps', id: 'pump_id', label: 'pump' },
-  tank: { table: 'tank_groups', id: 'tank_group_id', label: 'tank group' },
-  actuator: { table: 'actuators', id: 'actuator_id', label: 'actuator' },
-  device: { table: 'modbus_devices', id: 'device_id', label: 'Modbus device' },
-  camera: { table: 'cameras', id: 'camera_id', label: 'camera' },
-};
-
-export const equipmentLabel = (kind: EquipmentKind) => TABLES[kind].label;
-
 /** Maps each id to its site; ids that do not exist are left out. */
 export async function findEquipmentSites(
   db: Queryable,
   kind: EquipmentKind,
   ids: number[],
 ): Promise<Map<number, number>> {
-  const { table, id } = TABLES[kind];
+  const { table, idColumn: id } = EQUIPMENT[kind];
   const rows = await db.query<{ id: number; site_id: number }>(
     `SELECT ${id} AS id, site_id FROM ${table} WHERE ${id} = ANY($1::int[])`,
     [[...new Set(ids)]],
@@ -98,7 +85,7 @@ export async function requireEquipment(
 ): Promise<Map<number, number>> {
   const sites = await findEquipmentSites(db, kind, ids);
   const missing = [...new Set(ids)].filter((i) => !sites.has(i));
-  if (missing.length) throw notFound(`${TABLES[kind].label} ${listIds(missing)} does not exist`);
+  if (missing.length) throw notFound(`${equipmentLabel(kind)} ${listIds(missing)} does not exist`);
   access.assertSites(sites.values());
   return sites;
 }

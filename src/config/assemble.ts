@@ -1,3 +1,4 @@
+import { EQUIPMENT } from '../equipment.js';
 import {
   EQUIPMENT_TABLES,
   type ConfigData,
@@ -32,11 +33,6 @@ export interface EquipmentEntry {
   changed: boolean;
 }
 
-const ID_FIELD: Record<EquipmentKind, string> = {
-  meter: 'SiteFlowMeterID',
-  pump: 'SitePumpID',
-  tank: 'SiteTankGroupID',
-};
 const LIST: Record<EquipmentKind, 'meters' | 'pumps' | 'tanks'> = {
   meter: 'meters',
   pump: 'pumps',
@@ -151,7 +147,7 @@ export class ConfigIndex {
 
   /** By-id /updates of a meter, pump or tank group: as sensorUpdates, and the roles changed, a dropped role as null. */
   equipmentUpdates(entry: EquipmentEntry, since: number): EquipmentEntry {
-    const id = entry.equipment.rec[ID_FIELD[entry.kind]] as number;
+    const id = entry.equipment.rec[EQUIPMENT[entry.kind].listIdField] as number;
     const links = this.linksOf(entry.kind, id);
     const roles = entry.roles.filter(
       (r) =>
@@ -185,7 +181,7 @@ export class ConfigIndex {
   }
 
   private equipmentEntry(kind: EquipmentKind, equipment: Item, since: Since): EquipmentEntry {
-    const id = equipment.rec[ID_FIELD[kind]] as number;
+    const id = equipment.rec[EQUIPMENT[kind].listIdField] as number;
     const roles = (this.data.roles.get(`${kind}:${id}`) ?? []).map(({ role, registerId }) => ({
       role,
       register: registerId === null ? null : (this.registers.get(registerId) ?? null),

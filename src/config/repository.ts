@@ -1,3 +1,4 @@
+import { EQUIPMENT, type AttachKind } from '../equipment.js';
 import type { Queryable, Row } from '../db/index.js';
 import {
   ACTUATOR,
@@ -21,7 +22,7 @@ import { toIso } from '../time.js';
 // Rows come back in their interface shape; `stamp` (ms) is when the import last changed them,
 // which the /updates paths compare with their startDate.
 
-export type EquipmentKind = 'meter' | 'pump' | 'tank';
+export type EquipmentKind = AttachKind;
 
 /** A record in its interface shape and the time it last changed. */
 export interface Item {
@@ -68,13 +69,19 @@ export interface LinkChange {
   stamp: number;
 }
 
+const attach = (kind: AttachKind) => ({
+  table: EQUIPMENT[kind].table,
+  id: EQUIPMENT[kind].idColumn,
+  typeId: EQUIPMENT[kind].typeId,
+});
+
 export const EQUIPMENT_TABLES: Record<
   EquipmentKind,
   { table: string; id: string; fields: Field[]; typeId: number }
 > = {
-  meter: { table: 'flow_meters', id: 'meter_id', fields: FLOW_METER, typeId: 1 },
-  pump: { table: 'pumps', id: 'pump_id', fields: PUMP, typeId: 2 },
-  tank: { table: 'tank_groups', id: 'tank_group_id', fields: TANK_GROUP, typeId: 3 },
+  meter: { ...attach('meter'), fields: FLOW_METER },
+  pump: { ...attach('pump'), fields: PUMP },
+  tank: { ...attach('tank'), fields: TANK_GROUP },
 };
 
 /** A register changes with its Modbus device too: SiteModbusInOutDevices and Connection* come from it. */

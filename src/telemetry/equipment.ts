@@ -1,4 +1,5 @@
-import { findEquipmentSites, equipmentLabel, type Access } from '../auth/access.js';
+import { findEquipmentSites, type Access } from '../auth/access.js';
+import { equipmentLabel } from '../equipment.js';
 import type { Database } from '../db/index.js';
 import { listIds, notFound, type ErrorDetail } from '../errors.js';
 import { KINDS, type Entry, type TelemetryKind } from './kinds.js';

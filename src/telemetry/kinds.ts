@@ -2,7 +2,14 @@
 // and its SQL type. Validation schemas, the parsing of entries and the SQL of the writer all derive
 // from this table, so a field is added in one place.
 
-export type TelemetryKind = 'sensor' | 'meter' | 'pump' | 'tank';
+import {
+  EQUIPMENT,
+  TELEMETRY_KINDS,
+  type TelemetryKind,
+  type TelemetryKindInfo,
+} from '../equipment.js';
+
+export type { TelemetryKind };
 
 export type ColumnType = 'float8' | 'bool' | 'int4' | 'text' | 'timestamptz';
 
@@ -15,9 +22,9 @@ export interface ValueField {
 
 export interface KindSpec {
   kind: TelemetryKind;
-  /** The record's id field, which also routes generic uploads. */
-  idField: 'sensorID' | 'flowMeterID' | 'sitePumpID' | 'siteTankGroupID';
-  /** Log table and its id column. */
+  /** The record's id field, which also routes generic uploads (the equipment registry's). */
+  idField: TelemetryKindInfo['idField'];
+  /** Log table and its id column (named as in the equipment's own table). */
   table: string;
   idColumn: string;
   /** Fields besides the id and timestamp, in column order. */
@@ -31,52 +38,42 @@ const f = (name: string, column: string, type: ColumnType, required = false): Va
   required,
 });
 
-export const KINDS: Record<TelemetryKind, KindSpec> = {
-  sensor: {
-    kind: 'sensor',
-    idField: 'sensorID',
-    table: 'sensor_logs',
-    idColumn: 'sensor_id',
-    fields: [f('value', 'value', 'float8', true)],
-  },
-  meter: {
-    kind: 'meter',
-    idField: 'flowMeterID',
-    table: 'meter_logs',
-    idColumn: 'meter_id',
-    fields: [
-      f('startTimestamp', 'start_ts', 'timestamptz'),
-      f('totalVolume', 'total_volume', 'float8'),
-      f('dayVolume', 'day_volume', 'float8'),
-      f('pressure', 'pressure', 'float8'),
-      f('flowRate', 'flow_rate', 'float8'),
-    ],
-  },
-  pump: {
-    kind: 'pump',
-    idField: 'sitePumpID',
-    table: 'pump_logs',
-    idColumn: 'pump_id',
-    fields: [
-      f('pressure', 'pressure', 'float8'),
-      f('running', 'running', 'bool'),
-      f('frequency', 'frequency', 'float8'),
-      f('statusID', 'status_id', 'int4'),
-      f('status', 'status', 'text'),
-    ],
-  },
-  tank: {
-    kind: 'tank',
-    idField: 'siteTankGroupID',
-    table: 'tank_logs',
-    idColumn: 'tank_group_id',
-    fields: [
-      f('entryTankLevel', 'entry_tank_level', 'float8'),
-      f('exitTankLevel', 'exit_tank_level', 'float8'),
-      f('totalVolume', 'total_volume', 'float8'),
-    ],
-  },
+/** Each kind's value fields; the id field and id column come from the equipment registry. */
+const FIELDS: Record<TelemetryKind, ValueField[]> = {
+  sensor: [f('value', 'value', 'float8', true)],
+  meter: [
+    f('startTimestamp', 'start_ts', 'timestamptz'),
+    f('totalVolume', 'total_volume', 'float8'),
+    f('dayVolume', 'day_volume', 'float8'),
+    f('pressure', 'pressure', 'float8'),
+    f('flowRate', 'flow_rate', 'float8'),
+  ],
+  pump: [
+    f('pressure', 'pressure', 'float8'),
+    f('running', 'running', 'bool'),
+    f('frequency', 'frequency', 'float8'),
+    f('statusID', 'status_id', 'int4'),
+    f('status', 'status', 'text'),
+  ],
+  tank: [
+    f('entryTankLevel', 'entry_tank_level', 'float8'),
+    f('exitTankLevel', 'exit_tank_level', 'float8'),
+    f('totalVolume', 'total_volume', 'float8'),
+  ],
 };
+
+export const KINDS = Object.fromEntries(
+  TELEMETRY_KINDS.map((kind) => [
+    kind,
+    {
+      kind,
+      idField: EQUIPMENT[kind].idField,
+      table: `${kind}_logs`,
+      idColumn: EQUIPMENT[kind].idColumn,
+      fields: FIELDS[kind],
+    },
+  ]),
+) as Record<TelemetryKind, KindSpec>;
 
 export const KIND_LIST: KindSpec[] = Object.values(KINDS);
 

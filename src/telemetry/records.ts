@@ -1,5 +1,6 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import { DateTimeInput, Finite, IntId, Nullable } from '../schemas/common.js';
+import { equipmentLabel } from '../equipment.js';
 import { KINDS, type ColumnType, type TelemetryKind } from './kinds.js';
 
 // The upload records (interface 2.10, contract 6) as schemas, derived from the one field table in
@@ -15,17 +16,17 @@ const FIELD_TYPE: Record<ColumnType, TSchema> = {
   timestamptz: DateTimeInput,
 };
 
-export const TITLES: Record<TelemetryKind, [log: string, reading: string, label: string]> = {
-  sensor: ['SensorLogDto', 'SensorReadingDto', 'sensor'],
-  meter: ['FlowMeterLogInboundDto', 'FlowMeterReadingDto', 'flow meter'],
-  pump: ['PumpLogDto', 'PumpReadingDto', 'pump'],
-  tank: ['TankLogDto', 'TankReadingDto', 'tank group'],
+const TITLES: Record<TelemetryKind, [log: string, reading: string]> = {
+  sensor: ['SensorLogDto', 'SensorReadingDto'],
+  meter: ['FlowMeterLogInboundDto', 'FlowMeterReadingDto'],
+  pump: ['PumpLogDto', 'PumpReadingDto'],
+  tank: ['TankLogDto', 'TankReadingDto'],
 };
 
 function recordSchema(kind: TelemetryKind, role: 'log' | 'reading'): TObject {
   const spec = KINDS[kind];
   const props: Record<string, TSchema> = {
-    [spec.idField]: { ...IntId, description: `id of the ${TITLES[kind][2]}` },
+    [spec.idField]: { ...IntId, description: `id of the ${equipmentLabel(kind)}` },
     timestamp: {
       ...DateTimeInput,
       description: 'ISO 8601; no offset means UTC; at most 24 h in the future',

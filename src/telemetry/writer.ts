@@ -47,10 +47,16 @@ const MAX_ROUNDS = 4;
 const UPSERT_AFTER_CONFLICT_MS = 2000;
 const UNIQUE_VIOLATION = '23505';
 
+/** The SQLSTATE of a database error ('' for anything else). */
+const codeOf = (err: unknown): string =>
+  typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string'
+    ? (err as { code: string }).code
+    : '';
+
 const TRANSIENT = new Set(['40001', '40P01']); // serialization failure, deadlock: nothing was written
 /** Worth another attempt: nothing was written, and the deadline has not passed. */
-const retryable = (err: any) =>
-  TRANSIENT.has(err?.code) || (isDatabaseUnavailable(err) && !(err instanceof DatabaseTimeout));
+const retryable = (err: unknown) =>
+  TRANSIENT.has(codeOf(err)) || (isDatabaseUnavailable(err) && !(err instanceof DatabaseTimeout));
 
 const failure = (cause: unknown) => Object.assign(serverError(UNSTORED), { cause });
 
@@ -219,7 +225,7 @@ export class TelemetryWriter {
           duplicates: job.received - stored[i],
         }));
       } catch (err) {
-        if (mode === 'insert' && (err as any)?.code === UNIQUE_VIOLATION) {
+        if (mode === 'insert' && codeOf(err) === UNIQUE_VIOLATION) {
           this.lastConflict = Date.now();
           mode = 'upsert';
           n--;

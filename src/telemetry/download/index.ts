@@ -18,13 +18,6 @@ export const MAX_SUMMARY_ELEMENTS = 2_000_000;
 /** Elements per database query: pages of the response (two are asked at once, see prefetched). */
 const PAGE_ELEMENTS = 25_000;
 
-const EQUIPMENT: Record<TelemetryKind, 'sensor' | 'meter' | 'pump' | 'tank'> = {
-  sensor: 'sensor',
-  meter: 'meter',
-  pump: 'pump',
-  tank: 'tank',
-};
-
 export interface SummaryBody {
   ids: number[];
   start: string;
@@ -62,7 +55,7 @@ export async function openSummaries(
       `unknown time zone '${zoneName.slice(0, 64)}': use an IANA name such as Europe/Berlin, or "site"`,
       [{ path: '/timeZone', message: 'unknown time zone' }],
     );
-  const sites = await requireEquipment(db, access, EQUIPMENT[kind], ids);
+  const sites = await requireEquipment(db, access, kind, ids);
   const zones = zoneName === 'site' ? await siteZones(db, [...new Set(sites.values())]) : undefined;
   const zoneOf = (id: number) => (zones ? zones.get(sites.get(id)!)! : zoneName);
 

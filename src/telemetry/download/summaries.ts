@@ -1,3 +1,4 @@
+import { EQUIPMENT } from '../../equipment.js';
 import type { Queryable } from '../../db/index.js';
 import type { TelemetryKind } from '../kinds.js';
 import { binOf } from '../rollups/refresh.js';
@@ -24,16 +25,9 @@ export interface SummaryRequest {
   zone: string;
 }
 
-const ID_FIELD: Record<TelemetryKind, string> = {
-  sensor: 'sensorID',
-  meter: 'flowMeterID',
-  pump: 'sitePumpID',
-  tank: 'siteTankGroupID',
-};
-
 /** Every field name of a kind's summary DTO, in order. */
 export const summaryFieldNames = (kind: TelemetryKind) => [
-  ID_FIELD[kind],
+  EQUIPMENT[kind].idField,
   'start',
   'end',
   'count',

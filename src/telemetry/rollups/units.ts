@@ -1,4 +1,4 @@
-import type { TelemetryKind } from '../kinds.js';
+import { KINDS, type TelemetryKind } from '../kinds.js';
 
 // A "unit" is the mergeable statistics of some samples of one equipment: a single log row, a rollup
 // row (15 minutes, an hour, a day) or the merge of several units. Rollups, their refresh and the
@@ -53,8 +53,8 @@ export const UNITS: Record<TelemetryKind, UnitSpec> = {
   sensor: {
     kind: 'sensor',
     no: 1,
-    logTable: 'sensor_logs',
-    idColumn: 'sensor_id',
+    logTable: KINDS.sensor.table,
+    idColumn: KINDS.sensor.idColumn,
     rollupTable: 'sensor_rollups',
     chain: false,
     columns: [
@@ -67,8 +67,8 @@ export const UNITS: Record<TelemetryKind, UnitSpec> = {
   meter: {
     kind: 'meter',
     no: 2,
-    logTable: 'meter_logs',
-    idColumn: 'meter_id',
+    logTable: KINDS.meter.table,
+    idColumn: KINDS.meter.idColumn,
     rollupTable: 'meter_rollups',
     chain: true,
     columns: [
@@ -98,8 +98,8 @@ export const UNITS: Record<TelemetryKind, UnitSpec> = {
   pump: {
     kind: 'pump',
     no: 3,
-    logTable: 'pump_logs',
-    idColumn: 'pump_id',
+    logTable: KINDS.pump.table,
+    idColumn: KINDS.pump.idColumn,
     rollupTable: 'pump_rollups',
     chain: false,
     columns: [
@@ -115,8 +115,8 @@ export const UNITS: Record<TelemetryKind, UnitSpec> = {
   tank: {
     kind: 'tank',
     no: 4,
-    logTable: 'tank_logs',
-    idColumn: 'tank_group_id',
+    logTable: KINDS.tank.table,
+    idColumn: KINDS.tank.idColumn,
     rollupTable: 'tank_rollups',
     chain: false,
     columns: [

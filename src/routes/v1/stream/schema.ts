@@ -1,3 +1,4 @@
+import { TELEMETRY_KINDS } from '../../../equipment.js';
 import { Type } from '@sinclair/typebox';
 import { DateTimeOutput, IntId } from '../../../schemas/common.js';
 import { ActiveAlarmDto } from '../alarms/schema.js';
@@ -16,7 +17,7 @@ export const StreamQuery = Type.Object({
   ),
 });
 
-const Kind = Type.Union(['sensor', 'meter', 'pump', 'tank'].map((k) => Type.Literal(k)));
+const Kind = Type.Union(TELEMETRY_KINDS.map((k) => Type.Literal(k)));
 
 export const StreamSnapshotDto = Type.Object(
   {

@@ -1,9 +1,10 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyTypebox } from '../../../http.js';
 import { securedErrors } from '../../../schemas/common.js';
+import { equipmentLabel } from '../../../equipment.js';
 import { idPath } from '../../../telemetry/equipment.js';
 import type { Role } from '../../../telemetry/jobs.js';
-import { KIND_LIST, type Entry, type TelemetryKind } from '../../../telemetry/kinds.js';
+import { KIND_LIST, type Entry } from '../../../telemetry/kinds.js';
 import { parseEntries, parseEntry, parseGeneric } from '../../../telemetry/upload.js';
 import {
   genericLogs,
@@ -20,13 +21,6 @@ import {
 
 /** A body that passed its route's schema. */
 type Body = Record<string, unknown>;
-
-const LABEL: Record<TelemetryKind, string> = {
-  sensor: 'sensor',
-  meter: 'flow meter',
-  pump: 'pump',
-  tank: 'tank group',
-};
 
 const ATOMIC =
   'The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked ' +
@@ -89,7 +83,7 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
   const max = config.MAX_BATCH;
   const one = { single: true, prefix: '' };
   for (const { kind } of KIND_LIST) {
-    const label = LABEL[kind];
+    const label = equipmentLabel(kind);
     const op = `upload${kind[0].toUpperCase()}${kind.slice(1)}`;
     route(
       `logs/${kind}`,

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { TelemetryKind } from '../../../telemetry/kinds.js';
-import { LOG_DTO, READING_DTO, TITLES } from '../../../telemetry/records.js';
+import { equipmentLabel } from '../../../equipment.js';
+import { LOG_DTO, READING_DTO } from '../../../telemetry/records.js';
 
 export { LOG_DTO, READING_DTO };
 
@@ -17,7 +18,7 @@ const BATCH_READINGS_TITLE: Record<TelemetryKind, string> = {
 export const logBatch = (kind: TelemetryKind, maxBatch: number) =>
   Type.Array(LOG_DTO[kind], {
     maxItems: maxBatch,
-    description: `at most ${maxBatch} ${TITLES[kind][2]} logs`,
+    description: `at most ${maxBatch} ${equipmentLabel(kind)} logs`,
   });
 
 export const readingBatch = (kind: TelemetryKind, maxBatch: number) =>

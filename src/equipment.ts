@@ -1,0 +1,97 @@
+// The one registry of equipment kinds: for each, its table and id column, its EquipmentTypeID (the
+// type code alarms and sensor links name it by), the label messages use, and the id field its
+// records carry (an upload's, an alarm's) and its provisioning list with that list's id field.
+// Access checks, configuration, telemetry, alarms, the stream and the admin import read it here.
+
+export type EquipmentKind = 'sensor' | 'meter' | 'pump' | 'tank' | 'actuator' | 'device' | 'camera';
+/** The kinds that report telemetry (logs and readings) and can raise alarms. */
+export type TelemetryKind = 'sensor' | 'meter' | 'pump' | 'tank';
+/** The kinds a sensor can be attached to, each with configuration of its own. */
+export type AttachKind = 'meter' | 'pump' | 'tank';
+
+export interface KindInfo {
+  table: string;
+  idColumn: string;
+  label: string;
+  /** EquipmentTypeID, where the interface gives the kind one. */
+  typeId?: number;
+  /** The provisioning document's list of this kind, and its records' id field. */
+  list: string;
+  listIdField: string;
+}
+
+export interface TelemetryKindInfo extends KindInfo {
+  typeId: number;
+  /** The id field of its upload records and alarms (also routes generic uploads). */
+  idField: 'sensorID' | 'flowMeterID' | 'sitePumpID' | 'siteTankGroupID';
+}
+
+const TELEMETRY: Record<TelemetryKind, TelemetryKindInfo> = {
+  sensor: {
+    table: 'sensors',
+    idColumn: 'sensor_id',
+    label: 'sensor',
+    typeId: 5,
+    idField: 'sensorID',
+    list: 'sensors',
+    listIdField: 'SiteSensorID',
+  },
+  meter: {
+    table: 'flow_meters',
+    idColumn: 'meter_id',
+    label: 'flow meter',
+    typeId: 1,
+    idField: 'flowMeterID',
+    list: 'flowMeters',
+    listIdField: 'SiteFlowMeterID',
+  },
+  pump: {
+    table: 'pumps',
+    idColumn: 'pump_id',
+    label: 'pump',
+    typeId: 2,
+    idField: 'sitePumpID',
+    list: 'pumps',
+    listIdField: 'SitePumpID',
+  },
+  tank: {
+    table: 'tank_groups',
+    idColumn: 'tank_group_id',
+    label: 'tank group',
+    typeId: 3,
+    idField: 'siteTankGroupID',
+    list: 'tankGroups',
+    listIdField: 'SiteTankGroupID',
+  },
+};
+
+export const EQUIPMENT: Record<EquipmentKind, KindInfo> & Record<TelemetryKind, TelemetryKindInfo> =
+  {
+    ...TELEMETRY,
+    actuator: {
+      table: 'actuators',
+      idColumn: 'actuator_id',
+      label: 'actuator',
+      list: 'actuators',
+      listIdField: 'SiteActuatorID',
+    },
+    device: {
+      table: 'modbus_devices',
+      idColumn: 'device_id',
+      label: 'Modbus device',
+      list: 'modbusDevices',
+      listIdField: 'SiteModbusInOutDeviceID',
+    },
+    camera: {
+      table: 'cameras',
+      idColumn: 'camera_id',
+      label: 'camera',
+      list: 'cameras',
+      listIdField: 'CameraID',
+    },
+  };
+
+export const TELEMETRY_KINDS = Object.keys(TELEMETRY) as TelemetryKind[];
+export const ATTACH_KINDS: AttachKind[] = ['meter', 'pump', 'tank'];
+
+export const equipmentLabel = (kind: EquipmentKind) => EQUIPMENT[kind].label;
