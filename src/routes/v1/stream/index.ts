@@ -20,6 +20,15 @@ const DESCRIPTION =
   'token expires, and when the client is disabled or loses a site it streams. 400: malformed siteIds; 403: a site ' +
   'out of reach or unknown; 406: Accept refuses text/event-stream; 503: too many streams on this instance.';
 
+/** Whether the client asked for its connection to close after this exchange (RFC 9112 9.3). */
+function wantsClose(version: string, connection: string | undefined): boolean {
+  const options = (connection ?? '')
+    .toLowerCase()
+    .split(',')
+    .map((o) => o.trim());
+  return options.includes('close') || (version === '1.0' && !options.includes('keep-alive'));
+}
+
 export async function streamRoutes(app: FastifyTypebox): Promise<void> {
   await app.register(fastifySSE, { heartbeatInterval: app.config.STREAM_HEARTBEAT_MS });
   const max = app.config.MAX_BATCH;
@@ -55,6 +64,11 @@ export async function streamRoutes(app: FastifyTypebox): Promise<void> {
           { path: '/siteIds', message: 'ids are 1 to 2147483647' },
         ]);
       const scope = await resolveSubscription(app.db, request.access!, named, max);
+      // @fastify/sse writes `Connection: keep-alive` whatever the request asked; headers set on the
+      // reply come after it, so a request that asked to close gets its connection closed when the
+      // stream ends (else the next request on that socket would meet a half-finished exchange).
+      if (wantsClose(request.raw.httpVersion, request.headers.connection))
+        reply.header('connection', 'close');
       reply.sse.keepAlive();
       try {
         await app.stream.subscribe(
