@@ -1,10 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { DateTimeOutput, IntId } from '../../../schemas/common.js';
-import { ActiveAlarmDto } from '../alarms/schema.js';
-import { Site } from '../sites/schema.js';
 
-// GET /v1/stream (contract 10): the query, and the JSON of each event's data, for the OpenAPI
-// document (the body itself is text/event-stream).
+// GET /v1/stream (contract 10): the query, and the body for the OpenAPI document: text/event-stream,
+// the SSE text itself (src/stream/frames.ts writes it). OpenAPI 3.0 cannot give the JSON of each
+// event's data a schema of its own inside that text, so the description names its fields.
 
 export const StreamQuery = Type.Object({
   siteIds: Type.Optional(
@@ -16,78 +14,34 @@ export const StreamQuery = Type.Object({
   ),
 });
 
-const Kind = Type.Union(['sensor', 'meter', 'pump', 'tank'].map((k) => Type.Literal(k)));
-
-export const StreamSnapshotDto = Type.Object(
-  {
-    sites: Type.Array(
-      Type.Composite([
-        Type.Required(Type.Pick(Site, ['SiteID', 'LastCommunication', 'Current'])),
-        Type.Object({ ActiveAlarms: Type.Array(ActiveAlarmDto) }),
-      ]),
-    ),
-  },
-  {
-    title: 'StreamSnapshotDto',
-    description: 'event: snapshot. The state of the streamed sites, first on every new stream',
-  },
-);
-
-export const StreamReadingDto = Type.Object(
-  {
-    siteId: IntId,
-    kind: Kind,
-    record: Type.Object(
-      {},
-      { additionalProperties: true, description: 'the reading as stored (interface 2.10 fields)' },
-    ),
-  },
-  {
-    title: 'StreamReadingDto',
-    description: 'event: reading. A reading that replaced the current value of its equipment',
-  },
-);
-
-export const StreamLogsDto = Type.Object(
-  {
-    siteId: IntId,
-    kind: Kind,
-    ids: Type.Array(IntId, { description: 'the equipment whose logs were stored' }),
-    from: { ...DateTimeOutput, description: 'earliest timestamp stored' },
-    to: { ...DateTimeOutput, description: 'latest timestamp stored' },
-    count: Type.Integer({ description: 'log rows stored (new or changed)' }),
-  },
-  {
-    title: 'StreamLogsDto',
-    description: 'event: logs. One per upload, site and kind that stored logs',
-  },
-);
-
-export const StreamAlarmDto = Type.Object(
-  {
-    siteId: IntId,
-    status: Type.Union([
-      Type.Literal('created'),
-      Type.Literal('duplicate'),
-      Type.Literal('resolved'),
-    ]),
-    alarm: ActiveAlarmDto,
-  },
-  { title: 'StreamAlarmDto', description: 'event: alarm. An alarm as it stands after the change' },
-);
-
-export const StreamConfigDto = Type.Object(
-  { siteId: IntId },
-  {
-    title: 'StreamConfigDto',
-    description: "event: config. An import changed the site's configuration: read it again",
-  },
-);
-
-export const StreamEvents = Type.Union(
-  [StreamSnapshotDto, StreamReadingDto, StreamLogsDto, StreamAlarmDto, StreamConfigDto],
-  {
-    description:
-      'Server-Sent Events; the data of each is one of these JSON objects, by its event name',
-  },
-);
+/** The 200 body: Server-Sent Events text, described frame by frame. */
+export const StreamEvents = Type.String({
+  description: [
+    'Server-Sent Events, UTF-8 text that goes on until the stream ends (see the operation). Each event is a',
+    'frame of lines closed by an empty line: `id: <position to resume from>`, `event: <name>`, on a snapshot',
+    '`retry: <ms>`, then `data: <JSON on one line>`. A line that starts with `:` is a comment (the heartbeat).',
+    'The events, and the fields of their data:',
+    '`snapshot`, first on every new stream: `{ sites: [{ SiteID, LastCommunication, Current, ActiveAlarms }] }`',
+    '(Current as in GET /v1/sites?dataType=additional, ActiveAlarms as POST /v1/edge/alarms/active answers);',
+    "`reading`: `{ siteId, kind, record }`, a reading that replaced its equipment's current value (kind sensor,",
+    'meter, pump or tank; record the reading as stored);',
+    '`logs`: `{ siteId, kind, ids, from, to, count }`, the logs one upload stored for one site and kind',
+    '(equipment ids, earliest and latest timestamp, rows stored);',
+    '`alarm`: `{ siteId, status, alarm }`, status created, duplicate or resolved, alarm as in the active list;',
+    "`config`: `{ siteId }`, an import changed the site's configuration: read it again.",
+  ].join(' '),
+  example: [
+    'id: m1-efwnq4',
+    'event: snapshot',
+    'retry: 1000',
+    'data: {"sites":[{"SiteID":1,"LastCommunication":null,"Current":{"sensors":[],"meters":[],"pumps":[],"tankGroups":[]},"ActiveAlarms":[]}]}',
+    '',
+    ': heartbeat',
+    '',
+    'id: m2-efwnq4',
+    'event: config',
+    'data: {"siteId":1}',
+    '',
+    '',
+  ].join('\n'),
+});
