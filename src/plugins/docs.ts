@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { errorResponses } from '../schemas/common.js';
 import { liftTitledSchemas } from './openapi-components.js';
@@ -80,6 +81,7 @@ function describeResponses<T>(document: T): T {
 }
 
 export async function registerDocs(app: FastifyInstance): Promise<void> {
+  let json: string | undefined;
   // Every route that reads a body can answer 413 (over BODY_LIMIT) and 415 (not JSON): listed once here.
   app.addHook('onRoute', (route) => {
     const schema = route.schema as
@@ -124,7 +126,33 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
     transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/g, ''),
     uiConfig: { deepLinking: true },
   });
-  app.get('/openapi.json', { schema: { hide: true }, config: { rateLimit: false } }, async () =>
-    app.swagger(),
+  // The document describes itself too (the /docs page and its files stay out of it: they are the viewer).
+  app.get(
+    '/openapi.json',
+    {
+      config: { rateLimit: false },
+      schema: {
+        operationId: 'getOpenApiDocument',
+        tags: ['operations'],
+        security: [],
+        summary: 'This OpenAPI document (no token)',
+        description:
+          'OpenAPI 3.0.3, JSON: every operation with its operationId, and every request and response body as a named component. Never rate-limited, no token.',
+        response: {
+          200: Type.Object(
+            {
+              openapi: Type.String({ description: '3.0.3' }),
+              info: Type.Object({}, { additionalProperties: true }),
+              paths: Type.Object({}, { additionalProperties: true }),
+              components: Type.Object({}, { additionalProperties: true }),
+            },
+            { title: 'OpenApiDocument', additionalProperties: true },
+          ),
+        },
+      },
+    },
+    // Sent as text, built once: the document as it is, not re-serialized through the schema above.
+    async (_request, reply) =>
+      reply.type('application/json; charset=utf-8').send((json ??= JSON.stringify(app.swagger()))),
   );
 }

@@ -31,15 +31,23 @@ function canonical(value: unknown): string {
 /** A JSON Pointer segment (RFC 6901): the places named in errors can be pasted into a viewer. */
 const pointerToken = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
+/**
+ * The OpenAPI 3.0 schema of null and nothing else (3.0 has no `type: 'null'`): the form
+ * @fastify/swagger gives the null member of `Type.Union([Type.Ref(…), Type.Null()])`, which Ajv
+ * and validators that turn `nullable` into `type: [type, 'null']` (Prism) read alike.
+ */
+export const nullSchema = () => ({ type: 'object', nullable: true, enum: [null] });
+
 const isObject = (v: unknown): v is Json => !!v && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * Lifts every titled schema of the document into components.schemas (named by componentName of
  * its title) and puts a $ref in its place; identical copies become one component. Two different
  * schemas with one name throw, naming both places: the document would otherwise lie about one.
- * A nullable use of a titled schema becomes `{ type, nullable: true, allOf: [$ref] }` (OpenAPI 3.0
- * ignores siblings of a $ref, and `nullable` means nothing without `type`). The given document is
- * not changed.
+ * A nullable use of a titled schema becomes `{ anyOf: [$ref, nullSchema()] }`: OpenAPI 3.0 ignores
+ * siblings of a $ref, and `nullable` only adds null to the `type` of its own schema, so
+ * `{ type, nullable: true, allOf: [$ref] }` still demands what the $ref demands (an object, never
+ * null). The given document is not changed.
  */
 export function liftTitledSchemas<T extends Json>(document: T): T {
   const doc = structuredClone(document) as Json;
@@ -66,7 +74,7 @@ export function liftTitledSchemas<T extends Json>(document: T): T {
       schemas[name] = schema;
     }
     const ref = { $ref: `${REF_PREFIX}${name}` };
-    return nullable === true ? { type: schema.type, nullable: true, allOf: [ref] } : ref;
+    return nullable === true ? { anyOf: [ref, nullSchema()] } : ref;
   };
 
   const visit = (value: unknown, where: string): unknown => {

@@ -73,7 +73,7 @@ describe('liftTitledSchemas', () => {
     expect(() => liftTitledSchemas(taken)).toThrow(/both named ErrorBody/);
   });
 
-  it('keeps a nullable use nullable, beside a $ref that says nothing else', () => {
+  it('keeps a nullable use nullable: the $ref or null, in a form OpenAPI 3.0 allows', () => {
     const out = liftTitledSchemas(
       doc({
         '/a': { post: body({ type: 'object', additionalProperties: { ...Log, nullable: true } }) },
@@ -84,9 +84,10 @@ describe('liftTitledSchemas', () => {
       post: body({
         type: 'object',
         additionalProperties: {
-          type: 'object',
-          nullable: true,
-          allOf: [{ $ref: '#/components/schemas/SensorLogDto' }],
+          anyOf: [
+            { $ref: '#/components/schemas/SensorLogDto' },
+            { type: 'object', nullable: true, enum: [null] },
+          ],
         },
       }),
     });

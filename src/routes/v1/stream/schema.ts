@@ -1,11 +1,13 @@
-import { TELEMETRY_KINDS } from '../../../equipment.js';
 import { Type } from '@sinclair/typebox';
+import { TELEMETRY_KINDS } from '../../../equipment.js';
 import { DateTimeOutput, IntId } from '../../../schemas/common.js';
 import { ActiveAlarmDto } from '../alarms/schema.js';
 import { Site } from '../sites/schema.js';
 
-// GET /v1/stream (contract 10): the query, and the JSON of each event's data, for the OpenAPI
-// document (the body itself is text/event-stream).
+// GET /v1/stream (contract 10): the query, and the body for the OpenAPI document: text/event-stream,
+// the SSE text itself (src/stream/frames.ts writes it). OpenAPI 3.0 cannot give the JSON of each
+// event's data a schema inside that text, so the description names its fields, and the extension
+// `x-event-data` names each event's schema (Stream*Dto components) for generated clients.
 
 export const StreamQuery = Type.Object({
   siteIds: Type.Optional(
@@ -85,10 +87,41 @@ export const StreamConfigDto = Type.Object(
   },
 );
 
-export const StreamEvents = Type.Union(
-  [StreamSnapshotDto, StreamReadingDto, StreamLogsDto, StreamAlarmDto, StreamConfigDto],
-  {
-    description:
-      'Server-Sent Events; the data of each is one of these JSON objects, by its event name',
+/** The 200 body: Server-Sent Events text, described frame by frame. */
+export const StreamEvents = Type.String({
+  description: [
+    'Server-Sent Events, UTF-8 text that goes on until the stream ends (see the operation). Each event is a',
+    'frame of lines closed by an empty line: `id: <position to resume from>`, `event: <name>`, on a snapshot',
+    '`retry: <ms>`, then `data: <JSON on one line>`. A line that starts with `:` is a comment (the heartbeat).',
+    'The events, and the fields of their data:',
+    '`snapshot`, first on every new stream: `{ sites: [{ SiteID, LastCommunication, Current, ActiveAlarms }] }`',
+    '(Current as in GET /v1/sites?dataType=additional, ActiveAlarms as POST /v1/edge/alarms/active answers);',
+    "`reading`: `{ siteId, kind, record }`, a reading that replaced its equipment's current value (kind sensor,",
+    'meter, pump or tank; record the reading as stored);',
+    '`logs`: `{ siteId, kind, ids, from, to, count }`, the logs one upload stored for one site and kind',
+    '(equipment ids, earliest and latest timestamp, rows stored);',
+    '`alarm`: `{ siteId, status, alarm }`, status created, duplicate or resolved, alarm as in the active list;',
+    "`config`: `{ siteId }`, an import changed the site's configuration: read it again.",
+  ].join(' '),
+  example: [
+    'id: m1-efwnq4',
+    'event: snapshot',
+    'retry: 1000',
+    'data: {"sites":[{"SiteID":1,"LastCommunication":null,"Current":{"sensors":[],"meters":[],"pumps":[],"tankGroups":[]},"ActiveAlarms":[]}]}',
+    '',
+    ': heartbeat',
+    '',
+    'id: m2-efwnq4',
+    'event: config',
+    'data: {"siteId":1}',
+    '',
+    '',
+  ].join('\n'),
+  'x-event-data': {
+    snapshot: StreamSnapshotDto,
+    reading: StreamReadingDto,
+    logs: StreamLogsDto,
+    alarm: StreamAlarmDto,
+    config: StreamConfigDto,
   },
-);
+});
