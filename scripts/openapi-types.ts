@@ -63,16 +63,34 @@ async function generate(): Promise<string> {
   return HEADER + astToString(ast).replace(/\r\n/g, '\n');
 }
 
-/** The first lines where two texts differ, for the failure message. */
-function firstDifferences(was: string, now: string, max = 12): string[] {
+/** Where line i of the generated text is: its enclosing keys, e.g. components.schemas.ActiveAlarmDto. */
+function placeOf(lines: string[], i: number): string {
+  const keys: string[] = [];
+  let indent = lines[i].search(/\S/);
+  for (let j = i - 1; j >= 0 && indent > 0; j--) {
+    const at = lines[j].search(/\S/);
+    const key = /^\s*(?:export interface )?"?([^":?]+)"?\??:? \{$/.exec(lines[j]);
+    if (at >= 0 && at < indent && key) {
+      keys.unshift(key[1]);
+      indent = at;
+    }
+  }
+  return keys.join('.');
+}
+
+/** The first lines where two texts differ (line by line), with where they are, for the failure message. */
+function differences(was: string, now: string, max = 6): string[] {
   const a = was.split('\n');
   const b = now.split('\n');
   const out: string[] = [];
-  for (let i = 0; i < Math.max(a.length, b.length) && out.length < max; i++) {
-    if (a[i] === b[i]) continue;
-    if (a[i] !== undefined) out.push(`  ${i + 1} committed: ${a[i].trim()}`);
-    if (b[i] !== undefined) out.push(`  ${i + 1} served:    ${b[i].trim()}`);
+  let count = 0;
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    if (a[i] === b[i] || ++count > max) continue;
+    out.push(`  line ${i + 1}, in ${placeOf(i < b.length ? b : a, i) || '(top)'}:`);
+    if (a[i] !== undefined) out.push(`    committed: ${a[i].trim()}`);
+    if (b[i] !== undefined) out.push(`    served:    ${b[i].trim()}`);
   }
+  if (count > max) out.push(`  … ${count - max} more differing lines`);
   return out;
 }
 
@@ -92,7 +110,7 @@ if (check) {
       committed === undefined
         ? `${shown} is missing.`
         : `${shown} is out of date: the served OpenAPI document (GET /openapi.json) has changed.\n` +
-            `First differences:\n${firstDifferences(committed, text).join('\n')}`,
+            `${differences(committed, text).join('\n')}`,
     );
     console.error(
       `Run \`npm run openapi:types\`, fix what the console's type check (tsc -p console) then reports, and commit both.`,
