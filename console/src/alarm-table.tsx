@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
-import { api } from './api.js';
+import { post } from './api.js';
+import type { Alarm } from './api-schema.js';
 import { ago, formatNumber, formatTime } from './format.js';
-import { ALARM_KIND, type Alarm } from './model.js';
+import { ALARM_KIND } from './model.js';
 
 // Active alarms with a note and a Resolve button each; used by the site page and the alarms page.
 
@@ -65,11 +66,9 @@ function AlarmRow({
     setBusy(true);
     setError('');
     try {
-      await api('/v1/edge/alarms/resolve', {
-        body: {
-          siteId: a.SiteID,
-          alarms: [{ SiteAlarmLogID: a.SiteAlarmLogID, note: note.trim() || undefined }],
-        },
+      await post('/v1/edge/alarms/resolve', {
+        siteId: a.SiteID,
+        alarms: [{ SiteAlarmLogID: a.SiteAlarmLogID, note: note.trim() || undefined }],
       });
       onResolved(a);
     } catch (err) {

@@ -1,7 +1,18 @@
+import type {
+  ErrorBody,
+  GetAnswer,
+  GetPath,
+  GetQuery,
+  PostAnswer,
+  PostBody,
+  PostPath,
+} from './api-schema.js';
+import { withQuery } from './router.js';
 import { session, signOut, type Session } from './session.js';
 
 // Every call of the public API goes through here: the bearer token, the error body's message, and
-// a 401 (token expired, client disabled) that returns the user to the sign-in page.
+// a 401 (token expired, client disabled) that returns the user to the sign-in page. get, send and
+// post take the paths, queries and bodies the OpenAPI document defines and give its answers' types.
 
 export class ApiError extends Error {
   constructor(
@@ -19,7 +30,7 @@ async function failure(res: Response): Promise<ApiError> {
   if (res.status === 401 && session()) signOut(EXPIRED);
   let message = `${res.status} ${res.statusText}`;
   try {
-    const body = (await res.json()) as { message?: string };
+    const body = (await res.json()) as Partial<ErrorBody>;
     if (body.message) message = body.message;
   } catch {
     /* not JSON */
@@ -56,23 +67,46 @@ export async function call(path: string, opts: CallOptions = {}): Promise<Respon
   return res;
 }
 
-export async function api<T>(path: string, opts: CallOptions = {}): Promise<T> {
-  return (await call(path, opts)).json() as Promise<T>;
+/** GET of a JSON answer, with the query the document defines for the path. */
+export async function get<P extends GetPath>(
+  path: P,
+  query: GetQuery<P>,
+  signal?: AbortSignal,
+): Promise<GetAnswer<P>> {
+  const url = query ? withQuery(path, query) : path;
+  return (await call(url, { signal })).json();
+}
+
+/** POST of the JSON body the document defines for the path; the raw answer (JSON, CSV, zip: as `accept` asks). */
+export const send = <P extends PostPath>(
+  path: P,
+  body: PostBody<P>,
+  opts: { accept?: string; signal?: AbortSignal } = {},
+): Promise<Response> => call(path, { ...opts, body });
+
+/** POST of the JSON body the document defines for the path; its JSON answer. */
+export async function post<P extends PostPath>(
+  path: P,
+  body: PostBody<P>,
+  signal?: AbortSignal,
+): Promise<PostAnswer<P>> {
+  return (await send(path, body, { signal })).json();
 }
 
 /** POST /token; the session it starts. */
 export async function requestToken(clientId: string, clientSecret: string): Promise<Session> {
+  const request: PostBody<'/token'> = { clientId, clientSecret };
   const res = await fetch('/token', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ clientId, clientSecret }),
+    body: JSON.stringify(request),
   }).catch(() => {
     throw new ApiError(0, 'The service cannot be reached.');
   });
   if (res.status === 400 || res.status === 401)
     throw new ApiError(res.status, 'Unknown client ID or wrong secret.');
   if (!res.ok) throw await failure(res);
-  const body = (await res.json()) as { accessToken: string; expiresIn: number };
+  const body = (await res.json()) as PostAnswer<'/token'>;
   return { clientId, token: body.accessToken, expiresAt: Date.now() + body.expiresIn * 1000 };
 }
 

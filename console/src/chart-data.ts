@@ -1,16 +1,25 @@
-import { call } from './api.js';
-import type { Kind } from './model.js';
+import { send } from './api.js';
+import type {
+  Interval,
+  Kind,
+  MeterSummary,
+  PumpSummary,
+  SensorRawLog,
+  SensorSummary,
+  TankSummary,
+} from './api-schema.js';
 import type { Series } from './chart.js';
 
 // What the charts page asks of the download routes, and how an answer becomes chart series.
 
-export const RANGES: Record<string, { label: string; ms: number; interval: string }> = {
+export const RANGES: Record<string, { label: string; ms: number; interval: Interval }> = {
   '24h': { label: '24 h', ms: 86_400_000, interval: '15m' },
   '7d': { label: '7 d', ms: 7 * 86_400_000, interval: '1h' },
   '30d': { label: '30 d', ms: 30 * 86_400_000, interval: '1d' },
   '1y': { label: '1 y', ms: 365 * 86_400_000, interval: '1d' },
 };
-export const INTERVALS = ['15m', '1h', '1d'];
+export const INTERVALS: Interval[] = ['15m', '1h', '1d'];
+export const isInterval = (s: string | null): s is Interval => INTERVALS.includes(s as Interval);
 /** Raw sensor values are offered up to this span (the route allows 60 days; more is unreadable as a line). */
 export const RAW_MAX_MS = 7 * 86_400_000;
 
@@ -19,18 +28,11 @@ export interface ChartRequest {
   id: number;
   start: string;
   end: string;
-  interval: string;
+  interval: Interval;
   /** 'UTC', 'site' or an IANA zone: where buckets start. */
   timeZone: string;
   raw: boolean;
 }
-
-const SUMMARY: Record<Kind, { path: string; ids: string }> = {
-  sensor: { path: '/v1/sensors/logs/load', ids: 'sensorIds' },
-  meter: { path: '/v1/meters/logs/load', ids: 'meterIds' },
-  pump: { path: '/v1/pumps/logs/load', ids: 'pumpIds' },
-  tank: { path: '/v1/tanks/logs/load', ids: 'tankGroupIds' },
-};
 
 /** The download call a chart shows, as JSON or (for the CSV button) as CSV. */
 export function fetchChart(
@@ -38,27 +40,25 @@ export function fetchChart(
   accept: 'application/json' | 'text/csv',
   signal?: AbortSignal,
 ): Promise<Response> {
+  const opts = { accept, signal };
   if (r.raw)
-    return call('/v1/sensors/logs/raw', {
-      body: { sensorId: r.id, start: r.start, end: r.end },
-      accept,
-      signal,
-    });
-  const s = SUMMARY[r.kind];
-  return call(s.path, {
-    body: {
-      [s.ids]: [r.id],
-      start: r.start,
-      end: r.end,
-      interval: r.interval,
-      timeZone: r.timeZone,
-    },
-    accept,
-    signal,
-  });
+    return send('/v1/sensors/logs/raw', { sensorId: r.id, start: r.start, end: r.end }, opts);
+  const span = { start: r.start, end: r.end, interval: r.interval, timeZone: r.timeZone };
+  switch (r.kind) {
+    case 'sensor':
+      return send('/v1/sensors/logs/load', { sensorIds: [r.id], ...span }, opts);
+    case 'meter':
+      return send('/v1/meters/logs/load', { meterIds: [r.id], ...span }, opts);
+    case 'pump':
+      return send('/v1/pumps/logs/load', { pumpIds: [r.id], ...span }, opts);
+    case 'tank':
+      return send('/v1/tanks/logs/load', { tankGroupIds: [r.id], ...span }, opts);
+  }
 }
 
-type Row = Record<string, number | string | null>;
+/** The JSON rows of each download a chart shows. */
+export type ChartRows =
+  SensorRawLog[] | SensorSummary[] | MeterSummary[] | PumpSummary[] | TankSummary[];
 
 export interface ChartData {
   x: number[];
@@ -67,45 +67,66 @@ export interface ChartData {
   rows: number;
 }
 
-const col = (rows: Row[], k: string) =>
+// Field names are the DTOs' (a renamed one fails the type check).
+const col = <R>(rows: R[], k: keyof R) =>
   rows.map((r) => (typeof r[k] === 'number' ? (r[k] as number) : null));
+const band = <R>(rows: R[], lo: keyof R, avg: keyof R, hi: keyof R): Series[] => [
+  { label: 'Min', values: col(rows, lo), color: '#5a8f29', dashed: true },
+  { label: 'Average', values: col(rows, avg), color: '#1f5fbf' },
+  { label: 'Max', values: col(rows, hi), color: '#b3261e', dashed: true },
+];
 
 /** Series per kind: min/avg/max for sensors and tank levels, volume for meters, running % for pumps. */
-export function toSeries(kind: Kind, raw: boolean, rows: Row[], units?: string): ChartData {
-  if (raw)
+export function toSeries(kind: Kind, raw: boolean, rows: ChartRows, units?: string): ChartData {
+  if (raw) {
+    const raws = rows as SensorRawLog[];
     return {
-      x: rows.map((r) => Date.parse(r.timestamp as string) / 1000),
-      series: [{ label: 'Value', values: col(rows, 'value'), color: '#1f5fbf' }],
+      x: raws.map((r) => Date.parse(r.timestamp) / 1000),
+      series: [{ label: 'Value', values: col(raws, 'value'), color: '#1f5fbf' }],
       units,
       rows: rows.length,
     };
-  const x = rows.map((r) => Date.parse(r.start as string) / 1000);
-  const band = (lo: string, avg: string, hi: string): Series[] => [
-    { label: 'Min', values: col(rows, lo), color: '#5a8f29', dashed: true },
-    { label: 'Average', values: col(rows, avg), color: '#1f5fbf' },
-    { label: 'Max', values: col(rows, hi), color: '#b3261e', dashed: true },
-  ];
+  }
+  const x = (rows as { start: string }[]).map((r) => Date.parse(r.start) / 1000);
   switch (kind) {
     case 'sensor':
-      return { x, series: band('min', 'avg', 'max'), units, rows: rows.length };
+      return {
+        x,
+        series: band(rows as SensorSummary[], 'min', 'avg', 'max'),
+        units,
+        rows: rows.length,
+      };
     case 'meter':
       return {
         x,
-        series: [{ label: 'Volume', values: col(rows, 'volume'), color: '#1f5fbf' }],
+        series: [
+          { label: 'Volume', values: col(rows as MeterSummary[], 'volume'), color: '#1f5fbf' },
+        ],
         units,
         rows: rows.length,
       };
     case 'pump':
       return {
         x,
-        series: [{ label: 'Running %', values: col(rows, 'runningPercent'), color: '#1f5fbf' }],
+        series: [
+          {
+            label: 'Running %',
+            values: col(rows as PumpSummary[], 'runningPercent'),
+            color: '#1f5fbf',
+          },
+        ],
         units: '%',
         rows: rows.length,
       };
     case 'tank':
       return {
         x,
-        series: band('minEntryTankLevel', 'avgEntryTankLevel', 'maxEntryTankLevel'),
+        series: band(
+          rows as TankSummary[],
+          'minEntryTankLevel',
+          'avgEntryTankLevel',
+          'maxEntryTankLevel',
+        ),
         units: 'ft',
         rows: rows.length,
       };

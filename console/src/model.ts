@@ -1,60 +1,11 @@
-import { api } from './api.js';
+import { get } from './api.js';
+import type { Kind, Severity, Site, SiteRecord } from './api-schema.js';
 
-// The shapes of the API answers the console reads (the OpenAPI document has them all), and the
-// few helpers that turn them into what the pages show.
+// The few helpers that turn the API's answers (api-schema.ts has their types, generated from the
+// OpenAPI document) into what the pages show.
 
-export interface Site {
-  SiteID: number;
-  Name: string;
-  CompanyName: string;
-  Active: boolean;
-  TimeZone: string | null;
-  LastCommunication?: string | null;
-  ActiveAlarmCount?: number;
-}
-
-export interface SitePage {
-  data: Site[];
-  page: number;
-  perPage: number;
-  total: number;
-  totalPages: number;
-}
-
-export interface Alarm {
-  SiteAlarmLogID: string;
-  SiteID: number;
-  EquipmentTypeID: number | null;
-  EquipmentID: string | null;
-  AlarmType: string;
-  Severity: string;
-  Message: string;
-  Value: number | null;
-  FirstSeen: string;
-  LastSeen: string;
-  Occurrences: number;
-}
-
-export const SEVERITIES = ['critical', 'major', 'minor', 'warning', 'info'];
-
-export interface Ticket {
-  TransactionID: number;
-  TicketNumber: number;
-  SiteID: number;
-  SiteName: string;
-  TransactionDate: string;
-  HaulerCompany: string | null;
-  DriverName: string | null;
-  TruckNumber: string | null;
-  FluidType: string | null;
-  Volume: number | null;
-  VolumeUnits: string | null;
-  Notes: string | null;
-  TicketImageIDs: string[];
-  MotionCaptureImageIDs?: string[];
-}
-
-export type Kind = 'sensor' | 'meter' | 'pump' | 'tank';
+export const SEVERITIES: Severity[] = ['critical', 'major', 'minor', 'warning', 'info'];
+export const isSeverity = (s: string | null): s is Severity => SEVERITIES.includes(s as Severity);
 
 export interface Equipment {
   kind: Kind;
@@ -79,16 +30,8 @@ export const ID_FIELD: Record<Kind, string> = {
 /** Kind of an alarm's EquipmentTypeID, as the alarm list writes them. */
 export const ALARM_KIND: Record<number, Kind> = { 1: 'meter', 2: 'pump', 3: 'tank', 5: 'sensor' };
 
-interface SiteConfig {
-  site: Site;
-  sensors: { sensor: { SiteSensorID: number; Name: string; Units: string } }[];
-  meters: { meter: { SiteFlowMeterID: number; Name: string; VolumeUnits?: string } }[];
-  pumps: { pump: { SitePumpID: number; Name: string } }[];
-  tankGroups: { tankGroup: { SiteTankGroupID: number; Name: string } }[];
-}
-
 export interface SiteEquipment {
-  site: Site;
+  site: SiteRecord;
   equipment: Equipment[];
 }
 
@@ -97,7 +40,7 @@ export async function loadSiteEquipment(
   siteId: number,
   signal?: AbortSignal,
 ): Promise<SiteEquipment> {
-  const c = await api<SiteConfig>(`/v1/config/site/light?siteId=${siteId}`, { signal });
+  const c = await get('/v1/config/site/light', { siteId }, signal);
   return {
     site: c.site,
     equipment: [
@@ -127,7 +70,7 @@ export async function loadSiteEquipment(
 export async function loadAllSites(signal?: AbortSignal): Promise<Site[]> {
   const all: Site[] = [];
   for (let page = 1; page <= 20; page++) {
-    const p = await api<SitePage>(`/v1/sites?page=${page}&perPage=500&sortBy=name`, { signal });
+    const p = await get('/v1/sites', { page, perPage: 500, sortBy: 'name' }, signal);
     all.push(...p.data);
     if (page >= p.totalPages) break;
   }

@@ -28,7 +28,7 @@ export function navigate(to: string, opts: { replace?: boolean } = {}) {
 /** The query of `to` with the given keys set (empty values dropped). */
 export function withQuery(
   path: string,
-  values: Record<string, string | number | undefined | null>,
+  values: Record<string, string | number | boolean | undefined | null>,
 ): string {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(values))

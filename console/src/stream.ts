@@ -1,14 +1,15 @@
 import { session, signOut } from './session.js';
 import { EXPIRED } from './api.js';
+import type { StreamEvents } from './api-schema.js';
 
 // The live stream (GET /v1/stream) read with fetch, because EventSource cannot send the
 // Authorization header. Server-Sent Events framing per the HTML standard: fields up to a blank line.
 // It reconnects with Last-Event-ID, so nothing committed meanwhile is missed.
 
-export interface StreamEvent {
-  event: string;
-  data: any;
-}
+/** An event by its name, with its data as the OpenAPI document describes it. */
+export type StreamEvent = {
+  [E in keyof StreamEvents]: { event: E; data: StreamEvents[E] };
+}[keyof StreamEvents];
 
 export type StreamState = 'connecting' | 'live' | 'reconnecting' | 'stopped';
 
@@ -36,7 +37,7 @@ export function openStream(
     }
     if (!data.length) return;
     try {
-      onEvent({ event, data: JSON.parse(data.join('\n')) });
+      onEvent({ event, data: JSON.parse(data.join('\n')) } as StreamEvent);
     } catch {
       /* a malformed event is skipped, the stream goes on */
     }

@@ -1,18 +1,10 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, call } from './api.js';
+import { call, post } from './api.js';
+import type { Ticket } from './api-schema.js';
 import { formatTime } from './format.js';
 import { Status, useLoad } from './load.js';
-import type { Ticket } from './model.js';
 
 // A ticket opened on the tickets page: its change history and its images as thumbnails.
-
-interface Change {
-  LogTypeName: string;
-  Editor: string;
-  EditorCompany: string;
-  ChangeDate: string;
-  ChangeItems: { PropertyName: string; OriginalValue: string; NewValue: string }[];
-}
 
 const DAY = 86_400_000;
 
@@ -21,14 +13,15 @@ export function TicketDetails({ ticket: t }: { ticket: Ticket }) {
     (signal) => {
       // Changes follow the ticket; the route reads at most 60 days at a time.
       const start = Date.parse(t.TransactionDate) - DAY;
-      return api<Change[]>('/v1/transactions/change-logs', {
-        body: {
+      return post(
+        '/v1/transactions/change-logs',
+        {
           start: new Date(start).toISOString(),
           end: new Date(start + 60 * DAY).toISOString(),
           filters: { siteIds: [t.SiteID], ticketNums: [t.TicketNumber] },
         },
         signal,
-      });
+      );
     },
     [t.TransactionID],
   );

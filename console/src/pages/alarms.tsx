@@ -1,8 +1,8 @@
 import { useMemo, useState } from 'preact/hooks';
-import { api } from '../api.js';
+import { post } from '../api.js';
 import { AlarmTable } from '../alarm-table.js';
 import { Status, useLoad } from '../load.js';
-import { loadAllSites, loadSiteEquipment, SEVERITIES, type Alarm } from '../model.js';
+import { isSeverity, loadAllSites, loadSiteEquipment, SEVERITIES } from '../model.js';
 import { navigate, useRoute, withQuery } from '../router.js';
 import { SiteSelect } from '../site-select.js';
 
@@ -10,7 +10,8 @@ import { SiteSelect } from '../site-select.js';
 export function AlarmsPage() {
   const { query } = useRoute();
   const site = Number(query.get('site')) || 0;
-  const severity = SEVERITIES.includes(query.get('severity') ?? '') ? query.get('severity')! : '';
+  const asked = query.get('severity');
+  const severity = isSeverity(asked) ? asked : '';
   const go = (changes: Record<string, string | number>) =>
     navigate(withQuery('/alarms', { site, severity, ...changes }), { replace: true });
   const [resolved, setResolved] = useState(new Set<string>());
@@ -20,10 +21,11 @@ export function AlarmsPage() {
       const sites = await loadAllSites(signal);
       const ids = site ? [site] : sites.map((s) => s.SiteID);
       const alarms = ids.length
-        ? await api<Alarm[]>('/v1/edge/alarms/active', {
-            body: { siteIds: ids, ...(severity ? { severities: [severity] } : {}) },
+        ? await post(
+            '/v1/edge/alarms/active',
+            { siteIds: ids, ...(severity ? { severities: [severity] } : {}) },
             signal,
-          })
+          )
         : [];
       // Equipment names from the configuration of the sites with alarms (the first 20 of them; others show ids).
       const withAlarms = [...new Set(alarms.map((a) => a.SiteID))].slice(0, 20);

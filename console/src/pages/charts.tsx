@@ -1,17 +1,19 @@
 import { useState } from 'preact/hooks';
 import { saveAs } from '../api.js';
 import { Chart } from '../chart.js';
+import type { Kind } from '../api-schema.js';
 import {
   fetchChart,
-  INTERVALS,
+  isInterval,
   RANGES,
   RAW_MAX_MS,
   toSeries,
   type ChartRequest,
+  type ChartRows,
 } from '../chart-data.js';
 import { browserZone, formatTime, toLocalInput, zoneOf, type ZoneChoice } from '../format.js';
 import { Status, useLoad } from '../load.js';
-import { KIND_LABEL, loadAllSites, loadSiteEquipment, type Kind } from '../model.js';
+import { KIND_LABEL, loadAllSites, loadSiteEquipment } from '../model.js';
 import { navigate, useRoute, withQuery } from '../router.js';
 import { SiteSelect } from '../site-select.js';
 
@@ -34,9 +36,8 @@ export function ChartsPage() {
   const tz = (
     ['utc', 'site', 'browser'].includes(query.get('tz') ?? '') ? query.get('tz') : 'site'
   ) as ZoneChoice;
-  const interval = INTERVALS.includes(query.get('interval') ?? '')
-    ? query.get('interval')!
-    : (RANGES[range]?.interval ?? '1h');
+  const askedInterval = query.get('interval');
+  const interval = isInterval(askedInterval) ? askedInterval : (RANGES[range]?.interval ?? '1h');
   // The end of a preset range is fixed when the page is opened, so reloading the chart shows the same window.
   const [now] = useState(() => Math.ceil(Date.now() / 60_000) * 60_000);
   const from =
@@ -91,7 +92,7 @@ export function ChartsPage() {
             ...toSeries(
               request.kind,
               raw,
-              await (await fetchChart(request, 'application/json', signal)).json(),
+              (await (await fetchChart(request, 'application/json', signal)).json()) as ChartRows,
               picked?.units,
             ),
             caption,

@@ -1,22 +1,16 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { api } from '../api.js';
+import { post } from '../api.js';
+import type { Alarm, Kind, StreamEvents } from '../api-schema.js';
 import { AlarmTable } from '../alarm-table.js';
 import { ago, formatNumber, formatTime, isSilent } from '../format.js';
 import { Status, useLoad } from '../load.js';
-import {
-  ID_FIELD,
-  KIND_LABEL,
-  loadSiteEquipment,
-  type Alarm,
-  type Equipment,
-  type Kind,
-  type Ticket,
-} from '../model.js';
+import { ID_FIELD, KIND_LABEL, loadSiteEquipment, type Equipment } from '../model.js';
 import { Link, withQuery } from '../router.js';
 import { openStream, type StreamState } from '../stream.js';
 
 type Reading = Record<string, unknown> & { timestamp: string };
-const SNAPSHOT_KEYS: Record<string, Kind> = {
+type Current = StreamEvents['snapshot']['sites'][number]['Current'];
+const SNAPSHOT_KEYS: Record<keyof Current, Kind> = {
   sensors: 'sensor',
   meters: 'meter',
   pumps: 'pump',
@@ -57,23 +51,26 @@ export function SitePage({ siteId }: { siteId: number }) {
       [siteId],
       ({ event, data }) => {
         if (event === 'snapshot') {
-          const site = data.sites.find((s: { SiteID: number }) => s.SiteID === siteId);
+          const site = data.sites.find((s) => s.SiteID === siteId);
           if (!site) return;
           const map = new Map<string, Reading>();
-          for (const [key, kind] of Object.entries(SNAPSHOT_KEYS))
-            for (const r of site.Current?.[key] ?? []) map.set(`${kind}:${r[ID_FIELD[kind]]}`, r);
+          for (const [key, kind] of Object.entries(SNAPSHOT_KEYS) as [keyof Current, Kind][])
+            for (const r of site.Current?.[key] ?? [])
+              map.set(`${kind}:${r[ID_FIELD[kind]]}`, r as Reading);
           setCurrent(map);
           setAlarms(site.ActiveAlarms);
           setLastComm(site.LastCommunication);
         } else if (event === 'reading' && data.siteId === siteId) {
-          const kind = data.kind as Kind;
-          const key = `${kind}:${data.record[ID_FIELD[kind]]}`;
-          setCurrent((m) => new Map(m).set(key, data.record));
+          const kind = data.kind;
+          // The record as stored: the document leaves its fields open; every one has a timestamp.
+          const record = data.record as Reading;
+          const key = `${kind}:${record[ID_FIELD[kind]]}`;
+          setCurrent((m) => new Map(m).set(key, record));
           setChanged((s) => new Set(s).add(key));
           setTimeout(() => setChanged((s) => (s.delete(key), new Set(s))), 2000);
-          setLastComm((t) => (!t || data.record.timestamp > t ? data.record.timestamp : t));
+          setLastComm((t) => (!t || record.timestamp > t ? record.timestamp : t));
         } else if (event === 'alarm' && data.siteId === siteId) {
-          const a = data.alarm as Alarm;
+          const a = data.alarm;
           setAlarms((list = []) => {
             const rest = list.filter((x) => x.SiteAlarmLogID !== a.SiteAlarmLogID);
             return data.status === 'resolved' ? rest : [a, ...rest];
@@ -176,14 +173,15 @@ function RecentTickets({ siteId }: { siteId: number }) {
   const load = useLoad(
     async (signal) => {
       const end = Date.now() + 60_000;
-      const list = await api<Ticket[]>('/v1/transactions/logs/load', {
-        body: {
+      const list = await post(
+        '/v1/transactions/logs/load',
+        {
           siteIds: [siteId],
           start: new Date(end - 30 * DAY).toISOString(),
           end: new Date(end).toISOString(),
         },
         signal,
-      });
+      );
       return list.sort((a, b) => b.TransactionDate.localeCompare(a.TransactionDate)).slice(0, 8);
     },
     [siteId],

@@ -1,8 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api } from '../api.js';
+import { get } from '../api.js';
 import { ago, formatTime, isSilent } from '../format.js';
 import { Status, useLoad } from '../load.js';
-import type { SitePage } from '../model.js';
 import { Link, navigate, useRoute, withQuery } from '../router.js';
 
 const PER_PAGE = 20;
@@ -37,16 +36,17 @@ export function SitesPage() {
 
   const load = useLoad(
     (signal) =>
-      api<SitePage>(
-        withQuery('/v1/sites', {
+      get(
+        '/v1/sites',
+        {
           page,
           perPage,
           dataType: 'additional',
           sortBy: 'name',
           name: name || undefined,
-          active: active || undefined,
-        }),
-        { signal },
+          active: active === 'true' ? true : active === 'false' ? false : undefined,
+        },
+        signal,
       ),
     [name, active, page, perPage],
   );

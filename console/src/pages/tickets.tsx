@@ -1,8 +1,9 @@
 import { useMemo, useState } from 'preact/hooks';
-import { ApiError, api, call, saveAs } from '../api.js';
+import { ApiError, post, saveAs, send } from '../api.js';
+import type { Ticket } from '../api-schema.js';
 import { formatNumber, formatTime } from '../format.js';
 import { Status, useLoad } from '../load.js';
-import { loadAllSites, type Ticket } from '../model.js';
+import { loadAllSites } from '../model.js';
 import { navigate, useRoute, withQuery } from '../router.js';
 import { SiteSelect } from '../site-select.js';
 import { TicketDetails } from '../ticket-details.js';
@@ -38,16 +39,17 @@ export function TicketsPage() {
       if (!siteIds.length) return { sites, tickets: [] as Ticket[], motion: false };
       // Motion captures need access to the cameras too; without it the tickets come without them.
       try {
-        const tickets = await api<Ticket[]>('/v1/transactions/logs/load', {
-          body: { ...body, motionCap: true },
+        const tickets = await post(
+          '/v1/transactions/logs/load',
+          { ...body, motionCap: true },
           signal,
-        });
+        );
         return { sites, tickets, motion: true };
       } catch (err) {
         if (!(err instanceof ApiError && err.status === 403)) throw err;
         return {
           sites,
-          tickets: await api<Ticket[]>('/v1/transactions/logs/load', { body, signal }),
+          tickets: await post('/v1/transactions/logs/load', body, signal),
           motion: false,
         };
       }
@@ -70,7 +72,7 @@ export function TicketsPage() {
       .slice(0, 500);
     try {
       await saveAs(
-        await call(`/v1/images/${kind}`, { body: { uuids }, accept: 'application/zip' }),
+        await send(`/v1/images/${kind}` as const, { uuids }, { accept: 'application/zip' }),
         `${kind === 'tickets' ? 'ticket-images' : 'motion-captures'}.zip`,
       );
     } catch (err) {
