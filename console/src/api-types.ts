@@ -3,6 +3,26 @@
 // (`npm run typecheck` fails while this file is out of date).
 
 export interface paths {
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This OpenAPI document (no token)
+         * @description OpenAPI 3.0.3, JSON: every operation with its operationId, and every request and response body as a named component. Never rate-limited, no token.
+         */
+        get: operations["getOpenApiDocument"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -1678,6 +1698,22 @@ export interface components {
                 message: string;
             }[];
         };
+        /** OpenApiDocument */
+        OpenApiDocument: {
+            /** @description 3.0.3 */
+            openapi: string;
+            info: {
+                [key: string]: unknown;
+            };
+            paths: {
+                [key: string]: unknown;
+            };
+            components: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
         /** HealthDto */
         HealthDto: {
             /** @enum {string} */
@@ -1809,7 +1845,7 @@ export interface components {
         MeterRegistersDto: {
             /** @description flow meter register role name -> Register, or null when the role is unconfigured */
             meterRegisters: {
-                [key: string]: components["schemas"]["Register"] | null;
+                [key: string]: components["schemas"]["Register"] | (never | null);
             };
             sensorRegisters: components["schemas"]["Register"][];
         };
@@ -1817,7 +1853,7 @@ export interface components {
         MeterRegistersDtoLight: {
             /** @description flow meter register role name -> Register, or null when the role is unconfigured */
             meterRegisters: {
-                [key: string]: components["schemas"]["RegisterLight"] | null;
+                [key: string]: components["schemas"]["RegisterLight"] | (never | null);
             };
             sensorRegisters: components["schemas"]["RegisterLight"][];
         };
@@ -1825,7 +1861,7 @@ export interface components {
         PumpRegistersDto: {
             /** @description pump register role name -> Register, or null when the role is unconfigured */
             pumpRegisters: {
-                [key: string]: components["schemas"]["Register"] | null;
+                [key: string]: components["schemas"]["Register"] | (never | null);
             };
             sensorRegisters: components["schemas"]["Register"][];
         };
@@ -1833,7 +1869,7 @@ export interface components {
         PumpRegistersDtoLight: {
             /** @description pump register role name -> Register, or null when the role is unconfigured */
             pumpRegisters: {
-                [key: string]: components["schemas"]["RegisterLight"] | null;
+                [key: string]: components["schemas"]["RegisterLight"] | (never | null);
             };
             sensorRegisters: components["schemas"]["RegisterLight"][];
         };
@@ -1841,7 +1877,7 @@ export interface components {
         TankRegistersDto: {
             /** @description tank group register role name -> Register, or null when the role is unconfigured */
             tankRegisters: {
-                [key: string]: components["schemas"]["Register"] | null;
+                [key: string]: components["schemas"]["Register"] | (never | null);
             };
             sensorRegisters: components["schemas"]["Register"][];
         };
@@ -1849,7 +1885,7 @@ export interface components {
         TankRegistersDtoLight: {
             /** @description tank group register role name -> Register, or null when the role is unconfigured */
             tankRegisters: {
-                [key: string]: components["schemas"]["RegisterLight"] | null;
+                [key: string]: components["schemas"]["RegisterLight"] | (never | null);
             };
             sensorRegisters: components["schemas"]["RegisterLight"][];
         };
@@ -1923,7 +1959,7 @@ export interface components {
             meter: components["schemas"]["FlowMeter"];
             /** @description flow meter register role name -> Register, or null when the role is unconfigured */
             meterRegisters: {
-                [key: string]: components["schemas"]["Register"] | null;
+                [key: string]: components["schemas"]["Register"] | (never | null);
             };
             sensorRegisters: components["schemas"]["Register"][];
         };
@@ -1947,7 +1983,7 @@ export interface components {
             meter: components["schemas"]["FlowMeterLight"];
             /** @description flow meter register role name -> Register, or null when the role is unconfigured */
             meterRegisters: {
-                [key: string]: components["schemas"]["RegisterLight"] | null;
+                [key: string]: components["schemas"]["RegisterLight"] | (never | null);
             };
             sensorRegisters: components["schemas"]["RegisterLight"][];
         };
@@ -1973,7 +2009,7 @@ export interface components {
             pump: components["schemas"]["Pump"];
             /** @description pump register role name -> Register, or null when the role is unconfigured */
             pumpRegisters: {
-                [key: string]: components["schemas"]["Register"] | null;
+                [key: string]: components["schemas"]["Register"] | (never | null);
             };
             sensorRegisters: components["schemas"]["Register"][];
         };
@@ -1999,7 +2035,7 @@ export interface components {
             pump: components["schemas"]["PumpLight"];
             /** @description pump register role name -> Register, or null when the role is unconfigured */
             pumpRegisters: {
-                [key: string]: components["schemas"]["RegisterLight"] | null;
+                [key: string]: components["schemas"]["RegisterLight"] | (never | null);
             };
             sensorRegisters: components["schemas"]["RegisterLight"][];
         };
@@ -2025,7 +2061,7 @@ export interface components {
             tankGroup: components["schemas"]["TankGroup"];
             /** @description tank group register role name -> Register, or null when the role is unconfigured */
             tankRegisters: {
-                [key: string]: components["schemas"]["Register"] | null;
+                [key: string]: components["schemas"]["Register"] | (never | null);
             };
             sensorRegisters: components["schemas"]["Register"][];
         };
@@ -2051,7 +2087,7 @@ export interface components {
             tankGroup: components["schemas"]["TankGroupLight"];
             /** @description tank group register role name -> Register, or null when the role is unconfigured */
             tankRegisters: {
-                [key: string]: components["schemas"]["RegisterLight"] | null;
+                [key: string]: components["schemas"]["RegisterLight"] | (never | null);
             };
             sensorRegisters: components["schemas"]["RegisterLight"][];
         };
@@ -3377,6 +3413,26 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getOpenApiDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: This OpenAPI document (no token) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenApiDocument"];
+                };
+            };
+        };
+    };
     getHealth: {
         parameters: {
             query?: never;
@@ -10164,7 +10220,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["StreamSnapshotDto"] | components["schemas"]["StreamReadingDto"] | components["schemas"]["StreamLogsDto"] | components["schemas"]["StreamAlarmDto"] | components["schemas"]["StreamConfigDto"];
+                    "text/event-stream": string;
                 };
             };
             /** @description Validation failed */
