@@ -31,35 +31,36 @@ export interface KindSpec {
   fields: ValueField[];
 }
 
-const f = (name: string, column: string, type: ColumnType, required = false): ValueField => ({
-  name,
-  column,
-  type,
-  required,
-});
+/** Builds a field list from `name:column:type` specs; a trailing `!` marks a required field. */
+const fields = (...specs: string[]): ValueField[] =>
+  specs.map((spec) => {
+    const required = spec.endsWith('!');
+    const [name, column, type] = (required ? spec.slice(0, -1) : spec).split(':');
+    return { name, column, type: type as ColumnType, required };
+  });
 
 /** Each kind's value fields; the id field and id column come from the equipment registry. */
 const FIELDS: Record<TelemetryKind, ValueField[]> = {
-  sensor: [f('value', 'value', 'float8', true)],
-  meter: [
-    f('startTimestamp', 'start_ts', 'timestamptz'),
-    f('totalVolume', 'total_volume', 'float8'),
-    f('dayVolume', 'day_volume', 'float8'),
-    f('pressure', 'pressure', 'float8'),
-    f('flowRate', 'flow_rate', 'float8'),
-  ],
-  pump: [
-    f('pressure', 'pressure', 'float8'),
-    f('running', 'running', 'bool'),
-    f('frequency', 'frequency', 'float8'),
-    f('statusID', 'status_id', 'int4'),
-    f('status', 'status', 'text'),
-  ],
-  tank: [
-    f('entryTankLevel', 'entry_tank_level', 'float8'),
-    f('exitTankLevel', 'exit_tank_level', 'float8'),
-    f('totalVolume', 'total_volume', 'float8'),
-  ],
+  sensor: fields('value:value:float8!'),
+  meter: fields(
+    'startTimestamp:start_ts:timestamptz',
+    'totalVolume:total_volume:float8',
+    'dayVolume:day_volume:float8',
+    'pressure:pressure:float8',
+    'flowRate:flow_rate:float8',
+  ),
+  pump: fields(
+    'pressure:pressure:float8',
+    'running:running:bool',
+    'frequency:frequency:float8',
+    'statusID:status_id:int4',
+    'status:status:text',
+  ),
+  tank: fields(
+    'entryTankLevel:entry_tank_level:float8',
+    'exitTankLevel:exit_tank_level:float8',
+    'totalVolume:total_volume:float8',
+  ),
 };
 
 export const KINDS = Object.fromEntries(

@@ -49,83 +49,67 @@ const COMMON = [
   col('last_ts', 'timestamptz', 'g.ts', 'max(last_ts)'),
 ];
 
+/** A kind's unit: its log table and id column (kinds.ts), its rollup table, and its columns. */
+const unit = (
+  kind: TelemetryKind,
+  no: number,
+  chain: boolean,
+  columns: UnitColumn[],
+): UnitSpec => ({
+  kind,
+  no,
+  logTable: KINDS[kind].table,
+  idColumn: KINDS[kind].idColumn,
+  rollupTable: `${kind}_rollups`,
+  chain,
+  columns,
+});
+
 export const UNITS: Record<TelemetryKind, UnitSpec> = {
-  sensor: {
-    kind: 'sensor',
-    no: 1,
-    logTable: KINDS.sensor.table,
-    idColumn: KINDS.sensor.idColumn,
-    rollupTable: 'sensor_rollups',
-    chain: false,
-    columns: [
-      ...COMMON,
-      ...stat('v', 'value', ['min', 'max', 'sum']),
-      col('v_first', 'float8', 'g.value', firstBy('v_first')),
-      col('v_last', 'float8', 'g.value', latest('v_last')),
-    ],
-  },
-  meter: {
-    kind: 'meter',
-    no: 2,
-    logTable: KINDS.meter.table,
-    idColumn: KINDS.meter.idColumn,
-    rollupTable: 'meter_rollups',
-    chain: true,
-    columns: [
-      ...COMMON,
-      col('fr_sum', 'float8', 'g.flow_rate', 'sum(fr_sum)'),
-      n('fr_n', 'flow_rate'),
-      col('fr_max', 'float8', 'g.flow_rate', 'max(fr_max)'),
-      ...stat('p', 'pressure', ['sum']),
-      // The chain skips readings without a total: first and last total of the unit, and the volume
-      // between its own consecutive totals (merged with the links computed between units).
-      col(
-        'tv_first',
-        'float8',
-        'g.total_volume',
-        `(array_agg(tv_first ORDER BY first_ts) FILTER (WHERE tv_first IS NOT NULL))[1]`,
-      ),
-      col(
-        'tv_last',
-        'float8',
-        'g.total_volume',
-        `(array_agg(tv_last ORDER BY last_ts DESC) FILTER (WHERE tv_last IS NOT NULL))[1]`,
-      ),
-      col('tv_inner', 'float8', '0::float8', 'sum(tv_inner + link)'),
-      col('tv_latest', 'float8', 'g.total_volume', latest('tv_latest')),
-    ],
-  },
-  pump: {
-    kind: 'pump',
-    no: 3,
-    logTable: KINDS.pump.table,
-    idColumn: KINDS.pump.idColumn,
-    rollupTable: 'pump_rollups',
-    chain: false,
-    columns: [
-      ...COMMON,
-      col('run_true', 'int4', '(g.running IS TRUE)::int', 'sum(run_true)::int'),
-      n('run_n', 'running'),
-      ...stat('f', 'frequency', ['sum']),
-      ...stat('p', 'pressure', ['sum', 'max']),
-      col('status_id_latest', 'int4', 'g.status_id', latest('status_id_latest')),
-      col('status_latest', 'text', 'g.status', latest('status_latest')),
-    ],
-  },
-  tank: {
-    kind: 'tank',
-    no: 4,
-    logTable: KINDS.tank.table,
-    idColumn: KINDS.tank.idColumn,
-    rollupTable: 'tank_rollups',
-    chain: false,
-    columns: [
-      ...COMMON,
-      ...stat('e', 'entry_tank_level', ['min', 'max', 'sum']),
-      ...stat('x', 'exit_tank_level', ['min', 'max', 'sum']),
-      col('tv_latest', 'float8', 'g.total_volume', latest('tv_latest')),
-    ],
-  },
+  sensor: unit('sensor', 1, false, [
+    ...COMMON,
+    ...stat('v', 'value', ['min', 'max', 'sum']),
+    col('v_first', 'float8', 'g.value', firstBy('v_first')),
+    col('v_last', 'float8', 'g.value', latest('v_last')),
+  ]),
+  meter: unit('meter', 2, true, [
+    ...COMMON,
+    col('fr_sum', 'float8', 'g.flow_rate', 'sum(fr_sum)'),
+    n('fr_n', 'flow_rate'),
+    col('fr_max', 'float8', 'g.flow_rate', 'max(fr_max)'),
+    ...stat('p', 'pressure', ['sum']),
+    // The chain skips readings without a total: first and last total of the unit, and the volume
+    // between its own consecutive totals (merged with the links computed between units).
+    col(
+      'tv_first',
+      'float8',
+      'g.total_volume',
+      `(array_agg(tv_first ORDER BY first_ts) FILTER (WHERE tv_first IS NOT NULL))[1]`,
+    ),
+    col(
+      'tv_last',
+      'float8',
+      'g.total_volume',
+      `(array_agg(tv_last ORDER BY last_ts DESC) FILTER (WHERE tv_last IS NOT NULL))[1]`,
+    ),
+    col('tv_inner', 'float8', '0::float8', 'sum(tv_inner + link)'),
+    col('tv_latest', 'float8', 'g.total_volume', latest('tv_latest')),
+  ]),
+  pump: unit('pump', 3, false, [
+    ...COMMON,
+    col('run_true', 'int4', '(g.running IS TRUE)::int', 'sum(run_true)::int'),
+    n('run_n', 'running'),
+    ...stat('f', 'frequency', ['sum']),
+    ...stat('p', 'pressure', ['sum', 'max']),
+    col('status_id_latest', 'int4', 'g.status_id', latest('status_id_latest')),
+    col('status_latest', 'text', 'g.status', latest('status_latest')),
+  ]),
+  tank: unit('tank', 4, false, [
+    ...COMMON,
+    ...stat('e', 'entry_tank_level', ['min', 'max', 'sum']),
+    ...stat('x', 'exit_tank_level', ['min', 'max', 'sum']),
+    col('tv_latest', 'float8', 'g.total_volume', latest('tv_latest')),
+  ]),
 };
 
 export const UNIT_LIST = Object.values(UNITS);

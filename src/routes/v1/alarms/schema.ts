@@ -140,26 +140,29 @@ export const activeFilter = (maxBatch: number, defaultLimit: number) =>
     { title: 'ActiveAlarmsFilterDto' },
   );
 
-export const AlarmSendResultDto = Type.Object(
-  {
-    SiteAlarmLogID: BigIdString,
-    status: Type.Union([Type.Literal('created'), Type.Literal('duplicate')], {
-      description:
-        'created: a new open alarm; duplicate: an open alarm of the same key was counted again',
-    }),
-  },
-  { title: 'AlarmSendResultDto' },
+/** The result of one alarm of a request: its id, and which of two things the request did to it. */
+const alarmResult = (title: string, statuses: [string, string], description: string) =>
+  Type.Object(
+    {
+      SiteAlarmLogID: BigIdString,
+      status: Type.Union(
+        statuses.map((status) => Type.Literal(status)),
+        { description },
+      ),
+    },
+    { title },
+  );
+
+export const AlarmSendResultDto = alarmResult(
+  'AlarmSendResultDto',
+  ['created', 'duplicate'],
+  'created: a new open alarm; duplicate: an open alarm of the same key was counted again',
 );
 
-export const AlarmResolveResultDto = Type.Object(
-  {
-    SiteAlarmLogID: BigIdString,
-    status: Type.Union([Type.Literal('resolved'), Type.Literal('already_resolved')], {
-      description:
-        'resolved: by this request; already_resolved: it was resolved before (or by an earlier entry of this request)',
-    }),
-  },
-  { title: 'AlarmResolveResultDto' },
+export const AlarmResolveResultDto = alarmResult(
+  'AlarmResolveResultDto',
+  ['resolved', 'already_resolved'],
+  'resolved: by this request; already_resolved: it was resolved before (or by an earlier entry of this request)',
 );
 
 export const ActiveAlarmDto = Type.Object(

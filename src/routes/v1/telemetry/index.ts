@@ -4,7 +4,7 @@ import { securedErrors } from '../../../schemas/common.js';
 import { equipmentLabel } from '../../../equipment.js';
 import { idPath } from '../../../telemetry/equipment.js';
 import type { Role } from '../../../telemetry/jobs.js';
-import { KIND_LIST, type Entry } from '../../../telemetry/kinds.js';
+import { KIND_LIST, type Entry, type TelemetryKind } from '../../../telemetry/kinds.js';
 import { parseEntries, parseEntry, parseGeneric } from '../../../telemetry/upload.js';
 import {
   genericLogs,
@@ -82,46 +82,53 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
 
   const max = config.MAX_BATCH;
   const one = { single: true, prefix: '' };
-  for (const { kind } of KIND_LIST) {
-    const label = equipmentLabel(kind);
-    const op = `upload${kind[0].toUpperCase()}${kind.slice(1)}`;
-    route(
-      `logs/${kind}`,
-      `${op}Log`,
-      'log',
-      LOG_DTO[kind],
-      `Upload one ${label} log`,
-      (b: Body) => [parseEntry(kind, 'log', b)],
-      one,
-    );
-    route(
-      `logs/${kind}/batch`,
-      `${op}LogBatch`,
-      'log',
-      logBatch(kind, max),
-      `Upload a batch of ${label} logs (a bare array)`,
-      (b: Body[]) => parseEntries(kind, 'log', b),
-      { single: false, prefix: '' },
-    );
-    route(
-      `readings/${kind}`,
-      `${op}Reading`,
-      'reading',
-      READING_DTO[kind],
-      `Upload one live ${label} reading`,
-      (b: Body) => [parseEntry(kind, 'reading', b)],
-      one,
-    );
-    route(
-      `readings/${kind}/batch`,
-      `${op}ReadingBatch`,
-      'reading',
-      readingBatch(kind, max),
-      `Upload a batch of live ${label} readings`,
-      (b: { readings: Body[] }) => parseEntries(kind, 'reading', b.readings, '/readings'),
-      { single: false, prefix: '/readings' },
-    );
-  }
+  const batch = (prefix: string) => ({ single: false, prefix });
+  // Per role: its path, operationId suffix, single and batch bodies and summaries, and where a batch keeps its records.
+  const ROLES = {
+    log: {
+      path: 'logs',
+      op: 'Log',
+      single: (kind: TelemetryKind) => LOG_DTO[kind],
+      many: (kind: TelemetryKind) => logBatch(kind, max),
+      summaries: (l: string) => [
+        `Upload one ${l} log`,
+        `Upload a batch of ${l} logs (a bare array)`,
+      ],
+      records: (b: Body[] | { readings: Body[] }) => b as Body[],
+      prefix: '',
+    },
+    reading: {
+      path: 'readings',
+      op: 'Reading',
+      single: (kind: TelemetryKind) => READING_DTO[kind],
+      many: (kind: TelemetryKind) => readingBatch(kind, max),
+      summaries: (l: string) => [
+        `Upload one live ${l} reading`,
+        `Upload a batch of live ${l} readings`,
+      ],
+      records: (b: Body[] | { readings: Body[] }) => (b as { readings: Body[] }).readings,
+      prefix: '/readings',
+    },
+  };
+  for (const { kind } of KIND_LIST)
+    for (const role of ['log', 'reading'] as const) {
+      const r = ROLES[role];
+      const [oneSummary, batchSummary] = r.summaries(equipmentLabel(kind));
+      const op = `upload${kind[0].toUpperCase()}${kind.slice(1)}${r.op}`;
+      const parseOne = (b: Body) => [parseEntry(kind, role, b)];
+      route(`${r.path}/${kind}`, op, role, r.single(kind), oneSummary, parseOne, one);
+      const parseBatch = (b: Body[] | { readings: Body[] }) =>
+        parseEntries(kind, role, r.records(b), r.prefix);
+      route(
+        `${r.path}/${kind}/batch`,
+        `${op}Batch`,
+        role,
+        r.many(kind),
+        batchSummary,
+        parseBatch,
+        batch(r.prefix),
+      );
+    }
   route(
     'logs/generic',
     'uploadGenericLogs',
@@ -129,7 +136,7 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
     genericLogs(max),
     'Upload mixed sensor, flow meter, pump and tank group logs, each routed by its id field',
     (b: Body[]) => parseGeneric('log', b),
-    { single: false, prefix: '' },
+    batch(''),
   );
   route(
     'readings/generic',
@@ -138,6 +145,6 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
     genericReadings(max),
     'Upload mixed live readings, each routed by its id field',
     (b: { readings: Body[] }) => parseGeneric('reading', b.readings, '/readings'),
-    { single: false, prefix: '/readings' },
+    batch('/readings'),
   );
 }
