@@ -31,7 +31,6 @@ export default tseslint.config(
       'coverage/**',
       'bench/results/**',
       'console/src/api-types.ts',
-      'test/lint/fixtures/**',
     ],
   },
   js.configs.recommended,
