@@ -7,7 +7,7 @@ import { sseSink } from './sink.js';
 import { StreamEvents, StreamQuery } from './schema.js';
 
 // Contract 10: the live stream. The Accept check (406), the response head and the heartbeat comment
-// come from @fastify/sse; src/stream/ does the rest (the README's "Live stream" says why).
+// come from @fastify/sse; src/stream/ does the rest (docs/stream.md says why).
 
 const DESCRIPTION =
   'Server-Sent Events. The token goes in the Authorization header (read the stream with fetch), never in the URL. ' +
