@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/index.js';
+import { keysetPages } from '../db/pager.js';
 import type { Values } from '../export/records.js';
 import { toIso } from '../time.js';
 import { PAGE_SIZE } from './logs.js';
@@ -49,8 +50,23 @@ const pageSql = (cursor: boolean) => `
    ORDER BY c.change_date, c.change_id
    LIMIT $5`;
 
+interface ChangeRow {
+  change_id: string;
+  transaction_id: number;
+  log_type_name: string;
+  log_type: number;
+  ticket_number: number;
+  site_id: number;
+  site_name: string;
+  company_name: string;
+  editor: string;
+  editor_company: string;
+  change_date: Date | string;
+  change_items: Record<string, string>[];
+}
+
 /** Pages of change-log records (CHANGE_LOG_FIELDS order) until the range is exhausted. */
-export async function* changeLogPages(
+export function changeLogPages(
   db: Queryable,
   q: ChangeLogQuery,
   pageSize = PAGE_SIZE,
@@ -62,11 +78,11 @@ export async function* changeLogPages(
     q.ticketNumbers,
     pageSize,
   ];
-  let cursor: [string, string] | undefined;
-  for (;;) {
-    const rows = await db.query(pageSql(!!cursor), cursor ? [...base, ...cursor] : base);
-    if (rows.length)
-      yield rows.map((r) => [
+  return keysetPages<[string, string], Values[]>(pageSize, async (after) => {
+    const rows = await db.query<ChangeRow>(pageSql(!!after), after ? [...base, ...after] : base);
+    const last = rows[rows.length - 1];
+    return {
+      page: rows.map((r) => [
         r.transaction_id,
         r.log_type_name,
         r.log_type,
@@ -78,9 +94,9 @@ export async function* changeLogPages(
         r.editor_company,
         toIso(r.change_date),
         r.change_items.map(changeItem),
-      ]);
-    if (rows.length < pageSize) return;
-    const last = rows[rows.length - 1];
-    cursor = [toIso(last.change_date)!, String(last.change_id)];
-  }
+      ]),
+      rows: rows.length,
+      last: last && [toIso(last.change_date)!, String(last.change_id)],
+    };
+  });
 }
