@@ -2,7 +2,6 @@ import type { TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyTypebox } from '../../../http.js';
 import { requireEquipment } from '../../../auth/access.js';
-import { acceptsGzip } from '../../../config/cache.js';
 import { ConfigReader, type SiteView } from '../../../config/reader.js';
 import type { EquipmentKind } from '../../../config/repository.js';
 import { badRequest, forbidden, notFound } from '../../../errors.js';
@@ -18,6 +17,7 @@ import {
   SiteUpdatesQuery,
   UpdatesQuery,
 } from './schema.js';
+import { bodyEncoding } from './encoding.js';
 
 // Interface §4.3: 11 paths, each with its /updates twin, and a /light variant of each but the two
 // compact ones: 42 routes, generated from the two tables below.
@@ -242,9 +242,10 @@ export async function configRoutes(app: FastifyTypebox): Promise<void> {
           if (!read) throw forbidden('no access to one or more of the requested sites');
           if ('value' in read) return read.value;
           // Whole-site bodies run to megabytes: sent gzipped to a client that asks for it.
+          const encoding = bodyEncoding(request.headers['accept-encoding']);
           reply.type('application/json; charset=utf-8').header('vary', 'accept-encoding');
-          if (!acceptsGzip(request.headers['accept-encoding'])) return reply.send(read.body.raw);
-          return reply.header('content-encoding', 'gzip').send(await read.body.gzip());
+          if (encoding === 'gzip') reply.header('content-encoding', 'gzip');
+          return reply.send(await read.body.encoded(encoding));
         },
       );
     }
