@@ -75,7 +75,7 @@ async function sitesNow(
 }
 
 /** 403 (as a whole, naming the first record in the way) unless the actor may import every record of the document. */
-export async function authorizeDocument(
+async function authorizeDocument(
   db: Queryable,
   doc: ProvisioningDocument,
   actor: Access,
@@ -172,7 +172,7 @@ export async function authorizeDocument(
 }
 
 /** `registers[5].SiteModbusInOutDeviceID` -> `/registers/5/SiteModbusInOutDeviceID` */
-export const pointerOf = (path: string) =>
+const pointerOf = (path: string) =>
   path.startsWith('(')
     ? '/'
     : `/${path

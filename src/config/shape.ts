@@ -91,7 +91,7 @@ export function siteConfig(index: ConfigIndex, s: Shaper, since: Since) {
 }
 
 /** Role maps of the compact shape hold register ids as JSON numbers (interface §2.8); a string only beyond 2^53. */
-export function compactId(id: string): number | string {
+function compactId(id: string): number | string {
   const n = Number(id);
   return Number.isSafeInteger(n) ? n : id;
 }

@@ -16,7 +16,7 @@ export class ImportError extends Error {
 }
 
 /** `/sensors/3/Name` -> `sensors[3].Name` */
-export function recordPath(pointer: string): string {
+function recordPath(pointer: string): string {
   return pointer
     .split('/')
     .filter(Boolean)

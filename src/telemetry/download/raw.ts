@@ -15,7 +15,7 @@ import { MAX_RAW_DAYS, type Download } from './index.js';
 // number), times UTC with milliseconds.
 
 const PAGE_ROWS = 5_000;
-export const RAW_FIELDS = ['sensorID', 'value', 'timestamp'];
+const RAW_FIELDS = ['sensorID', 'value', 'timestamp'];
 const ISO = isoSql('ts');
 const LINE: Record<Format, string> = {
   json: `'{"sensorID":' || $1::int || ',"value":' || value::text || ',"timestamp":"' || ${ISO} || '"}'`,
