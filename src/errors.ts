@@ -23,6 +23,10 @@ export const notFound = (message: string, details?: ErrorDetail[]) =>
   new HttpError(404, message, details);
 export const serverError = (message: string) => new HttpError(500, message);
 
+/** Why an upload the database could not store is answered 500 (writer and error handler alike). */
+export const UNSTORED =
+  'the database could not store the upload; nothing of it is acknowledged, send it again';
+
 /** Ids for a message, bounded: at most `max` named, then "and N more". */
 export function listIds(ids: readonly (number | string)[], max = 5): string {
   const named = ids.slice(0, max).join(', ');

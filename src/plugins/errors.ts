@@ -1,13 +1,11 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { HttpError, type ErrorDetail } from '../errors.js';
+import { HttpError, UNSTORED, type ErrorDetail } from '../errors.js';
 import { detailsOf, type AjvIssue } from './validation-errors.js';
 import { isDatabaseUnavailable } from '../db/deadline.js';
 
 /** Seconds a client is asked to wait before it tries a 503 again. */
 export const RETRY_AFTER_S = 5;
-export const UNSTORED =
-  'the database could not store the upload; nothing of it is acknowledged, send it again';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

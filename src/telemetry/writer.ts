@@ -1,7 +1,6 @@
 import type { Database } from '../db/index.js';
-import { serverError } from '../errors.js';
-import { UNSTORED } from '../plugins/errors.js';
-import { DatabaseTimeout, isDatabaseUnavailable } from '../db/deadline.js';
+import { serverError, UNSTORED } from '../errors.js';
+import { DatabaseTimeout, errorCode, isDatabaseUnavailable } from '../db/deadline.js';
 import { keysOf, type Counts, type Job } from './jobs.js';
 import type { Partitions } from './partitions.js';
 import { buildStatement, type LogMode } from './statement.js';
@@ -50,8 +49,9 @@ const UNIQUE_VIOLATION = '23505';
 
 const TRANSIENT = new Set(['40001', '40P01']); // serialization failure, deadlock: nothing was written
 /** Worth another attempt: nothing was written, and the deadline has not passed. */
-const retryable = (err: any) =>
-  TRANSIENT.has(err?.code) || (isDatabaseUnavailable(err) && !(err instanceof DatabaseTimeout));
+const retryable = (err: unknown) =>
+  TRANSIENT.has(errorCode(err)) ||
+  (isDatabaseUnavailable(err) && !(err instanceof DatabaseTimeout));
 
 const failure = (cause: unknown) => Object.assign(serverError(UNSTORED), { cause });
 
@@ -214,15 +214,13 @@ export class TelemetryWriter {
     for (let n = 0; ; n++) {
       try {
         const stored = await this.execute(db(), jobs, sites, mode);
-        return jobs
-          .flat()
-          .map((job, i) => ({
-            received: job.received,
-            stored: stored[i],
-            duplicates: job.received - stored[i],
-          }));
+        return jobs.flat().map((job, i) => ({
+          received: job.received,
+          stored: stored[i],
+          duplicates: job.received - stored[i],
+        }));
       } catch (err) {
-        if (mode === 'insert' && (err as any)?.code === UNIQUE_VIOLATION) {
+        if (mode === 'insert' && errorCode(err) === UNIQUE_VIOLATION) {
           this.lastConflict = Date.now();
           mode = 'upsert';
           n--;

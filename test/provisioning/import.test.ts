@@ -60,7 +60,7 @@ describeEachBackend('provisioning import', (backend) => {
     ])
       expect(n[t], t).toBeGreaterThan(0);
     expect(summary.registers.changed).toBe(n.registers);
-    const [img] = await db.query(
+    const [img] = await db.query<{ data: Uint8Array }>(
       `SELECT b.data FROM images i JOIN image_blobs b USING (sha256) WHERE i.content_type = 'image/png' LIMIT 1`,
     );
     expect(Buffer.from(img.data).subarray(1, 4).toString()).toBe('PNG');

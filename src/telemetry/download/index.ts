@@ -107,8 +107,7 @@ export async function* prefetched<T, P>(
   };
   fill();
   while (pending.length) {
-    const current = await pending[0];
-    pending.shift();
+    const current = await pending.shift()!;
     fill();
     yield current;
   }
