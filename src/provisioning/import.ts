@@ -9,15 +9,13 @@ import {
   PUMP,
   REGISTER,
   SENSOR,
-  SENSOR_SCALING,
-  SENSOR_TRIGGER,
   SITE,
   TANK_GROUP,
-  TANK_GROUP_CONNECTION,
   TRANSACTION,
+  type Field,
 } from '../schemas/records.js';
 import { checkShape, checkUnique, ImportError, normaliseTimes, References } from './checks.js';
-import type { ProvisioningDocument } from './document.js';
+import type { ProvisioningDocument, SitedIn } from './document.js';
 import { linkedSites, readLinks, recordLinkChanges } from './link-changes.js';
 import { replaceActuatorChildren, replaceRoles, replaceSensorLinks } from './links.js';
 import { columnsOf, toRows, upsertRows } from './upsert.js';
@@ -74,7 +72,7 @@ export async function importDocument(
     ['transactions', 'TransactionID'],
     ['images', 'UUID'],
   ];
-  for (const [list, key] of uniques) checkUnique(list, doc[list] as any[], key);
+  for (const [list, key] of uniques) checkUnique(list, doc[list], key);
   checkImages(doc);
 
   return db.transaction(async (tx) => {
@@ -87,12 +85,12 @@ export async function importDocument(
       summary[list] = { received, changed };
       if (received) progress(`${list}: ${received} received, ${changed} new or changed`);
     };
-    const up = (
+    const up = <R extends Record<string, unknown>>(
       table: string,
       key: string,
-      fields: typeof SITE,
-      records: any[] | undefined,
-      extra?: (r: any) => Record<string, unknown>,
+      fields: Field[],
+      records: R[] | undefined,
+      extra?: (r: R) => Record<string, unknown>,
     ) =>
       upsertRows(
         tx,
@@ -210,14 +208,13 @@ async function collectReferences(db: Queryable, doc: ProvisioningDocument): Prom
     'transactions',
     'images',
   ] as const;
+  const sited = (l: (typeof siteLists)[number]): readonly Pick<SitedIn, 'SiteID'>[] => doc[l] ?? [];
   await refs.load(
     'site',
-    siteLists.flatMap((l) => (doc[l] ?? []).map((r: any) => r.SiteID)),
+    siteLists.flatMap((l) => sited(l).map((r) => r.SiteID)),
   );
   for (const l of siteLists)
-    (doc[l] as any[] | undefined)?.forEach((r, i) =>
-      refs.siteOf('site', r.SiteID, `${l}[${i}].SiteID`),
-    );
+    sited(l).forEach((r, i) => refs.siteOf('site', r.SiteID, `${l}[${i}].SiteID`));
 
   await refs.load(
     'device',
@@ -234,13 +231,11 @@ async function collectReferences(db: Queryable, doc: ProvisioningDocument): Prom
   const roleLists = ['flowMeters', 'pumps', 'tankGroups'] as const;
   await refs.load('register', [
     ...(doc.sensors ?? []).flatMap((s) => s.RegisterIDs ?? []),
-    ...roleLists.flatMap((l) =>
-      (doc[l] ?? []).flatMap((e: any) => Object.values(e.Registers ?? {})),
-    ),
+    ...roleLists.flatMap((l) => (doc[l] ?? []).flatMap((e) => Object.values(e.Registers ?? {}))),
   ]);
   const claimedBy = new Map<string, number>();
   doc.sensors?.forEach((s, i) =>
-    s.RegisterIDs?.forEach((id: unknown, j: number) => {
+    s.RegisterIDs?.forEach((id, j) => {
       const path = `sensors[${i}].RegisterIDs[${j}]`;
       refs.siteOf('register', id, path, s.SiteID);
       const other = claimedBy.get(String(id));
@@ -250,7 +245,7 @@ async function collectReferences(db: Queryable, doc: ProvisioningDocument): Prom
     }),
   );
   for (const l of roleLists)
-    (doc[l] as any[] | undefined)?.forEach((e, i) => {
+    doc[l]?.forEach((e, i) => {
       for (const [role, id] of Object.entries(e.Registers ?? {}))
         if (id !== null) refs.siteOf('register', id, `${l}[${i}].Registers.${role}`, e.SiteID);
     });
@@ -259,13 +254,13 @@ async function collectReferences(db: Queryable, doc: ProvisioningDocument): Prom
   await refs.load(
     'sensor',
     (doc.actuators ?? []).flatMap((a) =>
-      [...(a.SensorScalings ?? []), ...(a.SensorTriggers ?? [])].map((c: any) => c.SiteSensorID),
+      [...(a.SensorScalings ?? []), ...(a.SensorTriggers ?? [])].map((c) => c.SiteSensorID),
     ),
   );
   await refs.load(
     'tank',
     (doc.actuators ?? []).flatMap((a) =>
-      (a.TankGroupConnections ?? []).map((c: any) => c.SiteTankGroupID),
+      (a.TankGroupConnections ?? []).map((c) => c.SiteTankGroupID),
     ),
   );
   doc.actuators?.forEach((a, i) => {
@@ -275,7 +270,7 @@ async function collectReferences(db: Queryable, doc: ProvisioningDocument): Prom
       TankGroupConnections: a.TankGroupConnections,
     };
     for (const [list, items] of Object.entries(children))
-      (items as any[] | undefined)?.forEach((c, j) => {
+      items?.forEach((c, j) => {
         const path = `actuators[${i}].${list}[${j}]`;
         if (c.SiteActuatorID !== a.SiteActuatorID)
           throw new ImportError(
@@ -290,7 +285,7 @@ async function collectReferences(db: Queryable, doc: ProvisioningDocument): Prom
   });
 
   // A client is given sites and cameras that exist (in the document or the database).
-  const listed = (v: unknown) => (Array.isArray(v) ? (v as number[]) : []);
+  const listed = (v: number[] | '*' | undefined) => (Array.isArray(v) ? v : []);
   await refs.load(
     'site',
     (doc.clients ?? []).flatMap((c) => listed(c.siteIds)),

@@ -107,7 +107,7 @@ describeEachBackend('provisioning import', (backend) => {
     const reg = doc.registers[3];
     reg.Name = 'renamed register';
     doc.pumps[0].MaximumFlow = 99_999;
-    doc.sensors[1].RegisterIDs = [...doc.sensors[1].RegisterIDs].reverse().concat([]); // order only may differ
+    doc.sensors[1].RegisterIDs = [...doc.sensors[1].RegisterIDs!].reverse().concat([]); // order only may differ
     await importDocument(db, doc, { now: stamp });
     const changedRegs = await db.query<{ register_id: string }>(
       `SELECT register_id FROM registers WHERE updated_at = $1`,
