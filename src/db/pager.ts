@@ -1,3 +1,5 @@
+import type { Queryable } from './types.js';
+
 // Keyset paging for the downloads: a result of any size is read a page at a time in the order of an
 // index, each page starting after the key of the last row of the one before (`WHERE (k1, k2) >
 // ($a, $b) ORDER BY k1, k2 LIMIT n`), so no page costs more than the first and no transaction or
@@ -46,4 +48,32 @@ export async function* keysetPages<K, P>(limit: number, read: ReadPage<K, P>): A
 function ahead<T>(read: Promise<T>): Promise<T> {
   read.catch(() => {});
   return read;
+}
+
+/** A keyset read of one SQL statement (see rowPages). */
+export interface RowPages<R, K extends unknown[], P> {
+  /** The statement: the first page (`after` false), or the page after the key (`after` true). */
+  sql: (after: boolean) => string;
+  /** Its parameters; the parts of the key follow them (as $n+1, $n+2…) when reading after one. */
+  params: unknown[];
+  /** The key of a row, in the statement's order. */
+  keyOf: (row: R) => K;
+  /** What a page of rows is yielded as. */
+  page: (rows: R[]) => P;
+}
+
+/** keysetPages over the rows of a statement whose LIMIT is `limit`. */
+export function rowPages<R, K extends unknown[], P>(
+  db: Queryable,
+  limit: number,
+  q: RowPages<R, K, P>,
+): AsyncGenerator<P> {
+  return keysetPages<K, P>(limit, async (after) => {
+    const rows = await db.query<R>(q.sql(!!after), after ? [...q.params, ...after] : q.params);
+    return {
+      page: q.page(rows),
+      rows: rows.length,
+      last: rows.length ? q.keyOf(rows[rows.length - 1]) : undefined,
+    };
+  });
 }

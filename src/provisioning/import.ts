@@ -85,75 +85,43 @@ export async function importDocument(
       summary[list] = { received, changed };
       if (received) progress(`${list}: ${received} received, ${changed} new or changed`);
     };
-    const up = <R extends Record<string, unknown>>(
-      table: string,
-      key: string,
-      fields: Field[],
-      records: R[] | undefined,
-      extra?: (r: R) => Record<string, unknown>,
-    ) =>
-      upsertRows(
+    /** Upserts the records of a list into its table (TABLES), and counts them. */
+    const upsertList = async <L extends keyof typeof TABLES>(
+      list: L,
+      extra?: (r: RecordOf<L>) => Record<string, unknown>,
+    ) => {
+      const [table, key, fields] = TABLES[list];
+      const records: readonly RecordOf<L>[] = doc[list] ?? [];
+      const columns = [...columnsOf(fields), ...extraColumns(table)];
+      const rows = toRows(fields, records, extra);
+      const changed = await upsertRows(
         tx,
-        { table, key: [key], columns: [...columnsOf(fields), ...extraColumns(table)], stamp: true },
-        toRows(fields, records ?? [], extra),
+        { table, key: [key], columns, stamp: true },
+        rows,
         stamp,
       );
+      count(list, records.length, changed);
+    };
 
-    count(
-      'companies',
-      doc.companies?.length ?? 0,
-      await up('companies', 'company_id', COMPANY, doc.companies),
-    );
-    count('sites', doc.sites?.length ?? 0, await up('sites', 'site_id', SITE, doc.sites));
-    count(
-      'modbusDevices',
-      doc.modbusDevices?.length ?? 0,
-      await up('modbus_devices', 'device_id', MODBUS_DEVICE, doc.modbusDevices),
-    );
-    count(
-      'registers',
-      doc.registers?.length ?? 0,
-      await up('registers', 'register_id', REGISTER, doc.registers, (r) => ({
-        site_id: refs.siteOf('device', r.SiteModbusInOutDeviceID, ''),
-      })),
-    );
-    count(
-      'sensors',
-      doc.sensors?.length ?? 0,
-      await up('sensors', 'sensor_id', SENSOR, doc.sensors),
-    );
-    count(
-      'flowMeters',
-      doc.flowMeters?.length ?? 0,
-      await up('flow_meters', 'meter_id', FLOW_METER, doc.flowMeters),
-    );
-    count('pumps', doc.pumps?.length ?? 0, await up('pumps', 'pump_id', PUMP, doc.pumps));
-    count(
-      'tankGroups',
-      doc.tankGroups?.length ?? 0,
-      await up('tank_groups', 'tank_group_id', TANK_GROUP, doc.tankGroups),
-    );
-    count(
-      'actuators',
-      doc.actuators?.length ?? 0,
-      await up('actuators', 'actuator_id', ACTUATOR, doc.actuators),
-    );
+    await upsertList('companies');
+    await upsertList('sites');
+    await upsertList('modbusDevices');
+    await upsertList('registers', (r) => ({
+      site_id: refs.siteOf('device', r.SiteModbusInOutDeviceID, ''),
+    }));
+    await upsertList('sensors');
+    await upsertList('flowMeters');
+    await upsertList('pumps');
+    await upsertList('tankGroups');
+    await upsertList('actuators');
     await replaceSensorLinks(tx, doc.sensors ?? []);
     await replaceRoles(tx, 'meter', doc.flowMeters ?? [], 'SiteFlowMeterID');
     await replaceRoles(tx, 'pump', doc.pumps ?? [], 'SitePumpID');
     await replaceRoles(tx, 'tank', doc.tankGroups ?? [], 'SiteTankGroupID');
     await recordLinkChanges(tx, linksBefore, await readLinks(tx, linkSites), stamp);
     await replaceActuatorChildren(tx, doc.actuators ?? []);
-    count(
-      'cameras',
-      doc.cameras?.length ?? 0,
-      await up('cameras', 'camera_id', CAMERA, doc.cameras),
-    );
-    count(
-      'transactions',
-      doc.transactions?.length ?? 0,
-      await up('transactions', 'transaction_id', TRANSACTION, doc.transactions),
-    );
+    await upsertList('cameras');
+    await upsertList('transactions');
     count(
       'changes',
       doc.transactions?.reduce((n, t) => n + (t.Changes?.length ?? 0), 0) ?? 0,
@@ -175,6 +143,22 @@ export async function importDocument(
     return summary;
   });
 }
+
+/** The table, key column and fields of each list of interface records. */
+const TABLES = {
+  companies: ['companies', 'company_id', COMPANY],
+  sites: ['sites', 'site_id', SITE],
+  modbusDevices: ['modbus_devices', 'device_id', MODBUS_DEVICE],
+  registers: ['registers', 'register_id', REGISTER],
+  sensors: ['sensors', 'sensor_id', SENSOR],
+  flowMeters: ['flow_meters', 'meter_id', FLOW_METER],
+  pumps: ['pumps', 'pump_id', PUMP],
+  tankGroups: ['tank_groups', 'tank_group_id', TANK_GROUP],
+  actuators: ['actuators', 'actuator_id', ACTUATOR],
+  cameras: ['cameras', 'camera_id', CAMERA],
+  transactions: ['transactions', 'transaction_id', TRANSACTION],
+} satisfies Partial<Record<keyof ProvisioningDocument, [string, string, Field[]]>>;
+type RecordOf<L extends keyof ProvisioningDocument> = NonNullable<ProvisioningDocument[L]>[number];
 
 /** Columns a table has beyond its interface record (derived at import). */
 const extraColumns = (table: string) =>

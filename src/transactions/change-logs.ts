@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/index.js';
-import { keysetPages } from '../db/pager.js';
+import { rowPages } from '../db/pager.js';
 import type { Values } from '../export/records.js';
 import { toIso } from '../time.js';
 import { PAGE_SIZE } from './logs.js';
@@ -71,18 +71,18 @@ export function changeLogPages(
   q: ChangeLogQuery,
   pageSize = PAGE_SIZE,
 ): AsyncGenerator<Values[]> {
-  const base = [
-    new Date(q.start).toISOString(),
-    new Date(q.end).toISOString(),
-    q.siteIds,
-    q.ticketNumbers,
-    pageSize,
-  ];
-  return keysetPages<[string, string], Values[]>(pageSize, async (after) => {
-    const rows = await db.query<ChangeRow>(pageSql(!!after), after ? [...base, ...after] : base);
-    const last = rows[rows.length - 1];
-    return {
-      page: rows.map((r) => [
+  return rowPages(db, pageSize, {
+    sql: pageSql,
+    params: [
+      new Date(q.start).toISOString(),
+      new Date(q.end).toISOString(),
+      q.siteIds,
+      q.ticketNumbers,
+      pageSize,
+    ],
+    keyOf: (r: ChangeRow): [string, string] => [toIso(r.change_date)!, String(r.change_id)],
+    page: (rows): Values[] =>
+      rows.map((r) => [
         r.transaction_id,
         r.log_type_name,
         r.log_type,
@@ -95,8 +95,5 @@ export function changeLogPages(
         toIso(r.change_date),
         r.change_items.map(changeItem),
       ]),
-      rows: rows.length,
-      last: last && [toIso(last.change_date)!, String(last.change_id)],
-    };
   });
 }

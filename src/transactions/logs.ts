@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/index.js';
-import { keysetPages } from '../db/pager.js';
+import { rowPages } from '../db/pager.js';
 import type { Values } from '../export/records.js';
 import { toIso } from '../time.js';
 
@@ -83,24 +83,12 @@ export function transactionPages(
   q: TransactionQuery,
   pageSize = PAGE_SIZE,
 ): AsyncGenerator<Values[]> {
-  const base = [
-    q.siteIds,
-    new Date(q.start).toISOString(),
-    new Date(q.end).toISOString(),
-    pageSize,
-  ];
-  // Times carry milliseconds only (every input goes through parseTime), so the ISO cursor is exact.
-  return keysetPages<[string, number], Values[]>(pageSize, async (after) => {
-    const rows = await db.query<TransactionRow>(
-      pageSql(!!after, q.motionCap),
-      after ? [...base, ...after] : base,
-    );
-    const last = rows[rows.length - 1];
-    return {
-      page: rows.map((r) => toValues(r, q.motionCap)),
-      rows: rows.length,
-      last: last && [toIso(last.transaction_date)!, last.transaction_id],
-    };
+  return rowPages(db, pageSize, {
+    sql: (after) => pageSql(after, q.motionCap),
+    params: [q.siteIds, new Date(q.start).toISOString(), new Date(q.end).toISOString(), pageSize],
+    // Times carry milliseconds only (every input goes through parseTime), so the ISO cursor is exact.
+    keyOf: (r: TransactionRow): [string, number] => [toIso(r.transaction_date)!, r.transaction_id],
+    page: (rows) => rows.map((r) => toValues(r, q.motionCap)),
   });
 }
 

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { keysetPages, type KeysetPage } from '../../src/db/pager.js';
+import type { Queryable } from '../../src/db/index.js';
+import { keysetPages, rowPages, type KeysetPage } from '../../src/db/pager.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -131,5 +132,33 @@ describe('keyset pager', () => {
     await sleep(10);
     expect(quiet.log.filter((l) => !l.endsWith('done'))).toEqual(['read first', 'read 10']);
     expect((await it.next()).done).toBe(true);
+  });
+
+  it('reads the rows of a statement: the first page, then after the key sent as the parameters that follow', async () => {
+    const table = Array.from({ length: 7 }, (_, i) => ({ day: `d${Math.floor(i / 2)}`, id: i }));
+    const calls: [string, unknown[]][] = [];
+    const db: Queryable = {
+      async query<T>(sql: string, params: unknown[] = []) {
+        calls.push([sql, params]);
+        const [limit, day, id] = params as [number, string?, number?];
+        const after = (r: (typeof table)[number]) =>
+          day === undefined || r.day > day || (r.day === day && r.id > id!);
+        return table.filter(after).slice(0, limit) as T[];
+      },
+    };
+    const pages: string[][] = [];
+    for await (const page of rowPages(db, 3, {
+      sql: (after) => (after ? 'NEXT' : 'FIRST'),
+      params: [3],
+      keyOf: (r: (typeof table)[number]): [string, number] => [r.day, r.id],
+      page: (rows) => rows.map((r) => `${r.day}/${r.id}`),
+    }))
+      pages.push(page);
+    expect(pages).toEqual([['d0/0', 'd0/1', 'd1/2'], ['d1/3', 'd2/4', 'd2/5'], ['d3/6']]);
+    expect(calls).toEqual([
+      ['FIRST', [3]],
+      ['NEXT', [3, 'd1', 2]],
+      ['NEXT', [3, 'd2', 5]],
+    ]);
   });
 });

@@ -36,6 +36,22 @@ interface ByIdPath {
   response: (d: Dtos) => TSchema;
 }
 
+/** `/meters/:meterId`, `/pumps/:pumpId`, `/tanks/:tankGroupId`: an equipment's registers. */
+const equipmentById = (
+  kind: EquipmentKind,
+  name: 'Meter' | 'Pump' | 'Tank',
+  param: string,
+  label: string,
+  response: (d: Dtos) => TSchema,
+): ByIdPath => ({
+  path: `/${kind}s`,
+  op: [`get${name}Registers`, `get${name}RegisterUpdates`],
+  param,
+  kind,
+  what: `A ${label}'s role registers and sensor registers`,
+  response,
+});
+
 const BY_ID: ByIdPath[] = [
   {
     path: '/sensors',
@@ -45,30 +61,9 @@ const BY_ID: ByIdPath[] = [
     what: 'The registers a sensor reads',
     response: (d) => d.Registers,
   },
-  {
-    path: '/meters',
-    op: ['getMeterRegisters', 'getMeterRegisterUpdates'],
-    param: 'meterId',
-    kind: 'meter',
-    what: "A flow meter's role registers and sensor registers",
-    response: (d) => d.MeterRegisters,
-  },
-  {
-    path: '/pumps',
-    op: ['getPumpRegisters', 'getPumpRegisterUpdates'],
-    param: 'pumpId',
-    kind: 'pump',
-    what: "A pump's role registers and sensor registers",
-    response: (d) => d.PumpRegisters,
-  },
-  {
-    path: '/tanks',
-    op: ['getTankRegisters', 'getTankRegisterUpdates'],
-    param: 'tankGroupId',
-    kind: 'tank',
-    what: "A tank group's role registers and sensor registers",
-    response: (d) => d.TankRegisters,
-  },
+  equipmentById('meter', 'Meter', 'meterId', 'flow meter', (d) => d.MeterRegisters),
+  equipmentById('pump', 'Pump', 'pumpId', 'pump', (d) => d.PumpRegisters),
+  equipmentById('tank', 'Tank', 'tankGroupId', 'tank group', (d) => d.TankRegisters),
 ];
 
 interface SitePath {
