@@ -1,7 +1,8 @@
 // Rollup refresh speed: 500 sensors x 2 days of one-minute logs (1.44 M rows) marked stale as a bulk
 // load marks them (markAll), then refreshed in batches of 2,000 marks as the background refresher
 // does; prints the time of each part (taking the marks, quarters from logs, hours, days).
-//   npx tsx bench/refresh.ts      (PostgreSQL at postgres://postgres@127.0.0.1:5432/test, schema rprobe, dropped after)
+//   npx tsx bench/refresh.ts      (schema rprobe, dropped after)
+// Env: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test).
 import { migrate } from '../src/db/migrate.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { generateDemo } from '../src/provisioning/demo.js';
@@ -10,11 +11,11 @@ import { markAll, refreshMarked } from '../src/telemetry/rollups/refresh.js';
 import { UNITS } from '../src/telemetry/rollups/units.js';
 import { Partitions } from '../src/telemetry/partitions.js';
 
-const url = 'postgres://postgres@127.0.0.1:5432/test';
-const admin = await openPostgres(url, { max: 1 });
+const DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const admin = await openPostgres(DB_URL, { max: 1 });
 await admin.query('DROP SCHEMA IF EXISTS rprobe CASCADE');
 await admin.query('CREATE SCHEMA rprobe');
-const db = await openPostgres(url, { schema: 'rprobe' });
+const db = await openPostgres(DB_URL, { schema: 'rprobe' });
 await migrate(db);
 const doc = generateDemo({ sites: 50, transactionsPerSite: 0, imagesPerSite: 0 });
 await importDocument(db, doc);

@@ -27,11 +27,11 @@ export const unauthorized = (message = 'missing or invalid bearer token') =>
 export const forbidden = (message: string) => new HttpError(403, message);
 export const notFound = (message: string, details?: ErrorDetail[]) =>
   new HttpError(404, message, details);
-/** The 500 of an upload the database could not store (whatever part of it met the failure). */
+export const serverError = (message: string) => new HttpError(500, message);
+
+/** Why an upload the database could not store is answered 500 (writer and error handler alike). */
 export const UNSTORED =
   'the database could not store the upload; nothing of it is acknowledged, send it again';
-
-export const serverError = (message: string) => new HttpError(500, message);
 
 /** Ids for a message, bounded: at most `max` named, then "and N more". */
 export function listIds(ids: readonly (number | string)[], max = 5): string {

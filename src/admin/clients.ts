@@ -34,7 +34,7 @@ export interface ClientView {
   updatedAt: string;
 }
 
-export const viewOf = (c: ClientRecord): ClientView => ({
+const viewOf = (c: ClientRecord): ClientView => ({
   clientId: c.clientId,
   siteIds: c.siteIds ?? '*',
   cameraIds: c.cameraIds ?? '*',
@@ -47,13 +47,13 @@ export const viewOf = (c: ClientRecord): ClientView => ({
 const MIN_SECRET = 8;
 const MAX_SECRET = 1000;
 /** A random secret of 192 bits. */
-export const generateSecret = () => randomBytes(24).toString('base64url');
+const generateSecret = () => randomBytes(24).toString('base64url');
 
 const asNull = (v: Ids | undefined) => (v === '*' ? null : (v ?? null));
 const OUT_OF_REACH = 'no access to one or more of the requested sites or cameras';
 
 /** "1, 2, 3, 4, 5 and 7 more": an error names a few ids, never an unbounded list. */
-export function someIds(ids: (number | string)[], max = 5): string {
+function someIds(ids: (number | string)[], max = 5): string {
   return ids.length <= max
     ? ids.join(', ')
     : `${ids.slice(0, max).join(', ')} and ${ids.length - max} more`;

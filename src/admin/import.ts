@@ -3,23 +3,32 @@ import type { Database, Queryable } from '../db/index.js';
 import type { Access } from '../auth/access.js';
 import { badRequest, HttpError } from '../errors.js';
 import { ImportError, importDocument, type ImportSummary } from '../provisioning/import.js';
-import type { ProvisioningDocument } from '../provisioning/document.js';
+import type { ProvisioningDocument, SitedIn } from '../provisioning/document.js';
 
 // A provisioning document sent by an admin. An admin of every site may import anything; one whose
 // sites are a list may import only records of those sites (new ones, and existing ones that are
 // there now: an upsert must not move another site's record into its own), no companies (they span
 // sites), and clients only as the admin routes allow (within its own sites and cameras).
 
+/** The lists of the document whose records carry SiteID. */
+type SitedList = {
+  [K in keyof ProvisioningDocument]-?: NonNullable<
+    ProvisioningDocument[K]
+  > extends readonly SitedIn[]
+    ? K
+    : never;
+}[keyof ProvisioningDocument];
+
 /** Lists whose records carry SiteID, with the table and key that tell where an existing record is now. */
 const equipmentList = (kind: EquipmentKind) => ({
-  list: EQUIPMENT[kind].list as keyof ProvisioningDocument,
+  list: EQUIPMENT[kind].list as SitedList,
   table: EQUIPMENT[kind].table,
   key: EQUIPMENT[kind].idColumn,
   field: EQUIPMENT[kind].listIdField,
   type: 'int' as const,
 });
 const SITE_LISTS: readonly {
-  list: keyof ProvisioningDocument;
+  list: SitedList;
   table: string;
   key: string;
   field: string;
@@ -61,13 +70,13 @@ async function sitesNow(
 }
 
 /** 403 (as a whole, naming the first record in the way) unless the actor may import every record of the document. */
-export async function authorizeDocument(
+async function authorizeDocument(
   db: Queryable,
   doc: ProvisioningDocument,
   actor: Access,
 ): Promise<void> {
   const clients = doc.clients ?? [];
-  const star = (v: unknown) => (v === '*' ? null : ((v as number[] | undefined) ?? []));
+  const star = (v: number[] | '*' | undefined) => (v === '*' ? null : (v ?? []));
   clients.forEach((c, i) => {
     if (!actor.covers({ siteIds: star(c.siteIds), cameraIds: star(c.cameraIds) }))
       throw refuse(`/clients/${i}`);
@@ -91,9 +100,9 @@ export async function authorizeDocument(
 
   if (doc.companies?.length) throw refuse('/companies');
   for (const { list, table, key, field, type } of SITE_LISTS) {
-    const records = (doc[list] ?? []) as Record<string, unknown>[];
+    const records: readonly SitedIn[] = doc[list] ?? [];
     records.forEach((r, i) => {
-      if (!actor.canReachSite(r.SiteID as number)) throw refuse(`/${list}/${i}/SiteID`);
+      if (!actor.canReachSite(r.SiteID)) throw refuse(`/${list}/${i}/SiteID`);
     });
     const now = await sitesNow(
       db,
@@ -108,13 +117,8 @@ export async function authorizeDocument(
     });
   }
   // Cameras handed to clients must be at the actor's sites too.
-  const camerasInDoc = new Map(
-    ((doc.cameras ?? []) as Record<string, unknown>[]).map((c) => [
-      String(c.CameraID),
-      c.SiteID as number,
-    ]),
-  );
-  const granted = clients.map((c) => (Array.isArray(c.cameraIds) ? (c.cameraIds as number[]) : []));
+  const camerasInDoc = new Map((doc.cameras ?? []).map((c) => [String(c.CameraID), c.SiteID]));
+  const granted = clients.map((c) => (Array.isArray(c.cameraIds) ? c.cameraIds : []));
   const camerasNow = await sitesNow(db, 'cameras', 'camera_id', 'int', granted.flat());
   granted.forEach((ids, i) =>
     ids.forEach((id, j) => {
@@ -125,12 +129,9 @@ export async function authorizeDocument(
   );
   // A register's site is its Modbus device's (in the document, checked above, or in the database);
   // an existing register must be at one of the actor's sites as well.
-  const registers = (doc.registers ?? []) as Record<string, unknown>[];
+  const registers = doc.registers ?? [];
   const devicesInDoc = new Map(
-    ((doc.modbusDevices ?? []) as Record<string, unknown>[]).map((d) => [
-      String(d.SiteModbusInOutDeviceID),
-      d.SiteID as number,
-    ]),
+    (doc.modbusDevices ?? []).map((d) => [String(d.SiteModbusInOutDeviceID), d.SiteID]),
   );
   const devicesNow = await sitesNow(
     db,
@@ -158,7 +159,7 @@ export async function authorizeDocument(
 }
 
 /** `registers[5].SiteModbusInOutDeviceID` -> `/registers/5/SiteModbusInOutDeviceID` */
-export const pointerOf = (path: string) =>
+const pointerOf = (path: string) =>
   path.startsWith('(')
     ? '/'
     : `/${path
@@ -181,7 +182,7 @@ export async function importAsAdmin(
     const summary = await importDocument(db, doc, {
       authorize: async (tx, checked) => {
         await authorizeDocument(tx, checked, actor);
-        clientIds = (checked.clients ?? []).map((c) => c.clientId as string);
+        clientIds = (checked.clients ?? []).map((c) => c.clientId);
       },
     });
     return { summary, clientIds };

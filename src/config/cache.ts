@@ -52,6 +52,9 @@ class Lru<T> {
 
 const gzipAsync = promisify(gzip);
 
+/** How a cached body is sent: as serialized, or gzipped. The route chooses (from Accept-Encoding). */
+export type BodyEncoding = 'identity' | 'gzip';
+
 /** A serialized body, and its gzip form made (off the event loop) the first time a client asks for it. */
 export class CachedBody {
   private gzipped?: Promise<Buffer>;
@@ -59,18 +62,10 @@ export class CachedBody {
   gzip(): Promise<Buffer> {
     return (this.gzipped ??= gzipAsync(this.raw, { level: 6 }));
   }
-}
-
-/** Whether an Accept-Encoding header admits gzip (present, and not with q=0). */
-export function acceptsGzip(header: string | undefined): boolean {
-  return (header ?? '').split(',').some((part) => {
-    const [coding, ...params] = part
-      .toLowerCase()
-      .split(';')
-      .map((x) => x.trim());
-    const q = params.find((p) => p.startsWith('q='));
-    return coding === 'gzip' && (q === undefined || Number(q.slice(2)) > 0);
-  });
+  /** The bytes to send in that encoding. */
+  encoded(encoding: BodyEncoding): Promise<Buffer> {
+    return encoding === 'gzip' ? this.gzip() : Promise.resolve(this.raw);
+  }
 }
 
 /** An index and the fingerprint of the snapshot it was read in. */

@@ -25,12 +25,22 @@ import { toIso } from '../time.js';
 export type EquipmentKind = AttachKind;
 
 /** A record in its interface shape and the time it last changed. */
-export interface Item {
-  rec: Row;
+export interface Item<R extends Row = Row> {
+  rec: R;
   stamp: number;
 }
 
-export interface RegisterRow extends Item {
+/** Interface records by the fields the index reads; bigints (ids) come as text. */
+export type RegisterRecord = Row & { SiteIODeviceRegisterID: string };
+export type SensorRecord = Row & {
+  SiteSensorID: number;
+  EquipmentTypeID: number | null;
+  EquipmentID: string | null;
+};
+/** An actuator, or one of its scalings, triggers and tank-group connections. */
+export type ActuatorRecord = Row & { SiteActuatorID: number };
+
+export interface RegisterRow extends Item<RegisterRecord> {
   /** The sensor that reads the register, and where in its list. */
   sensorId: number | null;
   position: number | null;
@@ -39,10 +49,10 @@ export interface RegisterRow extends Item {
 }
 
 export interface ActuatorRows {
-  actuators: Row[];
-  scalings: Row[];
-  triggers: Row[];
-  connections: Row[];
+  actuators: ActuatorRecord[];
+  scalings: ActuatorRecord[];
+  triggers: ActuatorRecord[];
+  connections: ActuatorRecord[];
 }
 
 export interface ConfigData {
@@ -50,7 +60,7 @@ export interface ConfigData {
   devices: Item[];
   /** Ordered by register id. */
   registers: RegisterRow[];
-  sensors: Item[];
+  sensors: Item<SensorRecord>[];
   meters: Item[];
   pumps: Item[];
   tanks: Item[];
@@ -92,27 +102,41 @@ const REGISTER_SELECT = `SELECT ${selectList(REGISTER, 'r')},
   JOIN modbus_devices d ON d.device_id = r.device_id
   LEFT JOIN sensor_registers sr ON sr.register_id = r.register_id`;
 
+/** A row of REGISTER_SELECT: the register's record and what is derived from its device and sensor. */
+type RegisterSelectRow = RegisterRecord & {
+  _deviceName: string;
+  _slaveAddress: number;
+  _sensorId: number | null;
+  _position: number | null;
+  _stamp: Date;
+};
+
 /** Interface §2.1 plus the derived device and connection fields (contract §3). */
-function toRegister(row: Row): RegisterRow {
+function toRegister(row: RegisterSelectRow): RegisterRow {
   const { _deviceName, _slaveAddress, _sensorId, _position, _stamp, ...rec } = row;
   const attached = _sensorId !== null;
   rec.SiteModbusInOutDevices = { DeviceName: _deviceName, SlaveAddress: _slaveAddress };
   rec.ConnectionName = attached ? _deviceName : null;
   rec.ConnectionSlaveAddress = attached ? _slaveAddress : null;
   rec.ConnectionSensorID = attached ? _sensorId : null;
-  return { rec, stamp: (_stamp as Date).getTime(), sensorId: _sensorId, position: _position };
+  return { rec, stamp: _stamp.getTime(), sensorId: _sensorId, position: _position };
 }
 
 const timeFields = (fields: Field[]) => fields.filter((f) => f.kind === 'time').map((f) => f.name);
 const DEVICE_TIMES = timeFields(MODBUS_DEVICE);
 const ACTUATOR_TIMES = timeFields(ACTUATOR);
 /** Timestamps arrive as Date objects; the interface wants UTC ISO text. */
-function isoTimes(rec: Row, names: string[]): Row {
-  for (const n of names) rec[n] = toIso(rec[n]);
+function isoTimes<R extends Row>(rec: R, names: string[]): R {
+  const fields: Row = rec;
+  for (const n of names) {
+    const t = fields[n];
+    fields[n] =
+      t instanceof Date || typeof t === 'string' || typeof t === 'number' ? toIso(t) : null;
+  }
   return rec;
 }
 
-async function items(
+async function items<R extends Row = Row>(
   db: Queryable,
   fields: Field[],
   table: string,
@@ -121,13 +145,13 @@ async function items(
   params: unknown[],
   times: string[] = [],
 ) {
-  const rows = await db.query(
+  const rows = await db.query<Row & { _stamp: Date }>(
     `SELECT ${selectList(fields, 't')}, t.updated_at AS "_stamp" FROM ${table} t WHERE ${where} ORDER BY t.${id}`,
     params,
   );
-  return rows.map(({ _stamp, ...rec }): Item => ({
-    rec: isoTimes(rec, times),
-    stamp: (_stamp as Date).getTime(),
+  return rows.map(({ _stamp, ...rec }): Item<R> => ({
+    rec: isoTimes(rec as R, times),
+    stamp: _stamp.getTime(),
   }));
 }
 
@@ -153,7 +177,14 @@ const CONFIG_TABLES = [
 
 const LINK_CHANGES =
   'SELECT equipment_kind, equipment_id, role, register_id, changed_at FROM config_link_changes';
-const toLinkChange = (r: Row): LinkChange => ({
+interface LinkChangeRow {
+  equipment_kind: LinkChange['kind'];
+  equipment_id: number;
+  role: string | null;
+  register_id: string | null;
+  changed_at: Date;
+}
+const toLinkChange = (r: LinkChangeRow): LinkChange => ({
   kind: r.equipment_kind,
   id: r.equipment_id,
   role: r.role,
@@ -195,7 +226,14 @@ export async function siteFingerprint(db: Queryable, siteId: number): Promise<st
   return row?.fp;
 }
 
-function groupRoles(rows: Row[]): ConfigData['roles'] {
+interface RoleRow {
+  equipment_kind: string;
+  equipment_id: number;
+  role: string;
+  register_id: string | null;
+}
+
+function groupRoles(rows: RoleRow[]): ConfigData['roles'] {
   const out: ConfigData['roles'] = new Map();
   for (const r of rows) {
     const key = `${r.equipment_kind}:${r.equipment_id}`;
@@ -228,17 +266,20 @@ export async function loadSite(db: Queryable, siteId: number): Promise<ConfigDat
         p,
       ),
       items(db, MODBUS_DEVICE, 'modbus_devices', 'device_id', 't.site_id = $1', p, DEVICE_TIMES),
-      db.query(`${REGISTER_SELECT} WHERE r.site_id = $1 ORDER BY r.register_id`, p),
-      items(db, SENSOR, 'sensors', 'sensor_id', 't.site_id = $1', p),
+      db.query<RegisterSelectRow>(
+        `${REGISTER_SELECT} WHERE r.site_id = $1 ORDER BY r.register_id`,
+        p,
+      ),
+      items<SensorRecord>(db, SENSOR, 'sensors', 'sensor_id', 't.site_id = $1', p),
       equipment('meter'),
       equipment('pump'),
       equipment('tank'),
-      db.query(
+      db.query<RoleRow>(
         `SELECT equipment_kind, equipment_id, role, register_id FROM equipment_register_roles WHERE site_id = $1 ORDER BY equipment_kind, equipment_id, position`,
         p,
       ),
       loadActuators(db, siteId),
-      db.query(`${LINK_CHANGES} WHERE site_id = $1`, p),
+      db.query<LinkChangeRow>(`${LINK_CHANGES} WHERE site_id = $1`, p),
     ]);
   return {
     site,
@@ -278,7 +319,7 @@ export function parseScalePoints(text: unknown): { F: number; V: number }[] {
 
 async function loadActuators(db: Queryable, siteId: number): Promise<ActuatorRows> {
   const q = (fields: Field[], table: string, extra: string, order: string) =>
-    db.query(
+    db.query<ActuatorRecord>(
       `SELECT ${selectList(fields, 't')}${extra} FROM ${table} t WHERE t.site_id = $1 ORDER BY ${order}`,
       [siteId],
     );
@@ -316,11 +357,14 @@ export async function loadSensor(
   siteId: number,
 ): Promise<ConfigData> {
   const [registers, links] = await Promise.all([
-    db.query(
+    db.query<RegisterSelectRow>(
       `${REGISTER_SELECT} WHERE r.site_id = $2 AND (sr.sensor_id = $1 OR ${traced(`'sensor'`, '$1')}) ORDER BY r.register_id`,
       [sensorId, siteId],
     ),
-    db.query(`${LINK_CHANGES} WHERE equipment_kind = 'sensor' AND equipment_id = $1`, [sensorId]),
+    db.query<LinkChangeRow>(
+      `${LINK_CHANGES} WHERE equipment_kind = 'sensor' AND equipment_id = $1`,
+      [sensorId],
+    ),
   ]);
   return {
     ...emptyConfig(),
@@ -351,16 +395,26 @@ export async function loadEquipment(
   const p = [siteId, id, t.typeId, kind];
   const [equipment, sensors, registers, roles, links] = await Promise.all([
     items(db, t.fields, t.table, t.id, `t.${t.id} = $1`, [id]),
-    items(db, SENSOR, 'sensors', 'sensor_id', `t.sensor_id IN (${sensorIds})`, p.slice(0, 3)),
-    db.query(
+    items<SensorRecord>(
+      db,
+      SENSOR,
+      'sensors',
+      'sensor_id',
+      `t.sensor_id IN (${sensorIds})`,
+      p.slice(0, 3),
+    ),
+    db.query<RegisterSelectRow>(
       `${REGISTER_SELECT} WHERE r.site_id = $1 AND (r.register_id IN (${roleIds}) OR sr.sensor_id IN (${sensorIds}) OR ${traced('$4::text', '$2::int')}) ORDER BY r.register_id`,
       p,
     ),
-    db.query(
+    db.query<RoleRow>(
       `SELECT equipment_kind, equipment_id, role, register_id FROM equipment_register_roles WHERE equipment_kind = $1 AND equipment_id = $2 ORDER BY position`,
       [kind, id],
     ),
-    db.query(`${LINK_CHANGES} WHERE equipment_kind = $1 AND equipment_id = $2`, [kind, id]),
+    db.query<LinkChangeRow>(`${LINK_CHANGES} WHERE equipment_kind = $1 AND equipment_id = $2`, [
+      kind,
+      id,
+    ]),
   ]);
   const list = ({ meter: 'meters', pump: 'pumps', tank: 'tanks' } as const)[kind];
   return {

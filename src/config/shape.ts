@@ -1,7 +1,7 @@
 import type { Row } from '../db/index.js';
 import { ACTUATOR, ACTUATOR_HEAVY_FIELDS } from '../schemas/records.js';
 import type { ConfigIndex, EquipmentEntry, SensorEntry, Since } from './assemble.js';
-import type { ActuatorRows, EquipmentKind, RegisterRow } from './repository.js';
+import type { ActuatorRecord, ActuatorRows, EquipmentKind, RegisterRow } from './repository.js';
 
 // The three shapes of contract §5: full (every field, nulls included), light (null properties
 // stripped from every record, heavy actuator fields left out) and compact (interface §2.8).
@@ -53,7 +53,7 @@ export const equipmentConfig = (e: EquipmentEntry, s: Shaper) => ({
 
 /** Actuator configuration entries (interface §2.7), children grouped by actuator in one pass each. */
 export function actuatorEntries(rows: ActuatorRows, s: Shaper): Row[] {
-  const group = (list: Row[]) => {
+  const group = (list: ActuatorRecord[]) => {
     const out = new Map<number, Row[]>();
     for (const c of list) {
       let l = out.get(c.SiteActuatorID);
@@ -91,7 +91,7 @@ export function siteConfig(index: ConfigIndex, s: Shaper, since: Since) {
 }
 
 /** Role maps of the compact shape hold register ids as JSON numbers (interface §2.8); a string only beyond 2^53. */
-export function compactId(id: string): number | string {
+function compactId(id: string): number | string {
   const n = Number(id);
   return Number.isSafeInteger(n) ? n : id;
 }
@@ -105,7 +105,7 @@ export function compactConfig(index: ConfigIndex, since: Since) {
   const used = new Set<string>();
   const idOf = (r: RegisterRow) => {
     used.add(r.rec.SiteIODeviceRegisterID);
-    return r.rec.SiteIODeviceRegisterID as string;
+    return r.rec.SiteIODeviceRegisterID;
   };
   const equipment = (kind: EquipmentKind) =>
     index.equipmentEntries(kind, since).map((e) => ({
@@ -120,7 +120,10 @@ export function compactConfig(index: ConfigIndex, since: Since) {
     .map((e) => ({ sensor: e.sensor.rec, registerIds: e.registers.map(idOf) }));
   const [meters, pumps, tankGroups] = [equipment('meter'), equipment('pump'), equipment('tank')];
   for (const a of index.data.actuators.actuators)
-    for (const f of ACTUATOR_REGISTER_FIELDS) if (a[f] !== null) used.add(a[f]);
+    for (const f of ACTUATOR_REGISTER_FIELDS) {
+      const id = a[f];
+      if (typeof id === 'string') used.add(id);
+    }
   const light = new Shaper(true);
   const registers: Row = {};
   for (const r of index.data.registers)

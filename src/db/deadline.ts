@@ -27,14 +27,25 @@ const NETWORK_CODES = new Set([
 const DRIVER_MESSAGES =
   /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|Cannot use a pool after calling end|PGlite is closed/;
 
+/** A text property of an error (code, message), '' when it has none. */
+const textOf = (err: unknown, key: 'code' | 'message'): string => {
+  const v =
+    typeof err === 'object' && err !== null && key in err
+      ? (err as Record<typeof key, unknown>)[key]
+      : undefined;
+  return typeof v === 'string' ? v : '';
+};
+
+/** An error's code: the SQLSTATE of a server error, a Node code (ECONNRESET…) or ''. */
+export const errorCode = (err: unknown): string => textOf(err, 'code');
+
 export function isDatabaseUnavailable(err: unknown): boolean {
   if (err instanceof DatabaseTimeout) return true;
-  const e = err as { code?: unknown; message?: unknown } | undefined;
-  const code = typeof e?.code === 'string' ? e.code : '';
+  const code = errorCode(err);
   return (
     SERVER_CODES.test(code) ||
     NETWORK_CODES.has(code) ||
-    DRIVER_MESSAGES.test(typeof e?.message === 'string' ? e.message : '')
+    DRIVER_MESSAGES.test(textOf(err, 'message'))
   );
 }
 

@@ -29,8 +29,8 @@ export async function openPglite(dataDir?: string, template = TEMPLATE): Promise
   const loadDataDir = dataDir ? templateFor(dataDir, template) : undefined;
   const pg = await PGlite.create(dataDir, { parsers, loadDataDir, startParams });
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Transaction => ({
-    async query(sql, params) {
-      return (await q.query(sql, params as any[])).rows as any[];
+    async query<T>(sql: string, params?: unknown[]) {
+      return (await q.query<T>(sql, params)).rows;
     },
     async exec(sql) {
       await q.exec(sql);

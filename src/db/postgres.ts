@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import pg from 'pg';
+import pg, { type QueryResultRow } from 'pg';
 import type { Database, QueryOptions, Transaction } from './types.js';
 import { cancelBackend, DatabaseTimeout, withinDeadline } from './deadline.js';
 
@@ -32,11 +32,16 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   const q = (c: pg.PoolClient): Transaction => ({
-    async query(sql, params, options?: QueryOptions) {
-      if (options?.prepared)
-        return (await c.query({ name: statementName(sql), text: sql, values: params as any[] }))
-          .rows;
-      return (await c.query(sql, params as any[])).rows;
+    async query<T>(sql: string, params?: unknown[], options?: QueryOptions) {
+      const result = options?.prepared
+        ? await c.query<QueryResultRow, unknown[]>({
+            name: statementName(sql),
+            text: sql,
+            values: params,
+          })
+        : await c.query<QueryResultRow, unknown[]>(sql, params);
+      // The caller names the shape of its rows (Queryable.query<T>); pg's is an open record.
+      return result.rows as T[];
     },
     async exec(sql) {
       await c.query(sql);

@@ -40,12 +40,6 @@ export type Page = Values[] | EncodedPage;
 /** Record separators inside an encoded page, per format. */
 export const SEPARATOR: Record<Format, string> = { json: ',', csv: '\r\n' };
 
-/** Records encoded as one EncodedPage text: JSON objects joined by ",", or CSV lines joined by CRLF. */
-export function encodeRecords(format: Format, fields: readonly string[], rows: Values[]): string {
-  if (format === 'json') return jsonEncoder(fields).page(rows, true);
-  return rows.length ? csvEncoder(fields).page(rows, true).slice(0, -2) : '';
-}
-
 /**
  * The response body for pages of records. The first page is read before this returns, so that an
  * error before the first byte becomes an error response rather than a cut-off body.

@@ -146,7 +146,7 @@ async function checkImages(
 }
 
 /** `<uuid>.<ext>`: the usual extension of the content type, else its subtype. */
-export function entryName(uuid: string, contentType: string): string {
+function entryName(uuid: string, contentType: string): string {
   const subtype = contentType.toLowerCase().split('/')[1]?.split(/[;+]/)[0].trim() ?? '';
   const ext =
     EXTENSIONS[subtype] ?? (subtype.replace(/^x-/, '').replace(/[^a-z0-9.-]/g, '') || 'bin');

@@ -6,7 +6,7 @@ import type { Queryable } from '../db/index.js';
 // read once stays valid; only a blob nobody references any more is deleted.
 
 /** Bytes per read: a larger image is streamed in slices of this size, never loaded whole. */
-export const SLICE_BYTES = 1024 * 1024;
+const SLICE_BYTES = 1024 * 1024;
 
 export const sha256Hex = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 

@@ -16,8 +16,6 @@ const DECODERS: Record<string, () => Gunzip | ReturnType<typeof createBrotliDeco
   br: createBrotliDecompress,
 };
 
-export const REQUEST_ENCODINGS = ['gzip', 'deflate', 'br'];
-
 /** The stream Fastify reads a body from; it compares receivedEncodedLength with Content-Length. */
 type BodyStream = PassThrough & { receivedEncodedLength: number };
 
@@ -51,7 +49,7 @@ export function registerDecompression(app: FastifyInstance, limit: number): void
  * The decompressed body of `raw`, failing with 413 once it passes `limit` bytes (the decoder is
  * destroyed and `raw` is no longer read) and with 400 when the bytes are not valid `coding` data.
  */
-export function decodeBody(
+function decodeBody(
   raw: Readable,
   decoder: Gunzip | ReturnType<typeof createBrotliDecompress>,
   coding: string,

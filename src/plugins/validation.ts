@@ -37,6 +37,7 @@ function rejectBadText(app: FastifyInstance): void {
         undefined,
       );
     const text = bytes.toString('utf8');
+    // Fastify's default JSON parser answers through the callback (it returns nothing to await).
     void parse(request, text, (err: Error | null, value?: unknown) => {
       if (err) return done(err, undefined);
       const bad = SUSPECT_ESCAPE.test(text) ? badTextAt(value) : undefined;

@@ -16,7 +16,7 @@ export class ImportError extends Error {
 }
 
 /** `/sensors/3/Name` -> `sensors[3].Name` */
-export function recordPath(pointer: string): string {
+function recordPath(pointer: string): string {
   return pointer
     .split('/')
     .filter(Boolean)
@@ -38,18 +38,19 @@ export function checkShape(input: unknown): ProvisioningDocument {
 /** Replaces every time field with its UTC ISO form; an unparsable time is an error at its place. */
 export function normaliseTimes(
   list: string,
-  records: Record<string, any>[] | undefined,
+  records: Record<string, unknown>[] | undefined,
   fields: Field[],
 ): void {
   const timeFields = fields.filter((f) => f.kind === 'time').map((f) => f.name);
   records?.forEach((r, i) => {
     for (const name of timeFields) {
-      if (r[name] === undefined || r[name] === null) continue;
-      const t = parseTime(r[name]);
+      const v = r[name];
+      if (v === undefined || v === null) continue;
+      const t = typeof v === 'string' ? parseTime(v) : undefined;
       if (t === undefined)
         throw new ImportError(
           `${list}[${i}].${name}`,
-          `not an ISO 8601 date-time: ${JSON.stringify(r[name])}`,
+          `not an ISO 8601 date-time: ${JSON.stringify(v)}`,
         );
       r[name] = new Date(t).toISOString();
     }
@@ -58,7 +59,7 @@ export function normaliseTimes(
 
 export function checkUnique(
   list: string,
-  records: Record<string, any>[] | undefined,
+  records: Record<string, unknown>[] | undefined,
   key: string,
 ): void {
   const seen = new Set<string>();
@@ -91,11 +92,11 @@ export class References {
 
   constructor(private readonly db: Queryable) {}
 
-  add(
+  add<R extends Record<string, unknown>>(
     kind: RefKind,
-    records: Record<string, any>[] | undefined,
-    idField: string,
-    siteOf: (r: any) => number | null,
+    records: R[] | undefined,
+    idField: keyof R & string,
+    siteOf: (r: R) => number | null,
   ) {
     const map = this.known.get(kind) ?? new Map();
     for (const r of records ?? []) map.set(String(r[idField]), siteOf(r));

@@ -70,25 +70,26 @@ export function generateDemo(
   const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)];
   const round = (v: number, d = 2) => Math.round(v * 10 ** d) / 10 ** d;
   const now = (opts.now ?? new Date()).getTime();
-  const doc = {
-    companies: [] as any[],
-    sites: [] as any[],
-    modbusDevices: [] as any[],
-    registers: [] as any[],
-    sensors: [] as any[],
-    flowMeters: [] as any[],
-    pumps: [] as any[],
-    tankGroups: [] as any[],
-    actuators: [] as any[],
-    cameras: [] as any[],
-    transactions: [] as any[],
-    images: [] as any[],
+  const doc: Required<Omit<ProvisioningDocument, 'clients'>> = {
+    companies: [],
+    sites: [],
+    modbusDevices: [],
+    registers: [],
+    sensors: [],
+    flowMeters: [],
+    pumps: [],
+    tankGroups: [],
+    actuators: [],
+    cameras: [],
+    transactions: [],
+    images: [],
   };
   const nCompanies = Math.min(2, nSites);
+  const companyName = (c: number) => COMPANY_NAMES[(c - 1) % COMPANY_NAMES.length];
   for (let c = 1; c <= nCompanies; c++)
     doc.companies.push({
       CompanyID: base + c,
-      Name: COMPANY_NAMES[(c - 1) % COMPANY_NAMES.length],
+      Name: companyName(c),
     });
 
   for (let s = 1; s <= nSites; s++) {
@@ -382,7 +383,7 @@ export function generateDemo(
             LogTypeName: 'Main Ticket',
             LogType: 1,
             Editor: 'Field Operator',
-            EditorCompany: doc.companies[0].Name,
+            EditorCompany: companyName(1),
             ChangeDate: new Date(when.getTime() + 1_800_000).toISOString(),
             ChangeItems: [
               {
@@ -398,7 +399,7 @@ export function generateDemo(
                   LogTypeName: 'Disposal Fee',
                   LogType: 4,
                   Editor: 'Billing Desk',
-                  EditorCompany: doc.companies[0].Name,
+                  EditorCompany: companyName(1),
                   ChangeDate: new Date(when.getTime() + 7_200_000).toISOString(),
                   ChangeItems: [{ PropertyName: 'Rate', OriginalValue: '0.45', NewValue: '0.50' }],
                 },

@@ -25,11 +25,9 @@ const Roles = Type.Record(Type.String({ minLength: 1, maxLength: 100 }), Nullabl
   description: 'register role name -> register id, or null for an unconfigured role',
 });
 
-/** A record's fields plus its links; the record's own fields stay loosely typed (checked by the schema). */
-const withExtra = <E extends TProperties>(base: TObject, extra: E) =>
-  Type.Object({ ...(base.properties as Record<string, never>), ...extra } as E & {
-    [k: string]: any;
-  });
+/** A record's fields plus its links. */
+const withExtra = (base: TObject, extra: TProperties) =>
+  Type.Object({ ...base.properties, ...extra });
 
 export const ScalePoints = Type.Union(
   [Type.Array(Type.Object({ F: Type.Number(), V: Type.Number() })), Type.String(), Type.Null()],
@@ -56,21 +54,32 @@ export const ChangeRecordIn = Type.Object({
   ),
 });
 
+const ClientIn = Type.Object({
+  clientId: Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9._:@-]+$' }),
+  clientSecret: Type.String({ minLength: 8, maxLength: 1000 }),
+  siteIds: Type.Union([IdList, Type.Literal('*')]),
+  cameraIds: Type.Optional(Type.Union([IdList, Type.Literal('*')])),
+  admin: Type.Optional(Type.Boolean()),
+});
+
+const ImageIn = Type.Object({
+  UUID: Type.String({
+    pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+  }),
+  Kind: Type.Union([Type.Literal('ticket'), Type.Literal('motion')]),
+  SiteID: Type.Integer(),
+  TransactionID: Type.Optional(Nullable(Type.Integer())),
+  CameraID: Type.Optional(Nullable(Type.Integer())),
+  CapturedAt: Type.Optional(Nullable(DateTimeInput)),
+  ContentType: Type.String({ pattern: '^image/[a-z0-9.+-]+$' }),
+  DataBase64: Type.String({ minLength: 4, maxLength: 14_000_000 }),
+});
+
 export const ProvisioningDocument = Type.Object(
   {
     companies: Type.Optional(Type.Array(recordSchema(COMPANY, 'in'))),
     sites: Type.Optional(Type.Array(recordSchema(SITE, 'in'))),
-    clients: Type.Optional(
-      Type.Array(
-        Type.Object({
-          clientId: Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9._:@-]+$' }),
-          clientSecret: Type.String({ minLength: 8, maxLength: 1000 }),
-          siteIds: Type.Union([IdList, Type.Literal('*')]),
-          cameraIds: Type.Optional(Type.Union([IdList, Type.Literal('*')])),
-          admin: Type.Optional(Type.Boolean()),
-        }),
-      ),
-    ),
+    clients: Type.Optional(Type.Array(ClientIn)),
     modbusDevices: Type.Optional(Type.Array(recordSchema(MODBUS_DEVICE, 'in'))),
     registers: Type.Optional(Type.Array(recordSchema(REGISTER, 'in'))),
     sensors: Type.Optional(
@@ -114,25 +123,101 @@ export const ProvisioningDocument = Type.Object(
         }),
       ),
     ),
-    images: Type.Optional(
-      Type.Array(
-        Type.Object({
-          UUID: Type.String({
-            pattern:
-              '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
-          }),
-          Kind: Type.Union([Type.Literal('ticket'), Type.Literal('motion')]),
-          SiteID: Type.Integer(),
-          TransactionID: Type.Optional(Nullable(Type.Integer())),
-          CameraID: Type.Optional(Nullable(Type.Integer())),
-          CapturedAt: Type.Optional(Nullable(DateTimeInput)),
-          ContentType: Type.String({ pattern: '^image/[a-z0-9.+-]+$' }),
-          DataBase64: Type.String({ minLength: 4, maxLength: 14_000_000 }),
-        }),
-      ),
-    ),
+    images: Type.Optional(Type.Array(ImageIn)),
   },
   { additionalProperties: false },
 );
-/** Checked against the schema before use; the code reads records by their interface field names. */
-export type ProvisioningDocument = { [K in keyof Static<typeof ProvisioningDocument>]?: any[] };
+// The document as the code reads it, once checked against the schema: every record by its interface
+// field names, typed where the import reads a field itself (ids, sites, links); the other fields
+// are only passed on to the database, as the schema let them through.
+
+/** A record's interface fields. */
+type Fields = Record<string, unknown>;
+/** A 64-bit id, as a JSON string or integer. */
+export type BigId = string | number;
+
+export interface CompanyIn extends Fields {
+  CompanyID: number;
+}
+/** A record of a site: a Modbus device, camera, sensor, meter, pump, tank group, actuator… */
+export interface SitedIn extends Fields {
+  SiteID: number;
+}
+export interface SiteIn extends SitedIn {
+  CompanyID: number;
+}
+export interface ModbusDeviceIn extends SitedIn {
+  SiteModbusInOutDeviceID: number;
+}
+export interface RegisterIn extends Fields {
+  SiteIODeviceRegisterID: BigId;
+  SiteModbusInOutDeviceID: number;
+}
+export interface SensorIn extends SitedIn {
+  SiteSensorID: number;
+  /** The registers it reads, in order; absent: its list is left as it is. */
+  RegisterIDs?: BigId[];
+}
+/** A flow meter, pump or tank group. */
+export interface EquipmentIn extends SitedIn {
+  /** Role name -> register id, null for an unconfigured role; absent: its roles are left as they are. */
+  Registers?: Record<string, BigId | null>;
+}
+export interface FlowMeterIn extends EquipmentIn {
+  SiteFlowMeterID: number;
+}
+export interface PumpIn extends EquipmentIn {
+  SitePumpID: number;
+}
+export interface TankGroupIn extends EquipmentIn {
+  SiteTankGroupID: number;
+}
+/** A sensor scaling, sensor trigger or tank-group connection of an actuator. */
+export interface ActuatorChildIn extends Fields {
+  SiteActuatorID: number;
+  SiteSensorID?: number;
+  SiteTankGroupID?: number;
+  ScalePoints?: Static<typeof ScalePoints>;
+}
+export interface ActuatorIn extends SitedIn {
+  SiteActuatorID: number;
+  SensorScalings?: ActuatorChildIn[];
+  SensorTriggers?: ActuatorChildIn[];
+  TankGroupConnections?: ActuatorChildIn[];
+}
+export interface CameraIn extends SitedIn {
+  CameraID: number;
+}
+export type ChangeIn = Static<typeof ChangeRecordIn>;
+export interface TransactionIn extends SitedIn {
+  TransactionID: number;
+  TicketNumber: number;
+  TransactionDate: string;
+  Changes?: ChangeIn[];
+}
+export type ClientIn = Static<typeof ClientIn>;
+export type ImageIn = Static<typeof ImageIn>;
+
+export interface ProvisioningDocument {
+  companies?: CompanyIn[];
+  sites?: SiteIn[];
+  clients?: ClientIn[];
+  modbusDevices?: ModbusDeviceIn[];
+  registers?: RegisterIn[];
+  sensors?: SensorIn[];
+  flowMeters?: FlowMeterIn[];
+  pumps?: PumpIn[];
+  tankGroups?: TankGroupIn[];
+  actuators?: ActuatorIn[];
+  cameras?: CameraIn[];
+  transactions?: TransactionIn[];
+  images?: ImageIn[];
+}
+
+/** The type and the schema name the same lists (else this does not compile). */
+type SameKeys<A, B> = [keyof A] extends [keyof B]
+  ? [keyof B] extends [keyof A]
+    ? true
+    : never
+  : never;
+const _sameLists: SameKeys<ProvisioningDocument, Static<typeof ProvisioningDocument>> = true;

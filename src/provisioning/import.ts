@@ -9,15 +9,13 @@ import {
   PUMP,
   REGISTER,
   SENSOR,
-  SENSOR_SCALING,
-  SENSOR_TRIGGER,
   SITE,
   TANK_GROUP,
-  TANK_GROUP_CONNECTION,
   TRANSACTION,
+  type Field,
 } from '../schemas/records.js';
 import { checkShape, checkUnique, ImportError, normaliseTimes, References } from './checks.js';
-import type { ProvisioningDocument } from './document.js';
+import type { ProvisioningDocument, SitedIn } from './document.js';
 import { linkedSites, readLinks, recordLinkChanges } from './link-changes.js';
 import { replaceActuatorChildren, replaceRoles, replaceSensorLinks } from './links.js';
 import { columnsOf, toRows, upsertRows } from './upsert.js';
@@ -74,7 +72,7 @@ export async function importDocument(
     ['transactions', 'TransactionID'],
     ['images', 'UUID'],
   ];
-  for (const [list, key] of uniques) checkUnique(list, doc[list] as any[], key);
+  for (const [list, key] of uniques) checkUnique(list, doc[list], key);
   checkImages(doc);
 
   return db.transaction(async (tx) => {
@@ -87,75 +85,43 @@ export async function importDocument(
       summary[list] = { received, changed };
       if (received) progress(`${list}: ${received} received, ${changed} new or changed`);
     };
-    const up = (
-      table: string,
-      key: string,
-      fields: typeof SITE,
-      records: any[] | undefined,
-      extra?: (r: any) => Record<string, unknown>,
-    ) =>
-      upsertRows(
+    /** Upserts the records of a list into its table (TABLES), and counts them. */
+    const upsertList = async <L extends keyof typeof TABLES>(
+      list: L,
+      extra?: (r: RecordOf<L>) => Record<string, unknown>,
+    ) => {
+      const [table, key, fields] = TABLES[list];
+      const records: readonly RecordOf<L>[] = doc[list] ?? [];
+      const columns = [...columnsOf(fields), ...extraColumns(table)];
+      const rows = toRows(fields, records, extra);
+      const changed = await upsertRows(
         tx,
-        { table, key: [key], columns: [...columnsOf(fields), ...extraColumns(table)], stamp: true },
-        toRows(fields, records ?? [], extra),
+        { table, key: [key], columns, stamp: true },
+        rows,
         stamp,
       );
+      count(list, records.length, changed);
+    };
 
-    count(
-      'companies',
-      doc.companies?.length ?? 0,
-      await up('companies', 'company_id', COMPANY, doc.companies),
-    );
-    count('sites', doc.sites?.length ?? 0, await up('sites', 'site_id', SITE, doc.sites));
-    count(
-      'modbusDevices',
-      doc.modbusDevices?.length ?? 0,
-      await up('modbus_devices', 'device_id', MODBUS_DEVICE, doc.modbusDevices),
-    );
-    count(
-      'registers',
-      doc.registers?.length ?? 0,
-      await up('registers', 'register_id', REGISTER, doc.registers, (r) => ({
-        site_id: refs.siteOf('device', r.SiteModbusInOutDeviceID, ''),
-      })),
-    );
-    count(
-      'sensors',
-      doc.sensors?.length ?? 0,
-      await up('sensors', 'sensor_id', SENSOR, doc.sensors),
-    );
-    count(
-      'flowMeters',
-      doc.flowMeters?.length ?? 0,
-      await up('flow_meters', 'meter_id', FLOW_METER, doc.flowMeters),
-    );
-    count('pumps', doc.pumps?.length ?? 0, await up('pumps', 'pump_id', PUMP, doc.pumps));
-    count(
-      'tankGroups',
-      doc.tankGroups?.length ?? 0,
-      await up('tank_groups', 'tank_group_id', TANK_GROUP, doc.tankGroups),
-    );
-    count(
-      'actuators',
-      doc.actuators?.length ?? 0,
-      await up('actuators', 'actuator_id', ACTUATOR, doc.actuators),
-    );
+    await upsertList('companies');
+    await upsertList('sites');
+    await upsertList('modbusDevices');
+    await upsertList('registers', (r) => ({
+      site_id: refs.siteOf('device', r.SiteModbusInOutDeviceID, ''),
+    }));
+    await upsertList('sensors');
+    await upsertList('flowMeters');
+    await upsertList('pumps');
+    await upsertList('tankGroups');
+    await upsertList('actuators');
     await replaceSensorLinks(tx, doc.sensors ?? []);
     await replaceRoles(tx, 'meter', doc.flowMeters ?? [], 'SiteFlowMeterID');
     await replaceRoles(tx, 'pump', doc.pumps ?? [], 'SitePumpID');
     await replaceRoles(tx, 'tank', doc.tankGroups ?? [], 'SiteTankGroupID');
     await recordLinkChanges(tx, linksBefore, await readLinks(tx, linkSites), stamp);
     await replaceActuatorChildren(tx, doc.actuators ?? []);
-    count(
-      'cameras',
-      doc.cameras?.length ?? 0,
-      await up('cameras', 'camera_id', CAMERA, doc.cameras),
-    );
-    count(
-      'transactions',
-      doc.transactions?.length ?? 0,
-      await up('transactions', 'transaction_id', TRANSACTION, doc.transactions),
-    );
+    await upsertList('cameras');
+    await upsertList('transactions');
     count(
       'changes',
       doc.transactions?.reduce((n, t) => n + (t.Changes?.length ?? 0), 0) ?? 0,
@@ -177,6 +143,22 @@ export async function importDocument(
     return summary;
   });
 }
+
+/** The table, key column and fields of each list of interface records. */
+const TABLES = {
+  companies: ['companies', 'company_id', COMPANY],
+  sites: ['sites', 'site_id', SITE],
+  modbusDevices: ['modbus_devices', 'device_id', MODBUS_DEVICE],
+  registers: ['registers', 'register_id', REGISTER],
+  sensors: ['sensors', 'sensor_id', SENSOR],
+  flowMeters: ['flow_meters', 'meter_id', FLOW_METER],
+  pumps: ['pumps', 'pump_id', PUMP],
+  tankGroups: ['tank_groups', 'tank_group_id', TANK_GROUP],
+  actuators: ['actuators', 'actuator_id', ACTUATOR],
+  cameras: ['cameras', 'camera_id', CAMERA],
+  transactions: ['transactions', 'transaction_id', TRANSACTION],
+} satisfies Partial<Record<keyof ProvisioningDocument, [string, string, Field[]]>>;
+type RecordOf<L extends keyof ProvisioningDocument> = NonNullable<ProvisioningDocument[L]>[number];
 
 /** Columns a table has beyond its interface record (derived at import). */
 const extraColumns = (table: string) =>
@@ -210,14 +192,13 @@ async function collectReferences(db: Queryable, doc: ProvisioningDocument): Prom
     'transactions',
     'images',
   ] as const;
+  const sited = (l: (typeof siteLists)[number]): readonly Pick<SitedIn, 'SiteID'>[] => doc[l] ?? [];
   await refs.load(
     'site',
-    siteLists.flatMap((l) => (doc[l] ?? []).map((r: any) => r.SiteID)),
+    siteLists.flatMap((l) => sited(l).map((r) => r.SiteID)),
   );
   for (const l of siteLists)
-    (doc[l] as any[] | undefined)?.forEach((r, i) =>
-      refs.siteOf('site', r.SiteID, `${l}[${i}].SiteID`),
-    );
+    sited(l).forEach((r, i) => refs.siteOf('site', r.SiteID, `${l}[${i}].SiteID`));
 
   await refs.load(
     'device',
@@ -234,13 +215,11 @@ async function collectReferences(db: Queryable, doc: ProvisioningDocument): Prom
   const roleLists = ['flowMeters', 'pumps', 'tankGroups'] as const;
   await refs.load('register', [
     ...(doc.sensors ?? []).flatMap((s) => s.RegisterIDs ?? []),
-    ...roleLists.flatMap((l) =>
-      (doc[l] ?? []).flatMap((e: any) => Object.values(e.Registers ?? {})),
-    ),
+    ...roleLists.flatMap((l) => (doc[l] ?? []).flatMap((e) => Object.values(e.Registers ?? {}))),
   ]);
   const claimedBy = new Map<string, number>();
   doc.sensors?.forEach((s, i) =>
-    s.RegisterIDs?.forEach((id: unknown, j: number) => {
+    s.RegisterIDs?.forEach((id, j) => {
       const path = `sensors[${i}].RegisterIDs[${j}]`;
       refs.siteOf('register', id, path, s.SiteID);
       const other = claimedBy.get(String(id));
@@ -250,7 +229,7 @@ async function collectReferences(db: Queryable, doc: ProvisioningDocument): Prom
     }),
   );
   for (const l of roleLists)
-    (doc[l] as any[] | undefined)?.forEach((e, i) => {
+    doc[l]?.forEach((e, i) => {
       for (const [role, id] of Object.entries(e.Registers ?? {}))
         if (id !== null) refs.siteOf('register', id, `${l}[${i}].Registers.${role}`, e.SiteID);
     });
@@ -259,13 +238,13 @@ async function collectReferences(db: Queryable, doc: ProvisioningDocument): Prom
   await refs.load(
     'sensor',
     (doc.actuators ?? []).flatMap((a) =>
-      [...(a.SensorScalings ?? []), ...(a.SensorTriggers ?? [])].map((c: any) => c.SiteSensorID),
+      [...(a.SensorScalings ?? []), ...(a.SensorTriggers ?? [])].map((c) => c.SiteSensorID),
     ),
   );
   await refs.load(
     'tank',
     (doc.actuators ?? []).flatMap((a) =>
-      (a.TankGroupConnections ?? []).map((c: any) => c.SiteTankGroupID),
+      (a.TankGroupConnections ?? []).map((c) => c.SiteTankGroupID),
     ),
   );
   doc.actuators?.forEach((a, i) => {
@@ -275,7 +254,7 @@ async function collectReferences(db: Queryable, doc: ProvisioningDocument): Prom
       TankGroupConnections: a.TankGroupConnections,
     };
     for (const [list, items] of Object.entries(children))
-      (items as any[] | undefined)?.forEach((c, j) => {
+      items?.forEach((c, j) => {
         const path = `actuators[${i}].${list}[${j}]`;
         if (c.SiteActuatorID !== a.SiteActuatorID)
           throw new ImportError(
@@ -290,7 +269,7 @@ async function collectReferences(db: Queryable, doc: ProvisioningDocument): Prom
   });
 
   // A client is given sites and cameras that exist (in the document or the database).
-  const listed = (v: unknown) => (Array.isArray(v) ? (v as number[]) : []);
+  const listed = (v: number[] | '*' | undefined) => (Array.isArray(v) ? v : []);
   await refs.load(
     'site',
     (doc.clients ?? []).flatMap((c) => listed(c.siteIds)),

@@ -1,6 +1,12 @@
 import type { Queryable } from '../db/index.js';
-import { SENSOR_SCALING, SENSOR_TRIGGER, TANK_GROUP_CONNECTION } from '../schemas/records.js';
-import { columnsOf, toRows, upsertRows } from './upsert.js';
+import {
+  SENSOR_SCALING,
+  SENSOR_TRIGGER,
+  TANK_GROUP_CONNECTION,
+  type Field,
+} from '../schemas/records.js';
+import type { ActuatorChildIn, ActuatorIn, EquipmentIn } from './document.js';
+import { cols, columnsOf, toRows, upsertRows, type ColumnKind } from './upsert.js';
 
 // Links between equipment and registers. A record that lists its links replaces them; one that
 // leaves the list out keeps what it had. What changed is traced by link-changes.ts, not here.
@@ -58,15 +64,17 @@ export async function replaceSensorLinks(
   );
 }
 
-export async function replaceRoles(
+export async function replaceRoles<K extends string>(
   db: Queryable,
   kind: 'meter' | 'pump' | 'tank',
-  equipment: Record<string, any>[],
-  idField: string,
+  equipment: (EquipmentIn & Record<K, number>)[],
+  idField: K,
 ) {
-  const listed = equipment.filter((e) => e.Registers);
+  const listed = equipment.filter(
+    (e): e is typeof e & Required<Pick<EquipmentIn, 'Registers'>> => !!e.Registers,
+  );
   if (!listed.length) return;
-  const ids = listed.map((e) => e[idField] as number);
+  const ids = listed.map((e) => e[idField]);
   const old = await db.query<{ equipment_id: number; role: string; register_id: string | null }>(
     `SELECT equipment_id, role, register_id FROM equipment_register_roles WHERE equipment_kind = $1 AND equipment_id = ANY($2::int[]) ORDER BY position`,
     [kind, ids],
@@ -78,7 +86,7 @@ export async function replaceRoles(
     before.set(r.equipment_id, [...(before.get(r.equipment_id) ?? []), [r.role, r.register_id]]);
   const changed = listed
     .filter((e) => !sameList(key(Object.entries(e.Registers)), key(before.get(e[idField]) ?? [])))
-    .map((e) => e[idField] as number);
+    .map((e) => e[idField]);
   if (!changed.length) return;
 
   await db.query(
@@ -88,7 +96,7 @@ export async function replaceRoles(
   const rows = listed
     .filter((e) => changed.includes(e[idField]))
     .flatMap((e) =>
-      Object.entries(e.Registers as Record<string, unknown>).map(([role, reg], position) => ({
+      Object.entries(e.Registers).map(([role, reg], position) => ({
         equipment_kind: kind,
         equipment_id: e[idField],
         role,
@@ -118,17 +126,24 @@ export async function replaceRoles(
 }
 
 /** Scalings, triggers and tank-group connections of each listed actuator are replaced as given. */
-export async function replaceActuatorChildren(db: Queryable, actuators: Record<string, any>[]) {
-  const site = (r: any) => ({
+export async function replaceActuatorChildren(db: Queryable, actuators: ActuatorIn[]) {
+  const site = (r: ActuatorChildIn) => ({
     site_id: actuators.find((a) => a.SiteActuatorID === r.SiteActuatorID)!.SiteID,
   });
-  const lists = [
+  const lists: {
+    field: 'SensorScalings' | 'SensorTriggers' | 'TankGroupConnections';
+    table: string;
+    key: string;
+    fields: Field[];
+    extra: (r: ActuatorChildIn, i: number) => Record<string, unknown>;
+    more: { column: string; kind: ColumnKind }[];
+  }[] = [
     {
       field: 'SensorScalings',
       table: 'actuator_sensor_scalings',
       key: 'scaling_id',
       fields: SENSOR_SCALING,
-      extra: (r: any) => ({
+      extra: (r) => ({
         ...site(r),
         scale_points:
           r.ScalePoints == null
@@ -144,7 +159,7 @@ export async function replaceActuatorChildren(db: Queryable, actuators: Record<s
       table: 'actuator_sensor_triggers',
       key: 'actuator_id, position',
       fields: SENSOR_TRIGGER,
-      extra: (r: any, i: number) => ({ ...site(r), position: i }),
+      extra: (r, i) => ({ ...site(r), position: i }),
       more: cols(['position', 'int']),
     },
     {
@@ -162,7 +177,7 @@ export async function replaceActuatorChildren(db: Queryable, actuators: Record<s
     await db.query(`DELETE FROM ${l.table} WHERE actuator_id = ANY($1::int[])`, [
       listed.map((a) => a.SiteActuatorID),
     ]);
-    const rows = listed.flatMap((a) => toRows(l.fields, a[l.field], l.extra));
+    const rows = listed.flatMap((a) => toRows(l.fields, a[l.field] ?? [], l.extra));
     await upsertRows(
       db,
       {
@@ -176,6 +191,3 @@ export async function replaceActuatorChildren(db: Queryable, actuators: Record<s
     );
   }
 }
-
-const cols = (...pairs: [string, 'int' | 'bigint' | 'text'][]) =>
-  pairs.map(([column, kind]) => ({ column, kind }));

@@ -7,7 +7,7 @@ import { seedDemoTelemetry } from '../telemetry/demo.js';
 import { rebuildAll } from '../telemetry/rollups/refresh.js';
 import { seedDemoAlarms } from '../alarms/demo.js';
 
-export const DEMO_CLIENT_ID = 'demo';
+const DEMO_CLIENT_ID = 'demo';
 
 /**
  * Fills a database that has never been seeded with the demo data set and a demo client whose secret

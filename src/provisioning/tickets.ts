@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/index.js';
 import { ImportError } from './checks.js';
 import type { ProvisioningDocument } from './document.js';
-import { upsertRows } from './upsert.js';
+import { cols, upsertRows } from './upsert.js';
 import { dropUnusedBlobs, storeBlobs } from '../images/store.js';
 
 type Doc = ProvisioningDocument;
@@ -18,7 +18,7 @@ export function checkImages(doc: Doc): void {
       throw new ImportError(`images[${i}].DataBase64`, 'not base64');
   });
   doc.transactions?.forEach((t, i) =>
-    t.Changes?.forEach((c: any, j: number) => {
+    t.Changes?.forEach((c, j) => {
       if (c.TransactionID !== undefined && c.TransactionID !== t.TransactionID)
         throw new ImportError(
           `transactions[${i}].Changes[${j}].TransactionID`,
@@ -34,7 +34,7 @@ export async function upsertChanges(
   transactions: NonNullable<Doc['transactions']>,
 ): Promise<number> {
   const rows = transactions.flatMap((t) =>
-    (t.Changes ?? []).map((c: any) => ({
+    (t.Changes ?? []).map((c) => ({
       transaction_id: t.TransactionID,
       site_id: t.SiteID,
       ticket_number: c.TicketNumber ?? t.TicketNumber,
@@ -46,7 +46,7 @@ export async function upsertChanges(
       change_items: c.ChangeItems,
     })),
   );
-  const columns = [
+  const columns = cols(
     ['transaction_id', 'int'],
     ['site_id', 'int'],
     ['ticket_number', 'bigint'],
@@ -56,7 +56,7 @@ export async function upsertChanges(
     ['editor_company', 'text'],
     ['change_date', 'time'],
     ['change_items', 'json'],
-  ].map(([column, kind]) => ({ column, kind: kind as any }));
+  );
   return upsertRows(
     db,
     {
@@ -100,7 +100,7 @@ export async function upsertImages(
     content_type: m.ContentType,
     sha256: Buffer.from(digests[i], 'hex').toString('base64'),
   }));
-  const columns = [
+  const columns = cols(
     ['uuid', 'uuid'],
     ['kind', 'text'],
     ['site_id', 'int'],
@@ -109,7 +109,7 @@ export async function upsertImages(
     ['captured_at', 'time'],
     ['content_type', 'text'],
     ['sha256', 'base64'],
-  ].map(([column, kind]) => ({ column, kind: kind as any }));
+  );
   const changed = await upsertRows(
     db,
     { table: 'images', key: ['uuid'], columns, stamp: true },

@@ -77,10 +77,10 @@ export async function upsertRows(
 }
 
 /** Maps interface-named records to column-named rows, with extra columns merged in. */
-export function toRows(
+export function toRows<R extends Record<string, unknown>>(
   fields: Field[],
-  records: Record<string, unknown>[],
-  extra?: (r: any, i: number) => Record<string, unknown>,
+  records: readonly R[],
+  extra?: (r: R, i: number) => Record<string, unknown>,
 ) {
   return records.map((r, i) => {
     const row: Record<string, unknown> = {};
@@ -94,3 +94,7 @@ export function toRows(
 
 export const columnsOf = (fields: Field[]) =>
   fields.map((f) => ({ column: f.column, kind: f.kind }));
+
+/** Columns from [name, kind] pairs. */
+export const cols = (...pairs: [string, ColumnKind][]): UpsertSpec['columns'] =>
+  pairs.map(([column, kind]) => ({ column, kind }));

@@ -1,6 +1,6 @@
 import type { Database } from '../db/index.js';
 import { serverError, UNSTORED } from '../errors.js';
-import { DatabaseTimeout, isDatabaseUnavailable } from '../db/deadline.js';
+import { DatabaseTimeout, errorCode, isDatabaseUnavailable } from '../db/deadline.js';
 import { keysOf, type Counts, type Job } from './jobs.js';
 import type { Partitions } from './partitions.js';
 import { buildStatement, type LogMode } from './statement.js';
@@ -47,16 +47,11 @@ const MAX_ROUNDS = 4;
 const UPSERT_AFTER_CONFLICT_MS = 2000;
 const UNIQUE_VIOLATION = '23505';
 
-/** The SQLSTATE of a database error ('' for anything else). */
-const codeOf = (err: unknown): string =>
-  typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string'
-    ? (err as { code: string }).code
-    : '';
-
 const TRANSIENT = new Set(['40001', '40P01']); // serialization failure, deadlock: nothing was written
 /** Worth another attempt: nothing was written, and the deadline has not passed. */
 const retryable = (err: unknown) =>
-  TRANSIENT.has(codeOf(err)) || (isDatabaseUnavailable(err) && !(err instanceof DatabaseTimeout));
+  TRANSIENT.has(errorCode(err)) ||
+  (isDatabaseUnavailable(err) && !(err instanceof DatabaseTimeout));
 
 const failure = (cause: unknown) => Object.assign(serverError(UNSTORED), { cause });
 
@@ -225,7 +220,7 @@ export class TelemetryWriter {
           duplicates: job.received - stored[i],
         }));
       } catch (err) {
-        if (mode === 'insert' && codeOf(err) === UNIQUE_VIOLATION) {
+        if (mode === 'insert' && errorCode(err) === UNIQUE_VIOLATION) {
           this.lastConflict = Date.now();
           mode = 'upsert';
           n--;

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/index.js';
+import { rowPages } from '../db/pager.js';
 import type { Values } from '../export/records.js';
 import { toIso } from '../time.js';
 import { PAGE_SIZE } from './logs.js';
@@ -49,24 +50,39 @@ const pageSql = (cursor: boolean) => `
    ORDER BY c.change_date, c.change_id
    LIMIT $5`;
 
+interface ChangeRow {
+  change_id: string;
+  transaction_id: number;
+  log_type_name: string;
+  log_type: number;
+  ticket_number: number;
+  site_id: number;
+  site_name: string;
+  company_name: string;
+  editor: string;
+  editor_company: string;
+  change_date: Date | string;
+  change_items: Record<string, string>[];
+}
+
 /** Pages of change-log records (CHANGE_LOG_FIELDS order) until the range is exhausted. */
-export async function* changeLogPages(
+export function changeLogPages(
   db: Queryable,
   q: ChangeLogQuery,
   pageSize = PAGE_SIZE,
 ): AsyncGenerator<Values[]> {
-  const base = [
-    new Date(q.start).toISOString(),
-    new Date(q.end).toISOString(),
-    q.siteIds,
-    q.ticketNumbers,
-    pageSize,
-  ];
-  let cursor: [string, string] | undefined;
-  for (;;) {
-    const rows = await db.query(pageSql(!!cursor), cursor ? [...base, ...cursor] : base);
-    if (rows.length)
-      yield rows.map((r) => [
+  return rowPages(db, pageSize, {
+    sql: pageSql,
+    params: [
+      new Date(q.start).toISOString(),
+      new Date(q.end).toISOString(),
+      q.siteIds,
+      q.ticketNumbers,
+      pageSize,
+    ],
+    keyOf: (r: ChangeRow): [string, string] => [toIso(r.change_date)!, String(r.change_id)],
+    page: (rows): Values[] =>
+      rows.map((r) => [
         r.transaction_id,
         r.log_type_name,
         r.log_type,
@@ -78,9 +94,6 @@ export async function* changeLogPages(
         r.editor_company,
         toIso(r.change_date),
         r.change_items.map(changeItem),
-      ]);
-    if (rows.length < pageSize) return;
-    const last = rows[rows.length - 1];
-    cursor = [toIso(last.change_date)!, String(last.change_id)];
-  }
+      ]),
+  });
 }

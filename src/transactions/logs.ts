@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/index.js';
+import { rowPages } from '../db/pager.js';
 import type { Values } from '../export/records.js';
 import { toIso } from '../time.js';
 
@@ -58,33 +59,40 @@ const pageSql = (cursor: boolean, motionCap: boolean) => `
    ORDER BY t.transaction_date, t.transaction_id
    LIMIT $4`;
 
+interface TransactionRow {
+  transaction_id: number;
+  ticket_number: number;
+  site_id: number;
+  site_name: string;
+  company_name: string;
+  transaction_date: Date | string;
+  hauler_company: string | null;
+  driver_name: string | null;
+  truck_number: string | null;
+  fluid_type: string | null;
+  volume: number | null;
+  volume_units: string | null;
+  notes: string | null;
+  ticket_images: string[];
+  motion_images?: string[];
+}
+
 /** Pages of TransactionLogDto values (in transactionLogFields order) until the range is exhausted. */
-export async function* transactionPages(
+export function transactionPages(
   db: Queryable,
   q: TransactionQuery,
   pageSize = PAGE_SIZE,
 ): AsyncGenerator<Values[]> {
-  const base = [
-    q.siteIds,
-    new Date(q.start).toISOString(),
-    new Date(q.end).toISOString(),
-    pageSize,
-  ];
-  let cursor: [string, number] | undefined;
-  for (;;) {
+  return rowPages(db, pageSize, {
+    sql: (after) => pageSql(after, q.motionCap),
+    params: [q.siteIds, new Date(q.start).toISOString(), new Date(q.end).toISOString(), pageSize],
     // Times carry milliseconds only (every input goes through parseTime), so the ISO cursor is exact.
-    const rows = await db.query(
-      pageSql(!!cursor, q.motionCap),
-      cursor ? [...base, ...cursor] : base,
-    );
-    if (rows.length) yield rows.map((r) => toValues(r, q.motionCap));
-    if (rows.length < pageSize) return;
-    const last = rows[rows.length - 1];
-    cursor = [toIso(last.transaction_date)!, last.transaction_id];
-  }
+    keyOf: (r: TransactionRow): [string, number] => [toIso(r.transaction_date)!, r.transaction_id],
+    page: (rows) => rows.map((r) => toValues(r, q.motionCap)),
+  });
 }
 
-function toValues(r: Record<string, any>, motionCap: boolean): Values {
+function toValues(r: TransactionRow, motionCap: boolean): Values {
   const v: Values = [
     r.transaction_id,
     r.ticket_number,

@@ -3,7 +3,7 @@ import type { Access } from '../auth/access.js';
 import { forbidden } from '../errors.js';
 
 /** The same words whichever site failed, so a 403 tells nothing about another tenant's sites. */
-export const NO_SITE_ACCESS = 'no access to one or more of the requested sites';
+const NO_SITE_ACCESS = 'no access to one or more of the requested sites';
 
 /**
  * 403 as a whole when any requested site is out of reach or does not exist (a site that does not

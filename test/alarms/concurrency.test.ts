@@ -107,7 +107,12 @@ describeEachBackend('alarms under concurrency', (backend) => {
       expect(mine.filter((b) => b.status === 'created')).toHaveLength(1);
       expect(new Set(mine.map((b) => b.SiteAlarmLogID)).size).toBe(1);
       expect(await openCount(db, 1, type)).toBe(1);
-      const rows = await db.query(
+      const rows = await db.query<{
+        id: string;
+        occurrences: number;
+        first_seen: Date;
+        last_seen: Date;
+      }>(
         `SELECT alarm_id::text AS id, occurrences, first_seen, last_seen FROM site_alarms WHERE site_id = 1 AND alarm_type = $1`,
         [type],
       );

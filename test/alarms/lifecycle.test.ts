@@ -191,10 +191,13 @@ describeEachBackend('alarm lifecycle', (backend) => {
       { SiteAlarmLogID: created, note: 'reset the overload relay' },
     ]);
     expect(res).toEqual({ status: 200, body: [{ SiteAlarmLogID: created, status: 'resolved' }] });
-    const [row] = await ctx.db.query(
-      `SELECT resolved_at, resolved_by, resolve_note FROM site_alarms WHERE alarm_id = $1`,
-      [created],
-    );
+    const [row] = await ctx.db.query<{
+      resolved_at: Date;
+      resolved_by: string;
+      resolve_note: string;
+    }>(`SELECT resolved_at, resolved_by, resolve_note FROM site_alarms WHERE alarm_id = $1`, [
+      created,
+    ]);
     expect(row.resolved_by).toBe('operator-1');
     expect(row.resolve_note).toBe('reset the overload relay');
     expect(new Date(row.resolved_at).getTime()).toBeGreaterThanOrEqual(before - 1000);

@@ -1,8 +1,9 @@
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { ConfigIndex } from '../../src/config/assemble.js';
-import { acceptsGzip, CachedBody, ConfigCache } from '../../src/config/cache.js';
+import { CachedBody, ConfigCache } from '../../src/config/cache.js';
 import { emptyConfig } from '../../src/config/repository.js';
+import { acceptsGzip, bodyEncoding } from '../../src/routes/v1/config/encoding.js';
 
 // The configuration cache on its own: fingerprint checks shared only with requests that arrived
 // before the check started, bodies and indexes valid for exactly one fingerprint.
@@ -90,6 +91,8 @@ describe('ConfigCache', () => {
     const z = await body.gzip();
     expect(await body.gzip()).toBe(z);
     expect(gunzipSync(z).equals(body.raw)).toBe(true);
+    expect(await body.encoded('gzip')).toBe(z);
+    expect(await body.encoded('identity')).toBe(body.raw);
     const cases: [string | undefined, boolean][] = [
       [undefined, false],
       ['gzip', true],
@@ -99,7 +102,9 @@ describe('ConfigCache', () => {
       ['identity', false],
       ['x-gzip', false],
     ];
-    for (const [header, expected] of cases)
+    for (const [header, expected] of cases) {
       expect(acceptsGzip(header), String(header)).toBe(expected);
+      expect(bodyEncoding(header), String(header)).toBe(expected ? 'gzip' : 'identity');
+    }
   });
 });

@@ -40,8 +40,8 @@ function state(which: 'A' | 'B') {
   if (which === 'B') {
     const lists = doc.sensors.map((s) => s.RegisterIDs);
     doc.sensors.forEach((s, i) => (s.RegisterIDs = lists[(i + 1) % lists.length]));
-    for (const p of doc.pumps)
-      [p.Registers.Running, p.Registers.Start] = [p.Registers.Start, p.Registers.Running];
+    for (const { Registers: roles } of doc.pumps)
+      [roles!.Running, roles!.Start] = [roles!.Start, roles!.Running];
   }
   const { registers, sensors, flowMeters, pumps, tankGroups, modbusDevices } = doc;
   return { registers, sensors, flowMeters, pumps, tankGroups, modbusDevices };

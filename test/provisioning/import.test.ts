@@ -60,7 +60,7 @@ describeEachBackend('provisioning import', (backend) => {
     ])
       expect(n[t], t).toBeGreaterThan(0);
     expect(summary.registers.changed).toBe(n.registers);
-    const [img] = await db.query(
+    const [img] = await db.query<{ data: Uint8Array }>(
       `SELECT b.data FROM images i JOIN image_blobs b USING (sha256) WHERE i.content_type = 'image/png' LIMIT 1`,
     );
     expect(Buffer.from(img.data).subarray(1, 4).toString()).toBe('PNG');
@@ -107,7 +107,7 @@ describeEachBackend('provisioning import', (backend) => {
     const reg = doc.registers[3];
     reg.Name = 'renamed register';
     doc.pumps[0].MaximumFlow = 99_999;
-    doc.sensors[1].RegisterIDs = [...doc.sensors[1].RegisterIDs].reverse().concat([]); // order only may differ
+    doc.sensors[1].RegisterIDs = [...doc.sensors[1].RegisterIDs!].reverse().concat([]); // order only may differ
     await importDocument(db, doc, { now: stamp });
     const changedRegs = await db.query<{ register_id: string }>(
       `SELECT register_id FROM registers WHERE updated_at = $1`,

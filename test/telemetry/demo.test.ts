@@ -26,7 +26,7 @@ describeEachBackend('demo telemetry', (backend) => {
       const n = await count(`SELECT count(*) AS n FROM ${equipment}`);
       expect(n, equipment).toBeGreaterThan(0);
       expect(await count(`SELECT count(*) AS n FROM ${logs}`), logs).toBe(n * DEMO_SAMPLES);
-      const [span] = await db.query(
+      const [span] = await db.query<{ a: Date; b: Date; samples: string }>(
         `SELECT min(ts) AS a, max(ts) AS b, count(DISTINCT ts) AS samples FROM ${logs}`,
       );
       expect(Number(span.samples)).toBe(DEMO_SAMPLES);
@@ -48,7 +48,7 @@ describeEachBackend('demo telemetry', (backend) => {
       `SELECT (SELECT count(*) FROM sensors) + (SELECT count(*) FROM flow_meters) + (SELECT count(*) FROM pumps) + (SELECT count(*) FROM tank_groups) AS n`,
     );
     expect(await count(`SELECT count(*) AS n FROM current_readings`)).toBe(equipment);
-    const [pump] = await db.query(
+    const [pump] = await db.query<{ record: Record<string, unknown> }>(
       `SELECT record FROM current_readings WHERE equipment_kind = 'pump' LIMIT 1`,
     );
     expect(Object.keys(pump.record).sort()).toEqual([

@@ -235,7 +235,7 @@ describeEachBackend('telemetry log upload', (backend) => {
     await t.ctx.db.query(`UPDATE sites SET last_communication = NULL`);
     const before = Date.now();
     await t.post('logs/sensor', { sensorID: SENSOR, value: 99, timestamp: '2026-01-01T00:00:00Z' });
-    const [site] = await t.ctx.db.query(
+    const [site] = await t.ctx.db.query<{ t: Date }>(
       `SELECT last_communication AS t FROM sites WHERE site_id = 1`,
     );
     expect(site.t.getTime()).toBeGreaterThanOrEqual(before - 1000);

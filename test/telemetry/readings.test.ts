@@ -7,7 +7,7 @@ describeEachBackend('telemetry live readings', (backend) => {
 
   const current = async (kind: string, id: number) =>
     (
-      await t.ctx.db.query(
+      await t.ctx.db.query<{ record: Record<string, unknown> }>(
         `SELECT record FROM current_readings WHERE equipment_kind = $1 AND equipment_id = $2`,
         [kind, id],
       )

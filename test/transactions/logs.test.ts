@@ -167,7 +167,7 @@ describeEachBackend('transaction logs', (backend) => {
       return out;
     };
     const whole = await collect(100_000);
-    const [{ n }] = await ctx.db.query(
+    const [{ n }] = await ctx.db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM transactions WHERE site_id BETWEEN 1 AND 4`,
     );
     expect(n).toBeGreaterThanOrEqual(120 + 25);

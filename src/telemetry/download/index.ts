@@ -11,10 +11,10 @@ import { isKnownZone } from './zones.js';
 // The download engine behind POST /v1/<kind>/logs/load and /v1/sensors/logs/raw: checks a request
 // (times, span, zone, equipment, access) and yields its records page by page.
 
-export const MAX_SUMMARY_DAYS = 366;
+const MAX_SUMMARY_DAYS = 366;
 export const MAX_RAW_DAYS = 60;
 /** Most elements one summary request may produce (ids × buckets): a year of 15-minute buckets for 57 equipment. */
-export const MAX_SUMMARY_ELEMENTS = 2_000_000;
+const MAX_SUMMARY_ELEMENTS = 2_000_000;
 /** Elements per database query: pages of the response (two are asked at once, see prefetched). */
 const PAGE_ELEMENTS = 25_000;
 
@@ -100,8 +100,7 @@ export async function* prefetched<T, P>(
   };
   fill();
   while (pending.length) {
-    const current = await pending[0];
-    pending.shift();
+    const current = await pending.shift()!;
     fill();
     yield current;
   }

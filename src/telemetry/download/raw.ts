@@ -1,20 +1,21 @@
 import type { Access } from '../../auth/access.js';
 import { requireEquipment } from '../../auth/access.js';
 import type { Queryable } from '../../db/index.js';
+import { keysetPages } from '../../db/pager.js';
 import type { Format } from '../../export/records.js';
 import { isoSql, parseRange } from '../../time.js';
 import { SQL_SEPARATOR } from './encode-sql.js';
 import { MAX_RAW_DAYS, type Download } from './index.js';
 
-// Raw sensor logs, [start, end) ascending, read in pages by key (sensor, ts > last seen): no
-// transaction or connection is held while the client reads, and memory holds one page. The
+// Raw sensor logs, [start, end) ascending, read in pages by key (sensor, ts > last seen; see
+// db/pager.ts): no transaction or connection is held while the client reads. The
 // database writes each page in the response's format (JSON objects or CSV lines): for millions of
 // rows that is several times faster than making an object of every row here, and it keeps the
 // service's memory flat. Values are float8 text (the shortest text that reads back as the same
 // number), times UTC with milliseconds.
 
 const PAGE_ROWS = 5_000;
-export const RAW_FIELDS = ['sensorID', 'value', 'timestamp'];
+const RAW_FIELDS = ['sensorID', 'value', 'timestamp'];
 const ISO = isoSql('ts');
 const LINE: Record<Format, string> = {
   json: `'{"sensorID":' || $1::int || ',"value":' || value::text || ',"timestamp":"' || ${ISO} || '"}'`,
@@ -33,21 +34,15 @@ export async function openRawSensorLogs(
       SELECT ts, value FROM sensor_logs WHERE sensor_id = $1 AND ts ${op} $2::timestamptz AND ts < $3::timestamptz ORDER BY ts LIMIT ${PAGE_ROWS})
     SELECT count(*)::int AS n, max(ts)::text AS last, string_agg(${LINE[format]}, ${SQL_SEPARATOR[format]} ORDER BY ts) AS text FROM p`;
   type RawPage = { n: number; last: string | null; text: string | null };
-  const read = (from: string, op: string) => {
-    const page = db
-      .query<RawPage>(sql(op), [body.sensorId, from, new Date(end).toISOString()])
-      .then((rows) => rows[0]);
-    page.catch(() => {}); // failing while the current page is sent is not an unhandled rejection; awaiting still throws
-    return page;
-  };
-  // The next page is asked of the database as soon as the current one is here, while it is sent.
-  async function* pages(): AsyncGenerator<{ text: string }> {
-    let next: Promise<RawPage> | undefined = read(new Date(start).toISOString(), '>=');
-    while (next) {
-      const page: RawPage = await next;
-      next = page.n === PAGE_ROWS && page.last ? read(page.last, '>') : undefined;
-      yield { text: page.text ?? '' };
-    }
-  }
-  return { fields: RAW_FIELDS, pages: pages() };
+  const until = new Date(end).toISOString();
+  // The first page from start (included), each later one after the last time of the one before.
+  const pages = keysetPages<string, { text: string }>(PAGE_ROWS, async (after) => {
+    const [page] = await db.query<RawPage>(sql(after === undefined ? '>=' : '>'), [
+      body.sensorId,
+      after ?? new Date(start).toISOString(),
+      until,
+    ]);
+    return { page: { text: page.text ?? '' }, rows: page.n, last: page.last ?? undefined };
+  });
+  return { fields: RAW_FIELDS, pages };
 }

@@ -61,7 +61,7 @@ const floorTo = (t: number, ms: number) => Math.floor(t / ms) * ms;
 const ceilTo = (t: number, ms: number) => Math.ceil(t / ms) * ms;
 
 /** Rollup level (minutes) whose UTC-aligned buckets nest in every output bucket; 0: logs only. */
-export function unitLevel(
+function unitLevel(
   interval: Interval,
   zone: string,
   start: number,
@@ -79,7 +79,7 @@ export function unitLevel(
  * The UTC instants that split [start, end) between the sources: logs in [start, s15) and [e15, end),
  * 15-minute rollups in [s15, a) and [b, e15), level rollups in [a, b).
  */
-export function splitRange(start: number, end: number, level: number) {
+function splitRange(start: number, end: number, level: number) {
   if (level === 0) return { s15: end, e15: end, a: end, b: end };
   let s15 = ceilTo(start, QUARTER);
   let e15 = floorTo(end, QUARTER);
@@ -114,7 +114,7 @@ const WIDTH: Record<Interval, number> = { '15m': 15, '1h': 60, '1d': 1440, all: 
  * out as they are, without merging, and only the rest (edges, stale buckets) is merged. Meters merge
  * everything: each bucket's volume links to the unit before it.
  */
-export const directLevel = (spec: UnitSpec, interval: Interval, level: number) =>
+const directLevel = (spec: UnitSpec, interval: Interval, level: number) =>
   !spec.chain && level > 0 && WIDTH[interval] === level;
 
 /** Clean rows of the level in [a, b) ($7, $8). */
@@ -144,7 +144,7 @@ const TYPED = `$2::timestamptz IS NOT NULL AND $3::timestamptz IS NOT NULL AND $
  * in `format`. Level rows that are output buckets by themselves (see directLevel) are encoded as they
  * are; everything else is merged per equipment and output bucket first.
  */
-export function summarySql(
+function summarySql(
   spec: UnitSpec,
   interval: Interval,
   level: number,

@@ -2,7 +2,6 @@ import type { TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyTypebox } from '../../../http.js';
 import { requireEquipment } from '../../../auth/access.js';
-import { acceptsGzip } from '../../../config/cache.js';
 import { ConfigReader, type SiteView } from '../../../config/reader.js';
 import type { EquipmentKind } from '../../../config/repository.js';
 import { badRequest, forbidden, notFound } from '../../../errors.js';
@@ -18,6 +17,7 @@ import {
   SiteUpdatesQuery,
   UpdatesQuery,
 } from './schema.js';
+import { bodyEncoding } from './encoding.js';
 
 // Interface §4.3: 11 paths, each with its /updates twin, and a /light variant of each but the two
 // compact ones: 42 routes, generated from the two tables below.
@@ -36,6 +36,22 @@ interface ByIdPath {
   response: (d: Dtos) => TSchema;
 }
 
+/** `/meters/:meterId`, `/pumps/:pumpId`, `/tanks/:tankGroupId`: an equipment's registers. */
+const equipmentById = (
+  kind: EquipmentKind,
+  name: 'Meter' | 'Pump' | 'Tank',
+  param: string,
+  label: string,
+  response: (d: Dtos) => TSchema,
+): ByIdPath => ({
+  path: `/${kind}s`,
+  op: [`get${name}Registers`, `get${name}RegisterUpdates`],
+  param,
+  kind,
+  what: `A ${label}'s role registers and sensor registers`,
+  response,
+});
+
 const BY_ID: ByIdPath[] = [
   {
     path: '/sensors',
@@ -45,30 +61,9 @@ const BY_ID: ByIdPath[] = [
     what: 'The registers a sensor reads',
     response: (d) => d.Registers,
   },
-  {
-    path: '/meters',
-    op: ['getMeterRegisters', 'getMeterRegisterUpdates'],
-    param: 'meterId',
-    kind: 'meter',
-    what: "A flow meter's role registers and sensor registers",
-    response: (d) => d.MeterRegisters,
-  },
-  {
-    path: '/pumps',
-    op: ['getPumpRegisters', 'getPumpRegisterUpdates'],
-    param: 'pumpId',
-    kind: 'pump',
-    what: "A pump's role registers and sensor registers",
-    response: (d) => d.PumpRegisters,
-  },
-  {
-    path: '/tanks',
-    op: ['getTankRegisters', 'getTankRegisterUpdates'],
-    param: 'tankGroupId',
-    kind: 'tank',
-    what: "A tank group's role registers and sensor registers",
-    response: (d) => d.TankRegisters,
-  },
+  equipmentById('meter', 'Meter', 'meterId', 'flow meter', (d) => d.MeterRegisters),
+  equipmentById('pump', 'Pump', 'pumpId', 'pump', (d) => d.PumpRegisters),
+  equipmentById('tank', 'Tank', 'tankGroupId', 'tank group', (d) => d.TankRegisters),
 ];
 
 interface SitePath {
@@ -242,9 +237,10 @@ export async function configRoutes(app: FastifyTypebox): Promise<void> {
           if (!read) throw forbidden('no access to one or more of the requested sites');
           if ('value' in read) return read.value;
           // Whole-site bodies run to megabytes: sent gzipped to a client that asks for it.
+          const encoding = bodyEncoding(request.headers['accept-encoding']);
           reply.type('application/json; charset=utf-8').header('vary', 'accept-encoding');
-          if (!acceptsGzip(request.headers['accept-encoding'])) return reply.send(read.body.raw);
-          return reply.header('content-encoding', 'gzip').send(await read.body.gzip());
+          if (encoding === 'gzip') reply.header('content-encoding', 'gzip');
+          return reply.send(await read.body.encoded(encoding));
         },
       );
     }

@@ -29,7 +29,8 @@ export const SiteUpdatesQuery = Type.Object({ siteId: IntId, startDate: StartDat
 export const UpdatesQuery = Type.Object({ startDate: StartDate });
 export const idParams = (name: string) => Type.Object({ [name]: IntId });
 
-const isNull = (s: TSchema) => s.type === 'null';
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+const isNull = (s: unknown) => isObject(s) && s.type === 'null';
 
 /**
  * The same schema with each `T | null` union written as `type: [T, 'null']`. fast-json-stringify
@@ -38,19 +39,21 @@ const isNull = (s: TSchema) => s.type === 'null';
  */
 export function forSerialization(schema: unknown): TSchema {
   if (Array.isArray(schema)) return schema.map(forSerialization) as unknown as TSchema;
-  if (!schema || typeof schema !== 'object') return schema as TSchema;
-  const s = schema as Record<string, any>;
+  if (!isObject(schema)) return schema as TSchema;
+  const { anyOf, ...rest } = schema;
   if (
-    Array.isArray(s.anyOf) &&
-    s.anyOf.length === 2 &&
-    isNull(s.anyOf[1]) &&
-    typeof s.anyOf[0].type === 'string'
+    Array.isArray(anyOf) &&
+    anyOf.length === 2 &&
+    isNull(anyOf[1]) &&
+    isObject(anyOf[0]) &&
+    typeof anyOf[0].type === 'string'
   ) {
-    const { anyOf, ...rest } = s;
-    const inner = forSerialization(anyOf[0]) as Record<string, any>;
+    const inner = forSerialization(anyOf[0]) as Record<string, unknown>;
     return { ...rest, ...inner, type: [inner.type, 'null'] } as unknown as TSchema;
   }
-  return Object.fromEntries(Object.entries(s).map(([k, v]) => [k, forSerialization(v)])) as TSchema;
+  return Object.fromEntries(
+    Object.entries(schema).map(([k, v]) => [k, forSerialization(v)]),
+  ) as TSchema;
 }
 
 /**

@@ -37,6 +37,10 @@ export async function streamRoutes(app: FastifyTypebox): Promise<void> {
     '/stream',
     {
       sse: { kind: 'only' },
+      // The stream or a 406, by the Accept header (checked by @fastify/sse): caches must key on it.
+      preHandler: async (_request, reply) => {
+        reply.header('vary', 'accept');
+      },
       schema: {
         operationId: 'streamEvents',
         tags: ['live stream'],

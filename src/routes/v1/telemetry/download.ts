@@ -1,14 +1,9 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyTypebox } from '../../../http.js';
-import { MEDIA_TYPE, negotiateFormat, recordsBody } from '../../../export/records.js';
 import { securedErrors } from '../../../schemas/common.js';
 import type { TelemetryKind } from '../../../telemetry/kinds.js';
-import {
-  openSummaries,
-  type Download,
-  type SummaryBody,
-} from '../../../telemetry/download/index.js';
+import { openSummaries, type SummaryBody } from '../../../telemetry/download/index.js';
 import { openRawSensorLogs } from '../../../telemetry/download/raw.js';
+import { negotiate, sendRecords } from '../records.js';
 import {
   idsField,
   listOrCsv,
@@ -34,16 +29,6 @@ const SUMMARY_TEXT =
   'summary read after an upload was answered 201 includes it (late, replayed and replacing logs too). Span at most ' +
   '366 days. Unknown ids: 404 (checked first); any id of a site out of reach: 403.';
 
-async function send(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  download: Download,
-  format = negotiateFormat(request.headers.accept),
-) {
-  const body = await recordsBody(format, download.fields, download.pages);
-  return reply.type(MEDIA_TYPE[format]).header('vary', 'accept').send(body);
-}
-
 export async function downloadRoutes(app: FastifyTypebox): Promise<void> {
   const max = app.config.MAX_BATCH;
   for (const [kind, [path, operationId, label]] of Object.entries(PATHS) as [
@@ -68,16 +53,16 @@ export async function downloadRoutes(app: FastifyTypebox): Promise<void> {
       },
       async (request, reply) => {
         const body = request.body as Record<string, unknown> & Omit<SummaryBody, 'ids'>;
-        const format = negotiateFormat(request.headers.accept);
-        const download = await openSummaries(
+        const answer = negotiate(request);
+        const { fields, pages } = await openSummaries(
           app.db,
           request.access!,
           kind,
           { ...body, ids: body[field] as number[] },
           `/${field}`,
-          format,
+          answer.format,
         );
-        return send(request, reply, download, format);
+        return sendRecords(reply, answer, fields, pages);
       },
     );
   }
@@ -96,13 +81,14 @@ export async function downloadRoutes(app: FastifyTypebox): Promise<void> {
       },
     },
     async (request, reply) => {
-      const format = negotiateFormat(request.headers.accept);
-      return send(
-        request,
-        reply,
-        await openRawSensorLogs(app.db, request.access!, request.body, format),
-        format,
+      const answer = negotiate(request);
+      const { fields, pages } = await openRawSensorLogs(
+        app.db,
+        request.access!,
+        request.body,
+        answer.format,
       );
+      return sendRecords(reply, answer, fields, pages);
     },
   );
 }

@@ -1,10 +1,10 @@
 import type { FastifyTypebox } from '../../../http.js';
 import { securedErrors } from '../../../schemas/common.js';
-import { MEDIA_TYPE, negotiateFormat, recordsBody } from '../../../export/records.js';
 import { parseRange } from '../../../time.js';
 import { requireSiteCameras, requireSites } from '../../../transactions/sites.js';
 import { transactionLogFields, transactionPages } from '../../../transactions/logs.js';
 import { CHANGE_LOG_FIELDS, changeLogPages } from '../../../transactions/change-logs.js';
+import { JSON_ONLY, negotiate, sendRecords } from '../records.js';
 import {
   ChangeLogsRequestDto,
   jsonOnly,
@@ -54,11 +54,8 @@ export async function transactionRoutes(app: FastifyTypebox): Promise<void> {
       const range = parseRange(start, end, 366);
       const sites = await requireSites(app.db, request.access!, siteIds);
       if (motionCap) await requireSiteCameras(app.db, request.access!, sites);
-      const format = negotiateFormat(request.headers.accept);
       const pages = transactionPages(app.db, { siteIds: sites, ...range, motionCap });
-      return reply
-        .type(MEDIA_TYPE[format])
-        .send(await recordsBody(format, transactionLogFields(motionCap), pages));
+      return sendRecords(reply, negotiate(request), transactionLogFields(motionCap), pages);
     },
   );
 
@@ -86,7 +83,7 @@ export async function transactionRoutes(app: FastifyTypebox): Promise<void> {
         : access.siteIds;
       const ticketNumbers = filters?.ticketNums?.length ? filters.ticketNums : null;
       const pages = changeLogPages(app.db, { ...range, siteIds, ticketNumbers });
-      return reply.type(MEDIA_TYPE.json).send(await recordsBody('json', CHANGE_LOG_FIELDS, pages));
+      return sendRecords(reply, JSON_ONLY, CHANGE_LOG_FIELDS, pages);
     },
   );
 }

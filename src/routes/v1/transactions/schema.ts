@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { DateTimeInput, DateTimeOutput, IntId, Nullable } from '../../../schemas/common.js';
+import { DateTimeInput, DateTimeOutput, IntId } from '../../../schemas/common.js';
 import { recordSchema, TRANSACTION } from '../../../schemas/records.js';
 import { TRANSACTION_LOG_FIELDS } from '../../../transactions/logs.js';
 
