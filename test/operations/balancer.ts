@@ -1,17 +1,16 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, type Running } from './process.js';
+import type { Database } from '../../src/db/index.js';
+import { freePort, ROOT, waitFor, type Running } from './process.js';
 
 // Helpers of test/operations/haproxy.test.ts: the built server and HAProxy as child processes,
-// HAProxy's admin socket, an upload client that retries what got no answer, and a live-stream
-// client that reconnects with Last-Event-ID wherever the balancer sends it.
+// HAProxy's admin socket, and two instances behind HAProxy on docs/haproxy.cfg.
 
 /** The sample configuration of docs/deployment.md, run as it is (addresses from the environment). */
 export const HAPROXY_CFG = join(ROOT, 'docs/haproxy.cfg');
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Whether a command answers `<command> -v` (is on PATH and runs). */
 export const onPath = (command: string) => spawnSync(command, ['-v']).status === 0;
@@ -82,193 +81,99 @@ export async function serverStates(socket: string, backend: string) {
   );
 }
 
-export interface Answer {
-  status: number;
-  body: any;
-  servedBy: string | null;
-  /** Requests made: 1 + retries. */
-  attempts: number;
-  /** What each retried attempt got: a status, or the network error. */
-  failures: string[];
+/** Two instances of the built server behind HAProxy, on loopback (docs/haproxy.cfg's names). */
+export interface Pair {
+  /** The balancer's address. */
+  lb: string;
+  /** HAProxy's name of instance i (`instance1`, `instance2`). */
+  name(i: number): string;
+  /** The application_name of instance i's database connections. */
+  appName(i: number): string;
+  /** Each instance's state in HAProxy (`show stat` on the admin socket). */
+  states(): Promise<Record<string, string>>;
+  /** (Re)starts instance i on its port; resolves once its /health answers 200. */
+  start(i: number): Promise<void>;
+  kill(i: number): Promise<void>;
+  close(): Promise<void>;
 }
 
-/** No answer to rely on: the connection failed, the balancer found no instance, or nothing was stored. */
-const RETRIED = new Set([500, 502, 503, 504]);
-
-/**
- * POSTs JSON until it gets an answer other than a failure: what an edge gateway does with an
- * upload (uploads are idempotent, so a replay of one that was stored is a duplicate).
- */
-export async function postWithRetry(
-  url: string,
-  /** The bearer token ('' for none). */
-  token: string,
-  body: unknown,
-  { deadlineMs = 20_000, pauseMs = 100 } = {},
-): Promise<Answer> {
-  const end = Date.now() + deadlineMs;
-  const failures: string[] = [];
-  for (;;) {
-    try {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          ...(token ? { authorization: `Bearer ${token}` } : {}),
-        },
-        body: JSON.stringify(body),
-      });
-      const text = await res.text();
-      if (!RETRIED.has(res.status))
-        return {
-          status: res.status,
-          body: text ? JSON.parse(text) : undefined,
-          servedBy: res.headers.get('x-served-by'),
-          attempts: failures.length + 1,
-          failures,
-        };
-      failures.push(String(res.status));
-    } catch (err) {
-      failures.push((err as Error).cause ? String((err as Error).cause) : String(err));
-    }
-    if (Date.now() > end) throw new Error(`no answer from ${url} in ${deadlineMs} ms: ${failures}`);
-    await sleep(pauseMs);
+/** `env` is every instance's; `tag` names their database connections (`<tag>-1`, `<tag>-2`). */
+export async function startPair(env: Record<string, string>, tag: string): Promise<Pair> {
+  const dir = mkdtempSync(join(tmpdir(), 'site-monitor-haproxy-'));
+  const socket = join(dir, 'admin.sock');
+  const ports = [await freePort(), await freePort()];
+  const instances: (Running | undefined)[] = [];
+  let haproxy: Running | undefined;
+  const name = (i: number) => `instance${i + 1}`;
+  const appName = (i: number) => `${tag}-${i + 1}`;
+  const states = () => serverStates(socket, 'instances');
+  const start = async (i: number) => {
+    const url = new URL(env.DATABASE_URL);
+    url.searchParams.set('application_name', appName(i));
+    const p = startServer({ ...env, DATABASE_URL: url.toString(), PORT: String(ports[i]) });
+    instances[i] = p;
+    await waitFor(async () => {
+      if (p.child.exitCode !== null) throw new Error(`${name(i)} exited: ${p.stderr()}`);
+      return (await fetch(`http://127.0.0.1:${ports[i]}/health`)).ok ? true : undefined;
+    }, 60_000).catch((err) => {
+      throw new Error(`${name(i)} did not start: ${err}\n${p.stderr().slice(-2000)}`);
+    });
+  };
+  const pair: Pair = {
+    lb: '',
+    name,
+    appName,
+    states,
+    start,
+    kill: (i) => kill(instances[i]),
+    async close() {
+      await Promise.all([...instances, haproxy].map(kill));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  try {
+    await Promise.all([start(0), start(1)]);
+    const lbPort = await freePort();
+    const h = startHaproxy({
+      BALANCER_BIND: `127.0.0.1:${lbPort}`,
+      BALANCER_SOCKET: socket,
+      INSTANCE_1: `127.0.0.1:${ports[0]}`,
+      INSTANCE_2: `127.0.0.1:${ports[1]}`,
+    });
+    haproxy = h;
+    await waitFor(async () => {
+      const s = await states();
+      return s[name(0)] === 'UP' && s[name(1)] === 'UP' ? true : undefined;
+    }, 20_000).catch((err) => {
+      throw new Error(`haproxy not ready: ${err}\n${h.stderr()}${h.stdout()}`);
+    });
+    pair.lb = `http://127.0.0.1:${lbPort}`;
+    return pair;
+  } catch (err) {
+    await pair.close();
+    throw err;
   }
 }
 
-export interface StreamEvent {
-  type: string;
-  id: string;
-  data: any;
-  /** Index of the connection it came on. */
-  connection: number;
-  at: number;
-}
-
-export interface StreamConnection {
-  /** When the request was sent, and when its response ended (or failed). */
-  at: number;
-  ended?: number;
-  /** The Last-Event-ID it carried. */
-  lastEventId: string | null;
-  status?: number;
-  servedBy?: string | null;
-  error?: string;
-}
-
-export interface FollowedStream {
-  events: StreamEvent[];
-  connections: StreamConnection[];
-  /** The first event from index `from` on that matches, waiting up to ms for it. */
-  next(
-    match: (e: StreamEvent) => boolean,
-    opts?: { from?: number; ms?: number },
-  ): Promise<StreamEvent>;
-  close(): void;
-}
-
-/**
- * A live-stream client on fetch (the token goes in the Authorization header), as a dashboard would
- * write one: it reads Server-Sent Events, and whenever its response ends, fails or is refused, it
- * waits the `retry` the server gave and asks again with the id of the last event it received.
- */
-export function followStream(
-  base: string,
-  token: string,
-  query: string,
-  opts: { lastEventId?: string } = {},
-): FollowedStream {
-  const events: StreamEvent[] = [];
-  const connections: StreamConnection[] = [];
-  const abort = new AbortController();
-  let lastId = opts.lastEventId;
-  let retryMs = 1000;
-  let wake: (() => void) | undefined;
-
-  const read = async (body: ReadableStream<Uint8Array>, connection: number) => {
-    const decoder = new TextDecoder();
-    let buffer = '';
-    let type = '';
-    let data: string[] = [];
-    let id: string | undefined;
-    for await (const chunk of body) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let nl: number;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, nl).replace(/\r$/, '');
-        buffer = buffer.slice(nl + 1);
-        if (line === '') {
-          if (id !== undefined) lastId = id;
-          if (data.length)
-            events.push({
-              type: type || 'message',
-              id: lastId ?? '',
-              data: JSON.parse(data.join('\n')),
-              connection,
-              at: Date.now(),
-            });
-          type = '';
-          data = [];
-          id = undefined;
-          wake?.();
-          continue;
+/** The most connections each named application held on PostgreSQL while sampled (every 100 ms). */
+export function sampleConnections(db: Database, apps: string[]) {
+  const peak = apps.map(() => 0);
+  const timer = setInterval(() => {
+    db.query<{ app: string; n: number }>(
+      `SELECT application_name AS app, count(*)::int AS n FROM pg_stat_activity
+        WHERE application_name = ANY($1) GROUP BY 1`,
+      [apps],
+    )
+      .then((rows) => {
+        for (const r of rows) {
+          const i = apps.indexOf(r.app);
+          peak[i] = Math.max(peak[i], r.n);
         }
-        if (line.startsWith(':')) continue; // a comment: the heartbeat
-        const colon = line.indexOf(':');
-        const field = colon < 0 ? line : line.slice(0, colon);
-        const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-        if (field === 'event') type = value;
-        else if (field === 'data') data.push(value);
-        else if (field === 'id') id = value;
-        else if (field === 'retry' && /^\d+$/.test(value)) retryMs = Number(value);
-      }
-    }
-  };
-
-  void (async () => {
-    while (!abort.signal.aborted) {
-      const connection: StreamConnection = { at: Date.now(), lastEventId: lastId ?? null };
-      connections.push(connection);
-      try {
-        const res = await fetch(`${base}/v1/stream?${query}`, {
-          headers: {
-            authorization: `Bearer ${token}`,
-            accept: 'text/event-stream',
-            ...(lastId ? { 'last-event-id': lastId } : {}),
-          },
-          signal: abort.signal,
-        });
-        connection.status = res.status;
-        connection.servedBy = res.headers.get('x-served-by');
-        if (res.status === 200 && res.body) await read(res.body, connections.length - 1);
-        else await res.body?.cancel();
-      } catch (err) {
-        connection.error = String(err);
-      }
-      connection.ended = Date.now();
-      wake?.();
-      if (!abort.signal.aborted) await sleep(retryMs);
-    }
-  })();
-
+      })
+      .catch(() => {});
+  }, 100);
   return {
-    events,
-    connections,
-    async next(match, { from = 0, ms = 10_000 } = {}) {
-      const end = Date.now() + ms;
-      for (;;) {
-        const found = events.slice(from).find(match);
-        if (found) return found;
-        if (Date.now() > end)
-          throw new Error(
-            `no matching event in ${ms} ms; got ${events.map((e) => e.type).join(', ')}`,
-          );
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          setTimeout(resolve, 50);
-        });
-      }
-    },
-    close: () => abort.abort(),
+    peak,
+    stop: () => clearInterval(timer),
   };
 }

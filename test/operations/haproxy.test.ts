@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upsertClient } from '../../src/auth/clients.js';
@@ -8,20 +7,9 @@ import type { Database } from '../../src/db/index.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
 import { backends, openTestDb } from '../helper.js';
-import {
-  HAPROXY_CFG,
-  followStream,
-  kill,
-  onPath,
-  postWithRetry,
-  serverStates,
-  sleep,
-  startHaproxy,
-  startServer,
-  type Answer,
-  type FollowedStream,
-} from './balancer.js';
-import { freePort, ROOT, waitFor, type Running } from './process.js';
+import { HAPROXY_CFG, onPath, sampleConnections, startPair, type Pair } from './balancer.js';
+import { followStream, postWithRetry, sleep, type Answer, type FollowedStream } from './clients.js';
+import { ROOT, waitFor } from './process.js';
 
 // Two instances of the built server on one PostgreSQL and one Redis, behind a real HAProxy running
 // docs/haproxy.cfg (the sample of docs/deployment.md): round robin, health checks on /health. Through
@@ -35,7 +23,6 @@ import { freePort, ROOT, waitFor, type Running } from './process.js';
 const redisUrl = process.env.TEST_REDIS_URL;
 const ready = backends.includes('postgres') && !!redisUrl && onPath('haproxy');
 
-const BACKEND = 'instances'; // docs/haproxy.cfg
 const LIMIT = 200; // RATE_LIMIT_MAX of both instances
 const BUDGET = LIMIT - 20; // requests a gateway makes at most (its own client, so its own count)
 const LOG_SENSOR = 10100; // demo ids (site * 10000 + n): two sensors of site 1
@@ -60,41 +47,20 @@ interface Acked {
 describe.skipIf(!ready)(
   'two instances behind HAProxy [postgres] (needs PostgreSQL, Redis and haproxy)',
   () => {
-    const dir = mkdtempSync(join(tmpdir(), 'site-monitor-haproxy-'));
-    const socket = join(dir, 'admin.sock');
     let db: Database;
-    let env: Record<string, string>;
-    const ports: number[] = [];
-    const instances: (Running | undefined)[] = [];
-    let haproxy: Running | undefined;
+    let pair: Pair;
     let lb: string;
     /** Tokens by role; each role is a client of its own, named afresh for every run (Redis outlives it). */
     const tokens: Record<string, string> = {};
     const run = randomBytes(4).toString('hex');
     let stream: FollowedStream | undefined;
-    let sampler: NodeJS.Timeout | undefined;
-    /** The instance killed in the third test: its index, its server name in HAProxy. */
+    let sampler: ReturnType<typeof sampleConnections> | undefined;
+    /** The instance killed in the third test. */
     let victim = -1;
     const logs: Acked[] = [];
     const readings: Acked[] = [];
+    const name = (i: number) => pair.name(i);
 
-    const name = (i: number) => `instance${i + 1}`;
-    /** Each instance names its database connections, so the test can count them. */
-    const appName = (i: number) => `sm-haproxy-${run}-${i + 1}`;
-    const start = async (i: number) => {
-      const url = new URL(env.DATABASE_URL);
-      url.searchParams.set('application_name', appName(i));
-      instances[i] = startServer({ ...env, DATABASE_URL: url.toString(), PORT: String(ports[i]) });
-      const base = `http://127.0.0.1:${ports[i]}`;
-      await waitFor(async () => {
-        if (instances[i]!.child.exitCode !== null)
-          throw new Error(`${name(i)} exited: ${instances[i]!.stderr()}`);
-        return (await fetch(`${base}/health`)).ok ? true : undefined;
-      }, 60_000).catch((err) => {
-        throw new Error(`${name(i)} did not start: ${err}\n${instances[i]!.stderr().slice(-2000)}`);
-      });
-    };
-    const states = () => serverStates(socket, BACKEND);
     const get = (token: string, path: string) =>
       fetch(`${lb}${path}`, { headers: { authorization: `Bearer ${token}` } });
     /** Summaries of the log sensor over [from, to) asked through the balancer until both instances answered. */
@@ -134,32 +100,18 @@ describe.skipIf(!ready)(
       const url = new URL(process.env.TEST_DATABASE_URL!);
       url.searchParams.set('options', `-c search_path=${schema}`);
       // What every instance must share: docs/deployment.md.
-      env = {
-        HOST: '127.0.0.1',
-        DATABASE_URL: url.toString(),
-        DEMO: '0',
-        JWT_SECRET: 'haproxy-test-secret-0123456789abcdef',
-        REDIS_URL: redisUrl!,
-        RATE_LIMIT_MAX: String(LIMIT),
-      };
-      ports.push(await freePort(), await freePort());
-      await Promise.all([start(0), start(1)]);
-      const lbPort = await freePort();
-      lb = `http://127.0.0.1:${lbPort}`;
-      haproxy = startHaproxy({
-        BALANCER_BIND: `127.0.0.1:${lbPort}`,
-        BALANCER_SOCKET: socket,
-        INSTANCE_1: `127.0.0.1:${ports[0]}`,
-        INSTANCE_2: `127.0.0.1:${ports[1]}`,
-      });
-      await waitFor(async () => {
-        if (haproxy!.child.exitCode !== null)
-          throw new Error(`haproxy exited: ${haproxy!.stdout()}${haproxy!.stderr()}`);
-        const s = await states();
-        return s[name(0)] === 'UP' && s[name(1)] === 'UP' ? true : undefined;
-      }, 20_000).catch((err) => {
-        throw new Error(`haproxy not ready: ${err}\n${haproxy!.stderr()}${haproxy!.stdout()}`);
-      });
+      pair = await startPair(
+        {
+          HOST: '127.0.0.1',
+          DATABASE_URL: url.toString(),
+          DEMO: '0',
+          JWT_SECRET: 'haproxy-test-secret-0123456789abcdef',
+          REDIS_URL: redisUrl!,
+          RATE_LIMIT_MAX: String(LIMIT),
+        },
+        `sm-haproxy-${run}`,
+      );
+      lb = pair.lb;
       // Tokens through the balancer: whichever instance issues one, every instance accepts it.
       for (const role of roles) {
         const res = await postWithRetry(`${lb}/token`, '', {
@@ -172,11 +124,10 @@ describe.skipIf(!ready)(
     });
 
     afterAll(async () => {
-      clearInterval(sampler);
+      sampler?.stop();
       stream?.close();
-      await Promise.all([...instances, haproxy].map(kill));
+      await pair?.close();
       await db?.close();
-      rmSync(dir, { recursive: true, force: true });
     });
 
     it('spreads requests over both instances, which answer summaries alike', async () => {
@@ -280,22 +231,7 @@ describe.skipIf(!ready)(
           }
         };
         // The connections each instance holds on PostgreSQL, sampled while the load runs.
-        const peak = [0, 0];
-        sampler = setInterval(() => {
-          void db
-            .query<{ app: string; n: number }>(
-              `SELECT application_name AS app, count(*)::int AS n FROM pg_stat_activity
-                WHERE application_name = ANY($1) GROUP BY 1`,
-              [[appName(0), appName(1)]],
-            )
-            .then((rows) => {
-              for (const r of rows) {
-                const i = r.app === appName(0) ? 0 : 1;
-                peak[i] = Math.max(peak[i], r.n);
-              }
-            })
-            .catch(() => {});
-        }, 100);
+        sampler = sampleConnections(db, [pair.appName(0), pair.appName(1)]);
         const load = Promise.all([
           ...Array.from({ length: GATEWAYS }, (_, g) => logGateway(g)),
           readingGateway(),
@@ -307,11 +243,11 @@ describe.skipIf(!ready)(
 
         await orLoad(waitFor(() => (logs.length >= KILL_AFTER ? true : undefined), 20_000));
         const killedAt = Date.now();
-        await kill(instances[victim]);
+        await pair.kill(victim);
 
         // HAProxy's checks take it out...
         await waitFor(
-          async () => ((await states())[name(victim)] === 'DOWN' ? true : undefined),
+          async () => ((await pair.states())[name(victim)] === 'DOWN' ? true : undefined),
           10_000,
         );
         const downAfter = Date.now() - killedAt;
@@ -328,8 +264,9 @@ describe.skipIf(!ready)(
         );
         stop = true;
         await load;
-        clearInterval(sampler);
+        sampler.stop();
         // At most its pool (10) and its LISTEN connection (docs/deployment.md).
+        const { peak } = sampler;
         expect(Math.max(...peak)).toBeLessThanOrEqual(11);
         expect(Math.min(...peak)).toBeGreaterThan(0);
 
@@ -411,9 +348,9 @@ describe.skipIf(!ready)(
 
     it('takes the killed instance back once it is restarted on its port', async () => {
       expect(victim).toBeGreaterThanOrEqual(0);
-      await start(victim);
+      await pair.start(victim);
       await waitFor(
-        async () => ((await states())[name(victim)] === 'UP' ? true : undefined),
+        async () => ((await pair.states())[name(victim)] === 'UP' ? true : undefined),
         10_000,
       );
       const servedBy = new Set<string>();
