@@ -13,6 +13,7 @@ import {
 import { HttpError } from './errors.js';
 import { ImportError, importDocument } from './provisioning/import.js';
 import { generateDemo } from './provisioning/demo.js';
+import { backupDataDir, restoreDataDir } from './db/backup.js';
 
 const USAGE = `usage: npm run site-monitor -- <command>
 
@@ -26,6 +27,8 @@ const USAGE = `usage: npm run site-monitor -- <command>
   client enable ID                 enable a disabled client again
   client rotate-secret ID          give a client a new random secret, printed once (the old one and its tokens stop working)
   demo [--out FILE]                write the demo provisioning document (to stdout without --out)
+  backup FILE                      embedded database only: write DATA_DIR's database to one file (server stopped)
+  restore FILE                     embedded database only: restore a backup into an empty or new DATA_DIR
 
 The database is the service's: DATABASE_URL (PostgreSQL) or the embedded one in DATA_DIR (stop the
 server first; while it runs, use the admin API: /docs, "administration").`;
@@ -88,10 +91,35 @@ async function run(argv: string[]): Promise<void> {
     const json = JSON.stringify(generateDemo(), null, 2);
     if (values.out) writeFileSync(values.out, json);
     else process.stdout.write(`${json}\n`);
+  } else if (command === 'backup' || command === 'restore') {
+    await runBackupCommand(command, sub, rest);
   } else if (!command || command === 'help' || command === '--help') {
     out(USAGE);
   } else {
     throw new UsageError(`unknown command: ${argv.join(' ')}`);
+  }
+}
+
+/** backup FILE and restore FILE: the embedded database only (PostgreSQL has pg_dump and pg_restore). */
+async function runBackupCommand(
+  command: 'backup' | 'restore',
+  file: string | undefined,
+  extra: string[],
+): Promise<void> {
+  if (!file || extra.length) throw new UsageError(`${command} takes one FILE`);
+  const config = loadConfig();
+  if (config.DATABASE_URL)
+    throw new UsageError(
+      `${command} is for the embedded database (DATA_DIR); on PostgreSQL use pg_dump and pg_restore (docs/operations.md, "Backup and restore")`,
+    );
+  const started = Date.now();
+  const took = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
+  if (command === 'backup') {
+    const { bytes } = await backupDataDir(config.DATA_DIR, file, log);
+    log(`done: ${file}, ${(bytes / 1048576).toFixed(1)} MB in ${took()}`);
+  } else {
+    const r = await restoreDataDir(config.DATA_DIR, file, log);
+    log(`done: ${r.sites} sites, ${r.clients} clients, schema version ${r.to}, in ${took()}`);
   }
 }
 

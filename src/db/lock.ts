@@ -15,8 +15,18 @@ const alive = (pid: number) => {
 
 export class DataDirBusyError extends Error {}
 
-/** Takes DATA_DIR for this process; returns the release function. */
-export function lockDataDir(dataDir: string): () => void {
+/**
+ * In DATA_DIR while a restore fills it (src/db/backup.ts); one that did not finish leaves it, and
+ * nothing opens the directory then: its database may be partly written.
+ */
+export const RESTORE_MARKER = 'site-monitor-restore.incomplete';
+
+/** Takes DATA_DIR for this process; returns the release function. Only the restore itself takes a directory it is filling. */
+export function lockDataDir(dataDir: string, opts: { restoring?: boolean } = {}): () => void {
+  if (!opts.restoring && existsSync(join(dataDir, RESTORE_MARKER)))
+    throw new DataDirBusyError(
+      `a restore into ${dataDir} is under way or did not finish (${RESTORE_MARKER} is there): wait for it, or empty the directory and restore again`,
+    );
   const file = join(dataDir, 'site-monitor.pid');
   if (existsSync(file)) {
     const pid = Number(readFileSync(file, 'utf8').trim());

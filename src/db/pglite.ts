@@ -24,10 +24,23 @@ const startParams = [
   'min_wal_size=32MB',
 ];
 
-/** Embedded PostgreSQL; dataDir undefined means in memory. A new dataDir is unpacked from the template when there is one. */
-export async function openPglite(dataDir?: string, template = TEMPLATE): Promise<Database> {
-  const loadDataDir = dataDir ? templateFor(dataDir, template) : undefined;
-  const pg = await PGlite.create(dataDir, { parsers, loadDataDir, startParams });
+/**
+ * The embedded PostgreSQL itself, with the service's settings; dataDir undefined means in memory.
+ * `from` is the template file a new dataDir is unpacked from (when there is one), or an archive of a
+ * data directory (a backup) to unpack into a dataDir that holds no database yet.
+ */
+export function createPglite(dataDir?: string, from: string | Blob = TEMPLATE): Promise<PGlite> {
+  const loadDataDir =
+    typeof from !== 'string' ? from : dataDir ? templateFor(dataDir, from) : undefined;
+  return PGlite.create(dataDir, { parsers, loadDataDir, startParams });
+}
+
+/** Embedded PostgreSQL behind the Database interface (see createPglite for the arguments). */
+export async function openPglite(
+  dataDir?: string,
+  from: string | Blob = TEMPLATE,
+): Promise<Database> {
+  const pg = await createPglite(dataDir, from);
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Transaction => ({
     async query<T>(sql: string, params?: unknown[]) {
       return (await q.query<T>(sql, params)).rows;

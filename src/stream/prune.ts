@@ -51,3 +51,24 @@ export async function pruneEvents(db: Queryable, upTo: Cursor): Promise<number> 
     await new Promise((r) => setImmediate(r));
   }
 }
+
+/**
+ * A database restored from a dump of another PostgreSQL server may hold events whose transaction ids
+ * this server has not reached yet: they would come out as new events once it does. They are deleted
+ * at start (an event visible with an id at or past the current snapshot's xmax cannot have been
+ * written here), and recorded as pruned, so a client's position from the old server gets a fresh
+ * snapshot rather than a replay. Returns how many were deleted.
+ */
+export async function dropForeignEvents(db: Queryable): Promise<number> {
+  const [{ n, top }] = await db.query<{ n: number; top: string | null }>(
+    `WITH d AS (DELETE FROM stream_events WHERE xid >= pg_snapshot_xmax(pg_current_snapshot()) RETURNING xid)
+     SELECT count(*)::int AS n, max(xid)::text AS top FROM d`,
+  );
+  if (!n || top === null) return 0;
+  const upTo: Cursor = { xmax: Number(top) + 1, xip: [], partials: [] };
+  await db.query(
+    `UPDATE stream_state SET pruned = $1, pruned_xmax = $2::xid8 WHERE pruned_xmax < $2::xid8`,
+    [encode(upTo), String(upTo.xmax)],
+  );
+  return n;
+}

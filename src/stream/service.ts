@@ -6,7 +6,7 @@ import { HttpError } from '../errors.js';
 import { covers, decode, encode } from './cursor.js';
 import { toEvent } from './events.js';
 import { Follower, type Followed } from './follower.js';
-import { Pruner } from './prune.js';
+import { dropForeignEvents, Pruner } from './prune.js';
 import { CHANNEL_SQL } from './publish.js';
 import { replay } from './replay.js';
 import { readSnapshot } from './snapshot.js';
@@ -63,6 +63,12 @@ export class StreamService {
       channel,
       (from) => from !== this.instance && this.follower.kick(),
     );
+    const foreign = await dropForeignEvents(this.db);
+    if (foreign)
+      this.log.warn(
+        { events: foreign },
+        'stream: dropped events of transactions this server has not reached (a database restored from another server)',
+      );
     const retention = this.config.STREAM_RETENTION_MS;
     const pruner = new Pruner(this.db, retention);
     const prune = oneAtATime(() =>
