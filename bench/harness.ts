@@ -44,6 +44,8 @@ export async function startServer(
       HOST: '127.0.0.1',
       DEMO: '0',
       LOG_LEVEL: 'warn',
+      // Metrics on, as deployed, each server on a port of its own (several run side by side to compare).
+      METRICS_PORT: String(await freePort()),
       JWT_SECRET: 'bench-jwt-secret-of-at-least-32-characters',
       ...env,
     },

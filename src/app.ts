@@ -10,6 +10,8 @@ import { registerRateLimit } from './plugins/rate-limit.js';
 import { registerDocs } from './plugins/docs.js';
 import { registerDecompression } from './plugins/decompression.js';
 import { registerRouteTable } from './plugins/methods.js';
+import { registerMetrics } from './plugins/metrics.js';
+import type { ServiceMetrics } from './metrics.js';
 import { ErrorBody } from './schemas/common.js';
 import { routes } from './routes/index.js';
 import { StreamService } from './stream/service.js';
@@ -24,6 +26,8 @@ export interface BuildOptions {
   logger?: boolean | object;
   /** The built console to serve at /console/ (default: dist/console). */
   consoleDir?: string;
+  /** Collect the Prometheus metrics into this (server.ts serves them on a port of their own); none when absent. */
+  metrics?: ServiceMetrics;
 }
 
 export async function buildApp(
@@ -63,15 +67,21 @@ export async function buildApp(
   app.decorate('stream', stream);
   // Streams end before the server waits for open connections, and before the database closes.
   app.addHook('preClose', () => stream.close());
+  const metrics = opts.metrics;
   const telemetry = await TelemetryService.create(app.db, config, {
     onCommit: () => stream.committed(),
     log: app.log,
+    onStored: metrics
+      ? ({ kind, type, source, count }) => metrics.ingested(kind, type, source, count)
+      : undefined,
   });
   app.decorate('telemetry', telemetry);
   app.addHook('onReady', async () => telemetry.start());
   // Writes of requests whose client has gone (so the server may close at once) still finish before the database closes.
   app.addHook('preClose', () => telemetry.close());
 
+  // First of the hooks, so that every answer is timed (a 401 or 429 too).
+  if (metrics) await registerMetrics(app, metrics);
   app.addSchema(ErrorBody);
   registerRouteTable(app);
   registerValidation(app);

@@ -49,6 +49,10 @@ export const ConfigSchema = Type.Object({
   STREAM_MAX_BUFFER: Type.Integer({ minimum: 4096, maximum: 1 << 30, default: 1 << 20 }),
   STREAM_MAX_SUBSCRIBERS: Type.Integer({ minimum: 0, maximum: 100_000, default: 1000 }),
   STREAM_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
+  // Prometheus metrics (GET /metrics, no token) on a listener of their own, never the public port:
+  // its address (keep it private: loopback or an internal network) and port (0: no metrics at all).
+  METRICS_HOST: Type.String({ default: '127.0.0.1' }),
+  METRICS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 9464 }),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -75,5 +79,9 @@ export function loadConfig(
   // Node refuses a headers timeout longer than the whole request's.
   if (config.HEADERS_TIMEOUT_MS > config.REQUEST_TIMEOUT_MS)
     throw new ConfigError('invalid setting HEADERS_TIMEOUT_MS: must not exceed REQUEST_TIMEOUT_MS');
+  if (config.METRICS_PORT && config.METRICS_PORT === config.PORT)
+    throw new ConfigError(
+      'invalid setting METRICS_PORT: must differ from PORT (0 turns metrics off)',
+    );
   return config;
 }

@@ -2,6 +2,7 @@ import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { connect } from './db/index.js';
 import { DataDirBusyError } from './db/lock.js';
+import { createMetrics, serveMetrics, type MetricsListener } from './metrics.js';
 import { seedDemo } from './provisioning/seed.js';
 
 async function main() {
@@ -9,8 +10,12 @@ async function main() {
   const db = await connect(config);
   const demo = config.DEMO ?? !config.DATABASE_URL;
   const credentials = demo ? await seedDemo(db) : undefined;
-  const app = await buildApp(config, { db });
+  const metrics = config.METRICS_PORT ? createMetrics() : undefined;
+  const app = await buildApp(config, { db, metrics });
   app.addHook('onClose', async () => db.close());
+  let metricsListener: MetricsListener | undefined;
+  // Scrapes stop when shutdown begins, before the database closes.
+  app.addHook('preClose', async () => metricsListener?.close());
 
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -33,6 +38,21 @@ async function main() {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
+  if (metrics) {
+    // Before the public port: a metrics port that cannot be taken stops the start.
+    metricsListener = await serveMetrics(
+      metrics.registry,
+      config.METRICS_HOST,
+      config.METRICS_PORT,
+      (err) => app.log.error({ err }, 'metrics listener failed'),
+    ).catch((err: NodeJS.ErrnoException) => {
+      throw new ConfigError(
+        `cannot serve metrics on ${config.METRICS_HOST}:${config.METRICS_PORT} (${err.code ?? err.message}): ` +
+          'set METRICS_HOST or METRICS_PORT (0 turns metrics off)',
+      );
+    });
+    app.log.info({ url: metricsListener.url }, 'Prometheus metrics served');
+  }
   await app.listen({ port: config.PORT, host: config.HOST });
   const consoleUrl = `http://localhost:${config.PORT}/console/`;
   if (!credentials)

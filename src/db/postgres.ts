@@ -136,6 +136,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     exec: (sql) => onConnection(ms, (c) => q(c).exec(sql)),
     bounded: view,
     listen: (channel, onNotify) => listen(connection, channel, onNotify),
+    poolWaiting: () => pool.waitingCount,
     close: () => pool.end(),
   });
   return view(Infinity);

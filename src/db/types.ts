@@ -43,5 +43,10 @@ export interface Database extends Queryable {
    * have been missed meanwhile.
    */
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Calls waiting for a pooled connection right now (PostgreSQL's pool; the metrics report it). Absent
+   * where there is no pool (PGlite: calls wait in its own queue instead).
+   */
+  poolWaiting?(): number;
   close(): Promise<void>;
 }

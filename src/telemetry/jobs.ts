@@ -5,6 +5,9 @@ import type { Entry } from './kinds.js';
 
 export type Role = 'log' | 'reading';
 
+/** How the records arrived: the upload routes, or (later) a gateway's MQTT messages. */
+export type Source = 'http' | 'mqtt';
+
 export interface Counts {
   received: number;
   stored: number;
@@ -21,6 +24,7 @@ export interface Job {
   sites: number[];
   /** Newest log timestamp (epoch ms), for the partition check. */
   maxTs: number;
+  source: Source;
 }
 
 const KIND_NO: Record<Entry['kind'], number> = { sensor: 0, meter: 1, pump: 2, tank: 3 };
@@ -31,7 +35,12 @@ const equipmentKey = (e: Entry) => KIND_NO[e.kind] * 4_294_967_296 + e.id;
  * Duplicates inside one request: for logs the last entry of a key wins; for readings the newest
  * (on a tie, the last). The entries it supersedes count as duplicates.
  */
-export function makeJob(role: Role, entries: Entry[], sites: number[]): Job {
+export function makeJob(
+  role: Role,
+  entries: Entry[],
+  sites: number[],
+  source: Source = 'http',
+): Job {
   // Number keys in nested maps: a 1,000-record batch builds no key strings.
   const winners = new Map<number, Map<number, Entry> | Entry>();
   let maxTs = 0;
@@ -55,7 +64,7 @@ export function makeJob(role: Role, entries: Entry[], sites: number[]): Job {
     : role === 'reading'
       ? entries.filter((e) => winners.get(equipmentKey(e)) === e)
       : entries.filter((e) => (winners.get(equipmentKey(e)) as Map<number, Entry>).get(e.ts) === e);
-  return { role, entries: kept, received: entries.length, sites, maxTs };
+  return { role, entries: kept, received: entries.length, sites, maxTs, source };
 }
 
 /** The keys a job writes, as the writer compares them between jobs (only when it groups several). */

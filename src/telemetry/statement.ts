@@ -111,7 +111,9 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: L
       mark(`w${k}`),
       logEvents(`e${k}`, spec.kind, `w${k} JOIN i${k} USING (id, ts)`),
     );
-    counted.push(`SELECT i${k}.job FROM w${k} JOIN i${k} USING (id, ts)`);
+    counted.push(
+      `SELECT i${k}.job, '${spec.kind}'::text AS kind FROM w${k} JOIN i${k} USING (id, ts)`,
+    );
   });
 
   if (mode === 'insert') {
@@ -161,7 +163,7 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: L
         RETURNING t.equipment_kind AS kind, t.equipment_id AS id)`,
       READING_EVENTS,
     );
-    counted.push(`SELECT ir.job FROM wr JOIN ir USING (kind, id)`);
+    counted.push(`SELECT ir.job, ir.kind FROM wr JOIN ir USING (kind, id)`);
   }
 
   if (sites?.length) {
@@ -171,9 +173,10 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: L
         WHERE site_id = ANY(${p(sites, 'int4[]')}) AND (last_communication IS NULL OR last_communication < now()) RETURNING 1)`,
     );
   }
-  // In insert mode a log job stores all its entries; the query counts what the upserts stored.
-  if (!counted.length) counted.push('SELECT NULL::int AS job WHERE false');
+  // In insert mode a log job stores all its entries; the query counts what the upserts stored, per
+  // job and kind (a generic upload mixes kinds; the ingest metrics count per kind).
+  if (!counted.length) counted.push('SELECT NULL::int AS job, NULL::text AS kind WHERE false');
   const sql = `WITH ${ctes.join(',\n')}
-SELECT job, count(*)::int AS n FROM (${counted.join(' UNION ALL ')}) x GROUP BY job`;
+SELECT job, kind, count(*)::int AS n FROM (${counted.join(' UNION ALL ')}) x GROUP BY job, kind`;
   return { sql, params };
 }

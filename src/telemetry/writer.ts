@@ -2,6 +2,7 @@ import type { Database } from '../db/index.js';
 import { serverError, UNSTORED } from '../errors.js';
 import { DatabaseTimeout, errorCode, isDatabaseUnavailable } from '../db/deadline.js';
 import { keysOf, type Counts, type Job } from './jobs.js';
+import type { TelemetryKind } from './kinds.js';
 import type { Partitions } from './partitions.js';
 import { buildStatement, type LogMode } from './statement.js';
 
@@ -24,7 +25,18 @@ export interface WriterOptions {
   maxPerLane: number;
   /** Called after each commit (the live stream looks for the events the write stored). */
   onCommit?: () => void;
+  /** Called after each commit for every job of it, with the records it stored per kind (the ingest metrics). */
+  onStored?: (job: Job, stored: StoredByKind) => void;
 }
+
+/** Records a job stored, per kind (kinds it stored nothing of are absent). */
+export type StoredByKind = Partial<Record<TelemetryKind, number>>;
+
+const total = (stored: StoredByKind) => {
+  let n = 0;
+  for (const v of Object.values(stored)) n += v ?? 0;
+  return n;
+};
 
 interface Pending {
   job: Job;
@@ -181,10 +193,14 @@ export class TelemetryWriter {
     const settle = () => all.forEach((p) => clearTimeout(p.timer));
     try {
       // The group's write may take as long as its most patient request; each request is answered at its own deadline.
-      const counts = await this.write(rounds, Math.max(...all.map((p) => p.deadline)));
+      const stored = await this.write(rounds, Math.max(...all.map((p) => p.deadline)));
       this.opts.onCommit?.();
       settle();
-      all.forEach((p, i) => p.resolve(counts[i]));
+      all.forEach((p, i) => {
+        const n = total(stored[i]);
+        p.resolve({ received: p.job.received, stored: n, duplicates: p.job.received - n });
+      });
+      this.report(all, stored);
     } catch (err) {
       if (all.length > 1 && !isDatabaseUnavailable(err)) {
         // Something in one job that validation did not catch: find it by writing each alone.
@@ -196,8 +212,18 @@ export class TelemetryWriter {
     }
   }
 
-  /** Counts per job, in the order of rounds.flat(). Retries what certainly or harmlessly failed. */
-  private async write(rounds: Pending[][], deadline: number): Promise<Counts[]> {
+  /** What each committed job stored, to onStored; never fails the write (the requests are answered already). */
+  private report(all: Pending[], stored: StoredByKind[]): void {
+    if (!this.opts.onStored) return;
+    try {
+      all.forEach((p, i) => this.opts.onStored!(p.job, stored[i]));
+    } catch {
+      // Metrics only: a failing observer must not turn a committed write into a failure.
+    }
+  }
+
+  /** Records stored per job and kind, in the order of rounds.flat(). Retries what certainly or harmlessly failed. */
+  private async write(rounds: Pending[][], deadline: number): Promise<StoredByKind[]> {
     const started = Date.now();
     const jobs = rounds.map((r) => r.map((p) => p.job));
     const db = () => this.db.bounded(Math.max(1, deadline - Date.now()));
@@ -213,12 +239,7 @@ export class TelemetryWriter {
         : 'upsert';
     for (let n = 0; ; n++) {
       try {
-        const stored = await this.execute(db(), jobs, sites, mode);
-        return jobs.flat().map((job, i) => ({
-          received: job.received,
-          stored: stored[i],
-          duplicates: job.received - stored[i],
-        }));
+        return await this.execute(db(), jobs, sites, mode);
       } catch (err) {
         if (mode === 'insert' && errorCode(err) === UNIQUE_VIOLATION) {
           this.lastConflict = Date.now();
@@ -234,25 +255,31 @@ export class TelemetryWriter {
     }
   }
 
-  /** Rows stored per job, in the order of jobs.flat(). */
+  /** Rows stored per job and kind, in the order of jobs.flat(). */
   private async execute(
     db: Database,
     rounds: Job[][],
     sites: number[],
     mode: LogMode,
-  ): Promise<number[]> {
-    const results: number[][] = [];
+  ): Promise<StoredByKind[]> {
+    const results: StoredByKind[][] = [];
     const run = async (q: { query: Database['query'] }) => {
       for (let r = 0; r < rounds.length; r++) {
         const { sql, params } = buildStatement(rounds[r], r === 0 ? sites : undefined, mode);
-        const stored = rounds[r].map((job) =>
-          mode === 'insert' && job.role === 'log' ? job.entries.length : 0,
-        );
+        // A plain INSERT stores every entry of a log job (or fails); the statement counts the rest.
+        const stored = rounds[r].map((job) => {
+          const byKind: StoredByKind = {};
+          if (mode === 'insert' && job.role === 'log')
+            for (const e of job.entries) byKind[e.kind] = (byKind[e.kind] ?? 0) + 1;
+          return byKind;
+        });
         // Prepared: under load the same few texts (one per mix of kinds and mode) are sent hundreds of times a second.
-        for (const row of await q.query<{ job: number; n: number }>(sql, params, {
-          prepared: true,
-        }))
-          stored[row.job] = row.n;
+        for (const row of await q.query<{ job: number; kind: TelemetryKind; n: number }>(
+          sql,
+          params,
+          { prepared: true },
+        ))
+          stored[row.job][row.kind] = row.n;
         results.push(stored);
       }
     };

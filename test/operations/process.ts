@@ -28,6 +28,8 @@ export function runTs(entry: string, args: string[], env: Record<string, string>
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',
       LOG_LEVEL: 'warn',
+      // Servers started side by side must not all take the default metrics port (tests that want it set one).
+      METRICS_PORT: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -159,6 +159,19 @@ export async function refreshAll(
   return done;
 }
 
+/**
+ * How many 15-minute buckets wait for the refresher (marks in rollup_dirty), counted up to `cap`: the
+ * scan stops there, so the count costs the same however far behind the refresher is (a backlog of
+ * `cap` means at least that many).
+ */
+export async function pendingBuckets(db: Queryable, cap: number): Promise<number> {
+  const [row] = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (SELECT 1 FROM rollup_dirty LIMIT $1) x`,
+    [cap],
+  );
+  return row?.n ?? 0;
+}
+
 export interface RefresherOptions {
   intervalMs: number;
   batch: number;

@@ -1,0 +1,89 @@
+import type { FastifyRequest } from 'fastify';
+import fastifyMetrics from 'fastify-metrics';
+import * as promClient from 'prom-client';
+import { Gauge } from 'prom-client';
+import type { FastifyTypebox } from '../http.js';
+import type { ServiceMetrics } from '../metrics.js';
+import { pendingBuckets } from '../telemetry/rollups/refresh.js';
+
+// The metrics of the app itself, in the registry the metrics listener serves (src/metrics.ts): the
+// request histogram and the process's default metrics through fastify-metrics (its own /metrics
+// route off: the public port serves none), and the gauges read when Prometheus scrapes.
+
+/** The route label of a request no route serves (404, 405): one value, never the path asked. */
+export const UNMATCHED = 'unmatched';
+/** The rollup backlog is counted up to this many marks (a bounded scan), within this deadline. */
+const BACKLOG_CAP = 100_000;
+const BACKLOG_DEADLINE_MS = 1000;
+
+/** The router's pattern (`/v1/config/meters/:id`), never the URL; requests no route serves share UNMATCHED. */
+const routeLabel = (request: FastifyRequest): string =>
+  request.is404 ? UNMATCHED : (request.routeOptions.url ?? UNMATCHED);
+
+/** Registers the metrics on the app; before the other plugins, so that every answer (401, 429, 404) is timed. */
+export async function registerMetrics(app: FastifyTypebox, metrics: ServiceMetrics): Promise<void> {
+  const { registry } = metrics;
+  // The package is CommonJS with an `exports.default`: ESM gets the whole module, the plugin is its default.
+  await app.register(fastifyMetrics.default, {
+    endpoint: null,
+    promClient,
+    defaultMetrics: { enabled: true, register: registry },
+    routeMetrics: {
+      enabled: { histogram: true, summary: false },
+      // Unknown paths too (under UNMATCHED): a flood of 404s shows.
+      registeredRoutesOnly: false,
+      overrides: {
+        histogram: {
+          registers: [registry],
+          help: "Time from a request's arrival to its answer, by method, route pattern and status",
+        },
+        // Off, but the plugin makes it anyway: in no registry (else prom-client's global one).
+        summary: { registers: [] },
+        labels: { getRouteLabel: routeLabel },
+      },
+    },
+  });
+
+  new Gauge({
+    name: 'site_monitor_stream_subscribers',
+    help: 'Live streams (GET /v1/stream) this instance serves',
+    registers: [registry],
+    collect() {
+      this.set(app.stream.size);
+    },
+  });
+  new Gauge({
+    name: 'site_monitor_db_pool_waiting',
+    help: 'Database calls waiting for a pooled connection (PostgreSQL; always 0 on the embedded database)',
+    registers: [registry],
+    collect() {
+      this.set(app.db.poolWaiting?.() ?? 0);
+    },
+  });
+
+  // Counted at scrape time, one query at a time however many scrapes come; a scrape that meets a
+  // slow or unreachable database reports the last count (and the failure is logged).
+  let backlog = 0;
+  let reading: Promise<number> | undefined;
+  const readBacklog = () =>
+    (reading ??= pendingBuckets(app.db.bounded(BACKLOG_DEADLINE_MS), BACKLOG_CAP)
+      .then(
+        (n) => (backlog = n),
+        (err: unknown) => {
+          app.log.warn(
+            { err },
+            'metrics: the rollup backlog could not be counted; last count kept',
+          );
+          return backlog;
+        },
+      )
+      .finally(() => (reading = undefined)));
+  new Gauge({
+    name: 'site_monitor_rollup_pending_buckets',
+    help: `15-minute buckets waiting for the rollup refresher (marks in rollup_dirty, counted up to ${BACKLOG_CAP})`,
+    registers: [registry],
+    async collect() {
+      this.set(await readBacklog());
+    },
+  });
+}

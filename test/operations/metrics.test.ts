@@ -1,0 +1,310 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { register } from 'prom-client';
+import { Writable } from 'node:stream';
+import { afterAll, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { createMetrics } from '../../src/metrics.js';
+import { describeEachBackend, instrument, openTestDb, testConfig } from '../helper.js';
+import { freePort, runTs, waitFor, type Running } from './process.js';
+
+// Prometheus metrics (contract §15), from the real server over HTTP: uploads of two kinds (logs and
+// readings), a replay, a 404, a parameterised route and a live stream, then a scrape of the metrics
+// port, parsed. METRICS_PORT=0 serves nothing; the public port never serves /metrics.
+
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+interface Family {
+  type: string;
+  samples: Sample[];
+}
+
+/** Prometheus' text format (as prom-client writes it): `# TYPE` before each family's samples. */
+function parseMetrics(text: string): Map<string, Family> {
+  const families = new Map<string, Family>();
+  let current: { name: string; family: Family } | undefined;
+  for (const line of text.split('\n')) {
+    if (!line.trim() || line.startsWith('# HELP')) continue;
+    const type = /^# TYPE (\S+) (\S+)$/.exec(line);
+    if (type) {
+      current = { name: type[1], family: { type: type[2], samples: [] } };
+      families.set(type[1], current.family);
+      continue;
+    }
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m) throw new Error(`not a sample line: ${line}`);
+    const labels: Record<string, string> = {};
+    for (const l of (m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g))
+      labels[l[1]] = l[2].replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    if (!current || !m[1].startsWith(current.name))
+      throw new Error(`sample outside its family: ${line}`);
+    current.family.samples.push({ name: m[1], labels, value: Number(m[3]) });
+  }
+  return families;
+}
+
+const BASE = Date.UTC(2025, 0, 1); // no demo telemetry this far back
+const at = (minutes: number) => new Date(BASE + minutes * 60_000).toISOString();
+
+describeEachBackend('Prometheus metrics', (backend) => {
+  let server: Running | undefined;
+  const dataDir = mkdtempSync(join(tmpdir(), 'site-monitor-metrics-'));
+  const schema = `metrics_${Date.now()}`;
+  const url = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://unused');
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  const env: Record<string, string> =
+    backend === 'pglite' ? { DATA_DIR: dataDir } : { DATABASE_URL: url.toString(), DEMO: '1' };
+  const admin = async <T>(fn: (c: pg.Client) => Promise<T>) => {
+    const c = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await c.connect();
+    try {
+      return await fn(c);
+    } finally {
+      await c.end();
+    }
+  };
+
+  afterAll(async () => {
+    server?.child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+    if (backend === 'postgres')
+      await admin((c) => c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
+  });
+
+  /** Starts the server (rollups not refreshed, so their backlog stays as the uploads leave it). */
+  const start = async (metricsPort: number) => {
+    const port = await freePort();
+    server = runTs('server.ts', [], {
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      METRICS_PORT: String(metricsPort),
+      ROLLUP_REFRESH_MS: '0',
+    });
+    const base = `http://127.0.0.1:${port}`;
+    await waitFor(async () => {
+      if (server!.child.exitCode !== null) throw new Error(`server exited: ${server!.stderr()}`);
+      return (await fetch(`${base}/health`)).ok ? true : undefined;
+    }, 150_000).catch((err) => {
+      throw new Error(`server did not start: ${err.message}\n${server!.stderr().slice(-2000)}`);
+    });
+    return base;
+  };
+
+  it('counts requests by route pattern, stored records, streams and the rollup backlog; never on the public port', async () => {
+    if (backend === 'postgres') await admin((c) => c.query(`CREATE SCHEMA ${schema}`));
+    const metricsPort = await freePort();
+    const base = await start(metricsPort);
+    const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    const scrape = async () => {
+      const res = await fetch(metricsUrl);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toContain('text/plain');
+      const text = await res.text();
+      return { text, families: parseMetrics(text) };
+    };
+    /** The value of the sample of that name (a histogram's `_count` too) with those labels. */
+    const value = (
+      families: Map<string, Family>,
+      name: string,
+      labels: Record<string, string> = {},
+    ) =>
+      [...families.values()]
+        .flatMap((f) => f.samples)
+        .find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+        ?.value;
+
+    const secret = /clientSecret:\s+(\S+)/.exec(server!.stdout())?.[1];
+    expect(secret, server!.stdout()).toBeTruthy();
+    const tokenRes = await fetch(`${base}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ clientId: 'demo', clientSecret: secret }),
+    });
+    const token = ((await tokenRes.json()) as { accessToken: string }).accessToken;
+    const auth = { authorization: `Bearer ${token}` };
+    const backlogBefore = value((await scrape()).families, 'site_monitor_rollup_pending_buckets');
+    expect(backlogBefore).toBeGreaterThanOrEqual(0);
+
+    const upload = async (path: string, body: unknown) => {
+      const res = await fetch(`${base}/v1/edge/${path}`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(res.status, path).toBe(201);
+      return ((await res.json()) as { stored: number }).stored;
+    };
+    const sensorLogs = [0, 20, 40].map((m) => ({ sensorID: 10100, timestamp: at(m), value: m }));
+    const soon = new Date(Date.now() + 60_000).toISOString(); // newer than the demo's current readings
+    // Stored: sensor logs 3 + 0 (a replay) + 1, meter logs 2 + 1; one sensor reading, two meter readings.
+    expect(await upload('logs/sensor/batch', sensorLogs)).toBe(3);
+    expect(await upload('logs/sensor/batch', sensorLogs)).toBe(0);
+    expect(
+      await upload('logs/meter/batch', [
+        { flowMeterID: 10301, timestamp: at(5), totalVolume: 1 },
+        { flowMeterID: 10301, timestamp: at(10), totalVolume: 2 },
+      ]),
+    ).toBe(2);
+    expect(
+      await upload('logs/generic', [
+        { sensorID: 10101, timestamp: at(60), value: 1 },
+        { flowMeterID: 10302, timestamp: at(60), totalVolume: 3 },
+      ]),
+    ).toBe(2);
+    expect(await upload('readings/sensor', { sensorID: 10100, timestamp: soon, value: 7 })).toBe(1);
+    expect(
+      await upload('readings/meter/batch', {
+        readings: [
+          { flowMeterID: 10301, timestamp: soon, totalVolume: 5 },
+          { flowMeterID: 10302, timestamp: soon, totalVolume: 6 },
+        ],
+      }),
+    ).toBe(2);
+
+    // A parameterised route, an unknown path, and the public port's /metrics: 404.
+    expect((await fetch(`${base}/v1/config/meters/10301`, { headers: auth })).status).toBe(200);
+    expect((await fetch(`${base}/v1/no-such-thing/12345?secret=x`, { headers: auth })).status).toBe(
+      404,
+    );
+    expect((await fetch(`${base}/metrics`)).status).toBe(404);
+
+    // A live stream counts while it is open.
+    const stream = new AbortController();
+    const open = await fetch(`${base}/v1/stream?siteIds=1`, {
+      headers: auth,
+      signal: stream.signal,
+    });
+    expect(open.status).toBe(200);
+    await waitFor(async () =>
+      value((await scrape()).families, 'site_monitor_stream_subscribers') === 1 ? true : undefined,
+    );
+    stream.abort();
+    await waitFor(async () =>
+      value((await scrape()).families, 'site_monitor_stream_subscribers') === 0 ? true : undefined,
+    );
+
+    const { text, families } = await scrape();
+    const types = Object.fromEntries([...families].map(([name, f]) => [name, f.type]));
+    expect(types).toMatchObject({
+      http_request_duration_seconds: 'histogram',
+      site_monitor_ingested_records_total: 'counter',
+      site_monitor_rollup_pending_buckets: 'gauge',
+      site_monitor_stream_subscribers: 'gauge',
+      site_monitor_db_pool_waiting: 'gauge',
+      site_monitor_mqtt_messages_total: 'counter',
+      process_resident_memory_bytes: 'gauge',
+      nodejs_eventloop_lag_seconds: 'gauge',
+    });
+    expect(value(families, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+
+    // The ingest counter is exactly what the uploads stored, per kind and type.
+    const ingested = families.get('site_monitor_ingested_records_total')!.samples;
+    const counted = Object.fromEntries(
+      ingested.map((s) => [`${s.labels.kind} ${s.labels.type} ${s.labels.source}`, s.value]),
+    );
+    expect(counted).toEqual({
+      'sensor log http': 4,
+      'meter log http': 3,
+      'pump log http': 0,
+      'tank log http': 0,
+      'sensor reading http': 1,
+      'meter reading http': 2,
+      'pump reading http': 0,
+      'tank reading http': 0,
+    });
+    // Six 15-minute buckets changed: sensor 10100 three, meter 10301 one, sensor 10101 and meter 10302 one each.
+    expect(value(families, 'site_monitor_rollup_pending_buckets')).toBe(backlogBefore! + 6);
+    expect(value(families, 'site_monitor_db_pool_waiting')).toBe(0);
+    expect(
+      Object.fromEntries(
+        families
+          .get('site_monitor_mqtt_messages_total')!
+          .samples.map((s) => [s.labels.result, s.value]),
+      ),
+    ).toEqual({ stored: 0, ignored: 0, malformed: 0, rejected: 0 });
+
+    // Routes are the router's patterns; what no route serves is one value; no id, query or credential anywhere.
+    const http = families.get('http_request_duration_seconds')!.samples;
+    const count = (route: string, status: string, method = 'GET') =>
+      value(families, 'http_request_duration_seconds_count', {
+        route,
+        status_code: status,
+        method,
+      });
+    expect(count('/v1/config/meters/:meterId', '200')).toBe(1);
+    expect(count('unmatched', '404')).toBeGreaterThanOrEqual(2); // /v1/no-such-thing and the public /metrics
+    expect(count('/v1/edge/logs/sensor/batch', '201', 'POST')).toBe(2);
+    for (const s of http) {
+      expect(s.labels.route === 'unmatched' || s.labels.route.startsWith('/'), s.labels.route).toBe(
+        true,
+      );
+      expect(s.labels.route, 'no ids in routes').not.toMatch(/\/\d+(\/|$)|\?/);
+    }
+    for (const leak of ['10301', 'no-such-thing', 'siteIds', '?', secret!, token, '"demo"'])
+      expect(text.includes(leak) && leak, `the scrape names ${leak}`).toBe(false);
+
+    // Shutdown closes the metrics port with the rest; with METRICS_PORT=0 nothing serves metrics.
+    server!.child.kill('SIGTERM');
+    expect(await server!.exited).toBe(0);
+    await expect(fetch(metricsUrl)).rejects.toThrow();
+    const again = await start(0);
+    await expect(fetch(metricsUrl)).rejects.toThrow();
+    expect((await fetch(`${again}/metrics`)).status).toBe(404);
+    expect(server!.stderr()).not.toContain('metrics');
+    server!.child.kill('SIGTERM');
+    expect(await server!.exited).toBe(0);
+  }, 300_000);
+});
+
+describeEachBackend('the rollup backlog gauge', (backend) => {
+  it('counts the marks when scraped, and keeps the last count (logged) when counting fails', async () => {
+    const db = await openTestDb(backend);
+    let failing = false;
+    const flaky = instrument(db, (view) => ({
+      query: (sql, params, options) =>
+        failing && sql.includes('rollup_dirty')
+          ? Promise.reject(new Error('connection refused'))
+          : view.query(sql, params, options),
+    }));
+    const logs: string[] = [];
+    const stream = new Writable({
+      write: (chunk, _enc, done) => (logs.push(String(chunk)), done()),
+    });
+    const metrics = createMetrics();
+    const app = await buildApp(testConfig({ ROLLUP_REFRESH_MS: 0 }), {
+      db: flaky,
+      logger: { level: 'warn', stream },
+      metrics,
+    });
+    try {
+      const backlog = async () =>
+        parseMetrics(await metrics.registry.metrics()).get('site_monitor_rollup_pending_buckets')!
+          .samples[0].value;
+      const mark = (id: number) =>
+        db.query(`INSERT INTO rollup_dirty (kind, equipment_id, bucket) VALUES (1, $1, now())`, [
+          id,
+        ]);
+      expect(await backlog()).toBe(0);
+      await mark(1);
+      await mark(2);
+      expect(await backlog()).toBe(2);
+      failing = true;
+      await mark(3);
+      expect(await backlog()).toBe(2);
+      expect(logs.join('')).toContain('the rollup backlog could not be counted');
+      failing = false;
+      expect(await backlog()).toBe(3);
+      // Everything is in the app's own registry: prom-client's global one stays empty (apps can be built again).
+      expect(register.getMetricsAsArray()).toEqual([]);
+    } finally {
+      await app.close();
+      await db.close();
+    }
+  });
+});
