@@ -30,6 +30,19 @@ export interface BuildOptions {
   metrics?: ServiceMetrics;
 }
 
+/** TRUST_PROXY as Fastify takes it: off, every peer, a hop count, or the balancers' addresses. */
+function trustProxy(
+  setting: string | undefined,
+): boolean | string | ((address: string, hop: number) => boolean) {
+  if (setting === undefined) return false;
+  if (setting === 'true') return true;
+  if (/^[0-9]+$/.test(setting)) {
+    const hops = Number(setting);
+    return (_address, hop) => hop < hops;
+  }
+  return setting.replace(/\s+/g, '');
+}
+
 export async function buildApp(
   config: Config = loadConfig(),
   opts: BuildOptions = {},
@@ -40,6 +53,7 @@ export async function buildApp(
     // Ids arrive as path text ("12"); a trailing slash is the same route.
     routerOptions: { ignoreTrailingSlash: true },
     return503OnClosing: true,
+    trustProxy: trustProxy(config.TRUST_PROXY),
     // Slow clients (half-sent headers, a body trickling in) are cut off; the server looks every
     // second or so, so a connection is closed at most about that long after its deadline.
     requestTimeout: config.REQUEST_TIMEOUT_MS,

@@ -20,6 +20,12 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 1200 }),
   RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  // Behind a load balancer: whose X-Forwarded-For to believe for the client's address (the per-IP
+  // rate limit, logs). Unset: nobody's. `true`: any peer's; a number: that many hops; else a
+  // comma-separated list of the balancers' addresses or CIDR ranges.
+  TRUST_PROXY: Type.Optional(
+    Type.String({ pattern: '^(true|[0-9]{1,2}|[0-9a-fA-F.:/]+(\\s*,\\s*[0-9a-fA-F.:/]+)*)$' }),
+  ),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' },
