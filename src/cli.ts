@@ -13,6 +13,8 @@ import {
 import { HttpError } from './errors.js';
 import { ImportError, importDocument } from './provisioning/import.js';
 import { generateDemo } from './provisioning/demo.js';
+import { runRetention } from './telemetry/retention/pass.js';
+import { describeRetention, RETENTION_OFF } from './telemetry/retention/report.js';
 
 const USAGE = `usage: npm run site-monitor -- <command>
 
@@ -26,6 +28,8 @@ const USAGE = `usage: npm run site-monitor -- <command>
   client enable ID                 enable a disabled client again
   client rotate-secret ID          give a client a new random secret, printed once (the old one and its tokens stop working)
   demo [--out FILE]                write the demo provisioning document (to stdout without --out)
+  retention                        one retention pass (RETENTION_DAYS): remove the logs of the months
+                                   past the horizon, keeping their rollups; prints what it dropped
 
 The database is the service's: DATABASE_URL (PostgreSQL) or the embedded one in DATA_DIR (stop the
 server first; while it runs, use the admin API: /docs, "administration").`;
@@ -88,11 +92,30 @@ async function run(argv: string[]): Promise<void> {
     const json = JSON.stringify(generateDemo(), null, 2);
     if (values.out) writeFileSync(values.out, json);
     else process.stdout.write(`${json}\n`);
+  } else if (command === 'retention') {
+    if (sub) throw new UsageError('retention takes no arguments (the setting is RETENTION_DAYS)');
+    await runRetentionCommand(loadConfig().RETENTION_DAYS);
   } else if (!command || command === 'help' || command === '--help') {
     out(USAGE);
   } else {
     throw new UsageError(`unknown command: ${argv.join(' ')}`);
   }
+}
+
+/** One retention pass: its progress on stderr, its report on stdout. */
+async function runRetentionCommand(days: number): Promise<void> {
+  if (days <= 0) {
+    out(RETENTION_OFF); // no database to open
+    return;
+  }
+  const started = Date.now();
+  const progress = (m: string) => {
+    log(`  ${m}`);
+  };
+  const report = await withDatabase((db) => runRetention(db, { days, progress }));
+  for (const line of describeRetention(report)) out(line);
+  if (!report.ran) throw new Error('retention did not run; try again later');
+  log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
 /** The client commands: the same functions as the admin API, acting as the operator (no limits). */

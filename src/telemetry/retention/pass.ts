@@ -1,0 +1,247 @@
+import type { Database } from '../../db/index.js';
+import type { Transaction } from '../../db/types.js';
+import { refreshMarked } from '../rollups/refresh.js';
+import { UNIT_LIST } from '../rollups/units.js';
+import {
+  monthName,
+  monthStart,
+  nextMonth,
+  readHorizon,
+  targetHorizon,
+  writeHorizon,
+} from './horizon.js';
+import {
+  archiveBound,
+  countRows,
+  deleteArchiveRows,
+  dropMonth,
+  LOG_TABLES,
+  partitionMonths,
+  partitionName,
+  pendingMarks,
+} from './tables.js';
+
+// One retention pass (contract 15): every log of a UTC month that ended more than `days` days ago is
+// removed once the month's rollups are complete, oldest first, so that what is removed is always
+// everything before one instant, the horizon (horizon.ts). For each step:
+// 1. the month's stale rollup quarters are refreshed from its logs;
+// 2. one short transaction locks the four log tables against writers, checks that no stale mark is
+//    left in the month (an upload may have come in meanwhile: then the month, and every later one,
+//    waits for the next pass), moves the horizon and drops the month's partitions (or the archive);
+// 3. archive rows before the horizon go by DELETE, in small statements, after that commit.
+// Rollups are never touched: summaries read the removed months from them (download/summaries.ts).
+// One pass at a time: on PostgreSQL an advisory lock held by an otherwise idle transaction for the
+// whole pass (several instances share the database); PGlite belongs to one process, so a flag.
+
+export interface RetentionReport {
+  /** false: another pass was under way, and this one did nothing. */
+  ran: boolean;
+  days: number;
+  /** Where the horizon should be (epoch ms), and where it was and is (undefined: none). */
+  target: number;
+  before?: number;
+  after?: number;
+  /** Stale rollup quarters refreshed first. */
+  refreshed: number;
+  /** Log table → months ('YYYY-MM') whose partition was dropped. */
+  dropped: Record<string, string[]>;
+  /** Archive table → rows removed, and whether it was dropped whole. */
+  archive: Record<string, { rows: number; dropped: boolean }>;
+  /** The first month left for a later pass, and why (later months wait for it). */
+  skipped?: { what: string; reason: string };
+}
+
+export interface RetentionOptions {
+  days: number;
+  /** The clock (epoch ms); tests move it. */
+  now?: number;
+  /** Told of each step as it is done; awaited. */
+  progress?: (message: string) => void | Promise<void>;
+  /** Stops the pass between two steps (the service closing). */
+  signal?: AbortSignal;
+}
+
+/** Two-key advisory lock: this number, and the schema (test suites share one PostgreSQL). */
+const LOCK_KEY = 7303;
+/** How long a step waits for the log tables' lock (uploads and summaries wait behind it meanwhile). */
+const LOCK_WAIT_MS = 2000;
+const LOCK_ATTEMPTS = 3;
+const REFRESH_BATCH = 2000;
+
+let localPass = false;
+
+export async function runRetention(db: Database, opts: RetentionOptions): Promise<RetentionReport> {
+  const now = opts.now ?? Date.now();
+  const report: RetentionReport = {
+    ran: false,
+    days: opts.days,
+    target: targetHorizon(now, opts.days),
+    refreshed: 0,
+    dropped: {},
+    archive: {},
+  };
+  if (opts.days <= 0) return report;
+  const ran = await exclusively(db, () => pass(db, opts, report));
+  report.ran = ran;
+  return report;
+}
+
+/** Runs work unless another pass holds the lock; true when it ran. */
+async function exclusively(db: Database, work: () => Promise<void>): Promise<boolean> {
+  if (db.kind === 'pglite') {
+    if (localPass) return false;
+    localPass = true;
+    try {
+      await work();
+      return true;
+    } finally {
+      localPass = false;
+    }
+  }
+  // The lock's transaction stays open, idle, while the work runs on other connections of the pool;
+  // should this process die, the connection closes and the lock goes with it.
+  return db.transaction(async (tx) => {
+    const [row] = await tx.query<{ locked: boolean }>(
+      `SELECT pg_try_advisory_xact_lock(${LOCK_KEY}, hashtext(current_schema())) AS locked`,
+    );
+    if (!row.locked) return false;
+    await work();
+    return true;
+  });
+}
+
+type Say = (message: string) => Promise<void>;
+
+async function pass(db: Database, opts: RetentionOptions, report: RetentionReport): Promise<void> {
+  const say: Say = async (m) => {
+    await opts.progress?.(m);
+  };
+  const aborted = () => opts.signal?.aborted === true;
+  report.before = report.after = await readHorizon(db);
+  // The archive first (everything before the first monthly partition), then month after month.
+  if (!(await archiveStep(db, report, say, aborted))) return;
+  for (const month of await partitionMonths(db)) {
+    const end = nextMonth(month);
+    if (end > report.target || aborted()) return;
+    report.refreshed += await refreshRange(db, month, end, say);
+    await say(`${monthName(month)}: dropping its partitions`);
+    const step = await locked(db, true, async (tx) => {
+      const marks = await pendingMarks(tx, month, end);
+      if (marks) return marks.count;
+      await dropMonth(tx, month);
+      await writeHorizon(tx, end);
+      return 0;
+    });
+    if (step !== 0) {
+      report.skipped = { what: monthName(month), reason: step === 'busy' ? BUSY : pending(step) };
+      return;
+    }
+    report.after = end;
+    for (const t of LOG_TABLES) (report.dropped[t] ??= []).push(monthName(month));
+    await say(
+      `${monthName(month)}: dropped ${LOG_TABLES.map((t) => partitionName(t, month)).join(', ')}`,
+    );
+  }
+}
+
+/**
+ * Removes the archive's logs before the target (or before the first month with a stale mark): rows
+ * by DELETE, or the whole archive once every row of it goes. true when the monthly partitions may follow.
+ */
+async function archiveStep(
+  db: Database,
+  report: RetentionReport,
+  say: Say,
+  aborted: () => boolean,
+): Promise<boolean> {
+  const archive = await archiveBound(db);
+  const from = report.before;
+  if (!archive) return true;
+  const upto = Math.min(report.target, archive.end);
+  if ((from ?? -Infinity) >= upto) return false;
+  const whole = upto === archive.end;
+  report.refreshed += await refreshRange(db, from, upto, say);
+  const counted: Record<string, number> = {};
+  if (whole) {
+    await say(`archive: counting its rows before dropping it`);
+    for (const t of archive.tables) counted[t] = await countRows(db, t);
+  }
+  await say(`archive: removing the logs before ${iso(upto)}`);
+  const step = await locked(db, whole, async (tx) => {
+    const marks = await pendingMarks(tx, from, upto);
+    const until = marks ? monthStart(marks.first) : upto;
+    if (until > (from ?? -Infinity)) await writeHorizon(tx, until);
+    if (until === archive.end)
+      for (const t of archive.tables) await tx.query(`DROP TABLE IF EXISTS ${t}`);
+    return { until, marks };
+  });
+  if (step === 'busy') {
+    report.skipped = { what: `the archive's logs before ${iso(upto)}`, reason: BUSY };
+    return false;
+  }
+  if (step.until > (from ?? -Infinity)) report.after = step.until;
+  if (step.until === archive.end) {
+    for (const t of archive.tables) report.archive[t] = { rows: counted[t], dropped: true };
+    await say(`archive: dropped ${archive.tables.join(', ')}`);
+    return true;
+  }
+  if (step.until > (from ?? -Infinity)) {
+    const removed = await deleteArchiveRows(db, step.until, say, aborted);
+    for (const [t, rows] of Object.entries(removed)) report.archive[t] = { rows, dropped: false };
+  }
+  if (step.marks)
+    report.skipped = { what: monthName(step.marks.first), reason: pending(step.marks.count) };
+  return false;
+}
+
+const iso = (t: number) => new Date(t).toISOString();
+const pending = (n: number) =>
+  `${n} stale rollup quarter${n === 1 ? '' : 's'} (an upload came in during the pass); a later pass removes it`;
+const BUSY = `the log tables stayed locked (long reads or writes) for ${LOCK_ATTEMPTS} × ${LOCK_WAIT_MS / 1000} s; a later pass removes it`;
+
+/** Brings the rollups of [from, to) up to date from the logs; returns how many stale quarters it refreshed. */
+async function refreshRange(
+  db: Database,
+  from: number | undefined,
+  to: number,
+  say: (m: string) => Promise<void>,
+): Promise<number> {
+  let done = 0;
+  for (const spec of UNIT_LIST)
+    for (let n = REFRESH_BATCH; n === REFRESH_BATCH; done += n)
+      n = await refreshMarked(db, spec, REFRESH_BATCH, false, { from, to });
+  if (done)
+    await say(`refreshed ${done} stale rollup quarters before ${new Date(to).toISOString()}`);
+  return done;
+}
+
+/**
+ * Runs fn in a transaction that first locks the four log tables: against writers only (readers go on)
+ * or, to drop partitions, against everyone. A lock not granted within LOCK_WAIT_MS (a long summary, a
+ * stuck upload) is given up, so that requests never queue long behind it; tried LOCK_ATTEMPTS times.
+ */
+async function locked<T>(
+  db: Database,
+  drop: boolean,
+  fn: (tx: Transaction) => Promise<T>,
+): Promise<T | 'busy'> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction(async (tx) => {
+        await tx.query(`SET LOCAL lock_timeout = '${LOCK_WAIT_MS}ms'`);
+        await tx.query(
+          `LOCK TABLE ${LOG_TABLES.join(', ')} IN ${drop ? 'ACCESS EXCLUSIVE' : 'SHARE ROW EXCLUSIVE'} MODE`,
+        );
+        return fn(tx);
+      });
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      // 55P03: lock not available; 40P01: deadlock (nothing was done).
+      if ((code !== '55P03' && code !== '40P01') || attempt >= LOCK_ATTEMPTS) {
+        if (code === '55P03' || code === '40P01') return 'busy';
+        throw err;
+      }
+      await new Promise((r) => setTimeout(r, 500 * attempt));
+    }
+  }
+}
