@@ -4,7 +4,7 @@ import type { Database } from '../../src/db/index.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { runRetention, type RetentionOptions } from '../../src/telemetry/retention/pass.js';
 import { describeRetention } from '../../src/telemetry/retention/report.js';
-import { rebuildAll } from '../../src/telemetry/rollups/refresh.js';
+import { rebuildAll, refreshAll } from '../../src/telemetry/rollups/refresh.js';
 import { bearer, describeEachBackend, startApp, testConfig, type TestContext } from '../helper.js';
 import { count } from './fixtures.js';
 import { downloader, LOAD_URL, loadBody, RAW_URL, type Kind } from './download-fixtures.js';
@@ -256,7 +256,34 @@ describeEachBackend('telemetry retention', (backend) => {
     for (const t of LOG_TABLES) expect(await rows(ctx.db, `${t}_archive`), t).toBe(archiveA3[t]);
   });
 
-  it('runs one pass at a time (two connections), then drops the archive whole and the first monthly partition', async () => {
+  it('never rebuilds a quarter before the horizon from a log that slipped in, and removes that log', async () => {
+    const quarter = A2 + 5 * DAY;
+    const rollup = () =>
+      ctx.db.query(
+        `SELECT level, bucket, count, v_sum FROM sensor_rollups WHERE sensor_id = $1 AND bucket >= $2 AND bucket < $3 ORDER BY 1, 2`,
+        [eq.sensor, iso(quarter - DAY), iso(quarter + DAY)],
+      );
+    const kept = await rollup();
+    expect(kept.length).toBeGreaterThan(96);
+    // As an upload checked against a horizon read before a pass moved it would store it.
+    await ctx.db.query(`INSERT INTO sensor_logs (sensor_id, ts, value) VALUES ($1, $2, 12345)`, [
+      eq.sensor,
+      iso(quarter + 61_000),
+    ]);
+    await ctx.db.query(`INSERT INTO rollup_dirty (kind, equipment_id, bucket) VALUES (1, $1, $2)`, [
+      eq.sensor,
+      iso(quarter),
+    ]);
+    await refreshAll(ctx.db);
+    expect(await count(ctx.db, 'rollup_dirty')).toBe(0);
+    expect(await rollup()).toEqual(kept);
+    const swept = await pass(ctx.db, now1);
+    expect(swept).toMatchObject({ before: A3, after: A3, dropped: {} });
+    expect(swept.archive).toEqual({ sensor_logs_archive: { rows: 1, dropped: false } });
+    expect(await rows(ctx.db, 'sensor_logs_archive', -Infinity, A3)).toBe(0);
+  });
+
+  it('runs one pass at a time (two connections), then drops the archive whole, and the first monthly partition once its rollups are complete', async () => {
     let other: Database = ctx.db;
     if (backend === 'postgres') {
       const [{ schema }] = await ctx.db.query<{ schema: string }>(
@@ -268,10 +295,20 @@ describeEachBackend('telemetry retention', (backend) => {
     const gate = new Promise<void>((r) => (release = r));
     let entered!: () => void;
     const inside = new Promise<void>((r) => (entered = r));
+    const month = iso(F).slice(0, 7);
+    let marked = false;
     const first = pass(ctx.db, now3, {
-      progress: async () => {
+      progress: async (m) => {
         entered();
         await gate;
+        // And an upload into the first monthly partition comes in as its turn comes.
+        if (m === `${month}: dropping its partitions` && !marked) {
+          marked = true;
+          await ctx.db.query(
+            `INSERT INTO rollup_dirty (kind, equipment_id, bucket) VALUES (3, $1, $2)`,
+            [eq.pump, iso(F + 2 * DAY)],
+          );
+        }
       },
     });
     try {
@@ -285,14 +322,21 @@ describeEachBackend('telemetry retention', (backend) => {
       release();
       if (other !== ctx.db) await other.close();
     }
-    const done = await first;
-    const month = iso(F).slice(0, 7);
-    expect(done).toMatchObject({ ran: true, before: A3, after: END });
+    const archived = await first;
+    expect(marked).toBe(true);
+    expect(archived).toMatchObject({ ran: true, before: A3, after: F, dropped: {} });
+    expect(archived.skipped?.what).toBe(month);
+    for (const t of LOG_TABLES) {
+      expect(archived.archive[`${t}_archive`], t).toEqual({ rows: archiveA3[t], dropped: true });
+      expect(await exists(ctx.db, `${t}_archive`), t).toBe(false);
+      expect(await exists(ctx.db, `${t}_p${month.replace('-', '_')}`), t).toBe(true);
+    }
+
+    const done = await pass(ctx.db, now3);
+    expect(done).toMatchObject({ ran: true, before: F, after: END, refreshed: 1, archive: {} });
     expect(done.skipped).toBeUndefined();
     for (const t of LOG_TABLES) {
       expect(done.dropped[t], t).toEqual([month]);
-      expect(done.archive[`${t}_archive`], t).toEqual({ rows: archiveA3[t], dropped: true });
-      expect(await exists(ctx.db, `${t}_archive`), t).toBe(false);
       expect(await exists(ctx.db, `${t}_p${month.replace('-', '_')}`), t).toBe(false);
       expect(await exists(ctx.db, `${t}_p${iso(END).slice(0, 7).replace('-', '_')}`), t).toBe(true);
       expect(await rows(ctx.db, t, -Infinity, END), t).toBe(0);
@@ -301,9 +345,8 @@ describeEachBackend('telemetry retention', (backend) => {
       `SELECT date_part('epoch', min(month)) * 1000 AS ms FROM telemetry_months`,
     );
     expect(Number(months[0].ms)).toBe(END);
-    const lines = describeRetention(done);
-    expect(lines).toContain(`sensor_logs: months dropped: ${month}`);
-    expect(lines).toContain(
+    expect(describeRetention(done)).toContain(`sensor_logs: months dropped: ${month}`);
+    expect(describeRetention(archived)).toContain(
       `sensor_logs_archive: ${archiveA3.sensor_logs} rows removed (dropped whole)`,
     );
 
