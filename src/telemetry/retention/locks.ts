@@ -27,8 +27,9 @@ export async function exclusively(db: Database, work: () => Promise<void>): Prom
       localPass = false;
     }
   }
-  // The lock's transaction stays open, idle, while the work runs on other connections of the pool;
-  // should this process die, the connection closes and the lock goes with it.
+  // The lock's transaction stays open, idle, while the work runs on other connections of the pool
+  // (so a pass needs a pool of two at least); should this process die, the connection closes and the
+  // lock goes with it.
   return db.transaction(async (tx) => {
     const [row] = await tx.query<{ locked: boolean }>(
       `SELECT pg_try_advisory_xact_lock(${LOCK_KEY}, hashtext(current_schema())) AS locked`,

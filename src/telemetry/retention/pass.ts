@@ -44,9 +44,9 @@ export interface RetentionReport {
   refreshed: number;
   /** Log table → months ('YYYY-MM') whose partition was dropped. */
   dropped: Record<string, string[]>;
-  /** Archive table → rows removed, and whether it was dropped whole. */
+  /** Archive table → rows removed (tables that lost some), and whether it was dropped whole. */
   archive: Record<string, { rows: number; dropped: boolean }>;
-  /** The first month left for a later pass, and why (later months wait for it). */
+  /** What was left for a later pass (a month, or the archive's logs), and why; later months wait for it. */
   skipped?: { what: string; reason: string };
 }
 
@@ -183,9 +183,10 @@ async function refreshRange(
 ): Promise<number> {
   let done = 0;
   for (const spec of UNIT_LIST)
-    for (let n = REFRESH_BATCH; n === REFRESH_BATCH; done += n)
+    for (let n = REFRESH_BATCH; n === REFRESH_BATCH;) {
       n = await refreshMarked(db, spec, REFRESH_BATCH, false, { from, to });
-  if (done)
-    await say(`refreshed ${done} stale rollup quarters before ${new Date(to).toISOString()}`);
+      done += n;
+      if (n) await say(`rollups before ${iso(to)}: ${done} stale quarters refreshed`);
+    }
   return done;
 }
