@@ -14,6 +14,8 @@ import { HttpError } from './errors.js';
 import { ImportError, importDocument } from './provisioning/import.js';
 import { generateDemo } from './provisioning/demo.js';
 import { backupDataDir, restoreDataDir } from './db/backup.js';
+import { runRetention } from './telemetry/retention/pass.js';
+import { describeRetention, RETENTION_OFF } from './telemetry/retention/report.js';
 
 const USAGE = `usage: npm run site-monitor -- <command>
 
@@ -29,6 +31,8 @@ const USAGE = `usage: npm run site-monitor -- <command>
   demo [--out FILE]                write the demo provisioning document (to stdout without --out)
   backup FILE                      embedded database only: write DATA_DIR's database to one file (server stopped)
   restore FILE                     embedded database only: restore a backup into an empty or new DATA_DIR
+  retention                        one retention pass (RETENTION_DAYS): remove the logs of the months
+                                   past the horizon, keeping their rollups; prints what it dropped
 
 The database is the service's: DATABASE_URL (PostgreSQL) or the embedded one in DATA_DIR (stop the
 server first; while it runs, use the admin API: /docs, "administration").`;
@@ -93,6 +97,9 @@ async function run(argv: string[]): Promise<void> {
     else process.stdout.write(`${json}\n`);
   } else if (command === 'backup' || command === 'restore') {
     await runBackupCommand(command, sub, rest);
+  } else if (command === 'retention') {
+    if (sub) throw new UsageError('retention takes no arguments (the setting is RETENTION_DAYS)');
+    await runRetentionCommand(loadConfig().RETENTION_DAYS);
   } else if (!command || command === 'help' || command === '--help') {
     out(USAGE);
   } else {
@@ -121,6 +128,22 @@ async function runBackupCommand(
     const r = await restoreDataDir(config.DATA_DIR, file, log);
     log(`done: ${r.sites} sites, ${r.clients} clients, schema version ${r.to}, in ${took()}`);
   }
+}
+
+/** One retention pass: its progress on stderr, its report on stdout. */
+async function runRetentionCommand(days: number): Promise<void> {
+  if (days <= 0) {
+    out(RETENTION_OFF); // no database to open
+    return;
+  }
+  const started = Date.now();
+  const progress = (m: string) => {
+    log(`  ${m}`);
+  };
+  const report = await withDatabase((db) => runRetention(db, { days, progress }));
+  for (const line of describeRetention(report)) out(line);
+  if (!report.ran) throw new Error('retention did not run; try again later');
+  log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
 /** The client commands: the same functions as the admin API, acting as the operator (no limits). */

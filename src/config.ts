@@ -47,6 +47,10 @@ export const ConfigSchema = Type.Object({
   // stay exact, reading stale buckets from the logs) and how many it takes per transaction.
   ROLLUP_REFRESH_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 1000 }),
   ROLLUP_BATCH: Type.Integer({ minimum: 1, maximum: 100_000, default: 2000 }),
+  // Retention: logs of UTC months that ended more than this many days ago are removed (their rollups
+  // stay); 0 keeps everything. A pass runs this often (an hour; shorter in tests).
+  RETENTION_DAYS: Type.Integer({ minimum: 0, maximum: 36_500, default: 0 }),
+  RETENTION_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: 86_400_000, default: 3_600_000 }),
   // Live stream (GET /v1/stream): how long events stay for replay after a reconnect, the comment
   // that keeps idle streams open, a subscriber's unsent bytes before it is disconnected, streams per
   // instance (503 beyond), and how often an instance looks for events when no wake-up came.

@@ -1291,7 +1291,7 @@ export interface paths {
         put?: never;
         /**
          * Summaries of the logs of sensors
-         * @description Summaries over [start, end) in buckets of the interval on the clock of timeZone (days of 23 or 25 hours at daylight-saving changes); the first and last buckets are cut at start and end. One element per equipment and non-empty bucket, ordered by id then bucket; a statistic no sample of the bucket carries is null. Exact: a summary read after an upload was answered 201 includes it (late, replayed and replacing logs too). Span at most 366 days. Unknown ids: 404 (checked first); any id of a site out of reach: 403.
+         * @description Summaries over [start, end) in buckets of the interval on the clock of timeZone (days of 23 or 25 hours at daylight-saving changes); the first and last buckets are cut at start and end. One element per equipment and non-empty bucket, ordered by id then bucket; a statistic no sample of the bucket carries is null. Exact: a summary read after an upload was answered 201 includes it (late, replayed and replacing logs too). Span at most 366 days. Unknown ids: 404 (checked first); any id of a site out of reach: 403. Retention (RETENTION_DAYS): the logs of months removed by retention are gone, but their summaries come from the rollups, which are kept, and stay exact wherever a bucket is made of whole quarter-hours (UTC quarters: :00, :15, :30, :45); a bucket cut by start or end inside a removed month counts only the whole quarter-hours inside it.
          */
         post: operations["loadSensorSummaries"];
         delete?: never;
@@ -1311,7 +1311,7 @@ export interface paths {
         put?: never;
         /**
          * Summaries of the logs of flow meters
-         * @description Summaries over [start, end) in buckets of the interval on the clock of timeZone (days of 23 or 25 hours at daylight-saving changes); the first and last buckets are cut at start and end. One element per equipment and non-empty bucket, ordered by id then bucket; a statistic no sample of the bucket carries is null. Exact: a summary read after an upload was answered 201 includes it (late, replayed and replacing logs too). Span at most 366 days. Unknown ids: 404 (checked first); any id of a site out of reach: 403.
+         * @description Summaries over [start, end) in buckets of the interval on the clock of timeZone (days of 23 or 25 hours at daylight-saving changes); the first and last buckets are cut at start and end. One element per equipment and non-empty bucket, ordered by id then bucket; a statistic no sample of the bucket carries is null. Exact: a summary read after an upload was answered 201 includes it (late, replayed and replacing logs too). Span at most 366 days. Unknown ids: 404 (checked first); any id of a site out of reach: 403. Retention (RETENTION_DAYS): the logs of months removed by retention are gone, but their summaries come from the rollups, which are kept, and stay exact wherever a bucket is made of whole quarter-hours (UTC quarters: :00, :15, :30, :45); a bucket cut by start or end inside a removed month counts only the whole quarter-hours inside it.
          */
         post: operations["loadMeterSummaries"];
         delete?: never;
@@ -1331,7 +1331,7 @@ export interface paths {
         put?: never;
         /**
          * Summaries of the logs of pumps
-         * @description Summaries over [start, end) in buckets of the interval on the clock of timeZone (days of 23 or 25 hours at daylight-saving changes); the first and last buckets are cut at start and end. One element per equipment and non-empty bucket, ordered by id then bucket; a statistic no sample of the bucket carries is null. Exact: a summary read after an upload was answered 201 includes it (late, replayed and replacing logs too). Span at most 366 days. Unknown ids: 404 (checked first); any id of a site out of reach: 403.
+         * @description Summaries over [start, end) in buckets of the interval on the clock of timeZone (days of 23 or 25 hours at daylight-saving changes); the first and last buckets are cut at start and end. One element per equipment and non-empty bucket, ordered by id then bucket; a statistic no sample of the bucket carries is null. Exact: a summary read after an upload was answered 201 includes it (late, replayed and replacing logs too). Span at most 366 days. Unknown ids: 404 (checked first); any id of a site out of reach: 403. Retention (RETENTION_DAYS): the logs of months removed by retention are gone, but their summaries come from the rollups, which are kept, and stay exact wherever a bucket is made of whole quarter-hours (UTC quarters: :00, :15, :30, :45); a bucket cut by start or end inside a removed month counts only the whole quarter-hours inside it.
          */
         post: operations["loadPumpSummaries"];
         delete?: never;
@@ -1351,7 +1351,7 @@ export interface paths {
         put?: never;
         /**
          * Summaries of the logs of tank groups
-         * @description Summaries over [start, end) in buckets of the interval on the clock of timeZone (days of 23 or 25 hours at daylight-saving changes); the first and last buckets are cut at start and end. One element per equipment and non-empty bucket, ordered by id then bucket; a statistic no sample of the bucket carries is null. Exact: a summary read after an upload was answered 201 includes it (late, replayed and replacing logs too). Span at most 366 days. Unknown ids: 404 (checked first); any id of a site out of reach: 403.
+         * @description Summaries over [start, end) in buckets of the interval on the clock of timeZone (days of 23 or 25 hours at daylight-saving changes); the first and last buckets are cut at start and end. One element per equipment and non-empty bucket, ordered by id then bucket; a statistic no sample of the bucket carries is null. Exact: a summary read after an upload was answered 201 includes it (late, replayed and replacing logs too). Span at most 366 days. Unknown ids: 404 (checked first); any id of a site out of reach: 403. Retention (RETENTION_DAYS): the logs of months removed by retention are gone, but their summaries come from the rollups, which are kept, and stay exact wherever a bucket is made of whole quarter-hours (UTC quarters: :00, :15, :30, :45); a bucket cut by start or end inside a removed month counts only the whole quarter-hours inside it.
          */
         post: operations["loadTankSummaries"];
         delete?: never;
@@ -1371,7 +1371,7 @@ export interface paths {
         put?: never;
         /**
          * Raw logs of one sensor
-         * @description The logs of one sensor in [start, end), ascending by time, streamed. Span at most 60 days; unknown sensor: 404; out of reach: 403.
+         * @description The logs of one sensor in [start, end), ascending by time, streamed. Span at most 60 days; unknown sensor: 404; out of reach: 403. Months removed by retention (RETENTION_DAYS) have no logs left: ask the summaries, which keep them.
          */
         post: operations["loadSensorRawLogs"];
         delete?: never;

@@ -7,11 +7,16 @@ import { makeJob, type Counts, type Role, type Source } from './jobs.js';
 import type { Entry, TelemetryKind } from './kinds.js';
 import { Partitions } from './partitions.js';
 import { RollupRefresher } from './rollups/refresh.js';
+import { readHorizon, UploadHorizon } from './retention/horizon.js';
+import { runRetention } from './retention/pass.js';
+import { describeRetention } from './retention/report.js';
+import { RetentionScheduler } from './retention/scheduler.js';
 import { TelemetryWriter } from './writer.js';
 
 // The upload path of one instance: the partitions it writes into, the equipment directory that
-// checks every entry's site, the group-commit writer, and the rollup refresher behind it. Every way
-// records arrive (the upload routes; gateways over other transports) stores them through `store`.
+// checks every entry's site, the group-commit writer, and the rollup refresher and retention behind
+// it. Every way records arrive (the upload routes; gateways over other transports) stores them
+// through `store`.
 
 export interface TelemetryServiceOptions {
   /** Follows every commit (the live stream looks for new events). */
@@ -25,11 +30,15 @@ export class TelemetryService {
   readonly writer: TelemetryWriter;
   readonly directory: EquipmentDirectory;
   private readonly refresher: RollupRefresher | undefined;
+  /** The hourly retention pass; none with RETENTION_DAYS=0. */
+  readonly retention: RetentionScheduler | undefined;
+  private readonly horizon: UploadHorizon;
 
   private constructor(
     db: Database,
     partitions: Partitions,
     config: Config,
+    horizon: number | undefined,
     opts: TelemetryServiceOptions,
   ) {
     const onStored = opts.onStored;
@@ -59,6 +68,28 @@ export class TelemetryService {
               ),
           })
         : undefined;
+    this.horizon = new UploadHorizon(db, config.RETENTION_DAYS, horizon);
+    // A pass's steps take the time they need (each statement bounded by the server's statement_timeout,
+    // each lock wait by the pass itself), so it does not use the requests' deadlines.
+    const unbounded = db.bounded(Infinity);
+    this.retention =
+      config.RETENTION_DAYS > 0
+        ? new RetentionScheduler(
+            (signal) => runRetention(unbounded, { days: config.RETENTION_DAYS, signal }),
+            {
+              intervalMs: config.RETENTION_INTERVAL_MS,
+              firstDelayMs: Math.min(config.RETENTION_INTERVAL_MS, 60_000),
+              onReport: (report) => {
+                if (report.ran) this.horizon.learn(report.after);
+                // Quiet when there was nothing to do (every hour but about one a month).
+                if (report.before !== report.after || report.skipped)
+                  opts.log.info({ retention: report }, describeRetention(report).join('; '));
+              },
+              onError: (err) =>
+                opts.log.warn({ err }, 'retention pass failed; the next one retries'),
+            },
+          )
+        : undefined;
   }
 
   /** `db` bounds every request's call (the app's bounded view); `onCommit` follows every commit. */
@@ -69,12 +100,13 @@ export class TelemetryService {
   ): Promise<TelemetryService> {
     const partitions = new Partitions(db);
     await partitions.cover(Date.now());
-    return new TelemetryService(db, partitions, config, opts);
+    return new TelemetryService(db, partitions, config, await readHorizon(db), opts);
   }
 
-  /** Starts the background rollup refresh (when configured). */
+  /** Starts the background rollup refresh and retention (when configured). */
   start(): void {
     this.refresher?.start();
+    this.retention?.start();
   }
 
   /**
@@ -91,12 +123,13 @@ export class TelemetryService {
     deadline: number,
     source: Source = 'http',
   ): Promise<Counts> {
+    if (role === 'log') await this.horizon.check(entries, pathOf);
     const sites = await this.directory.resolve(access, entries, pathOf, deadline);
     return this.writer.submit(makeJob(role, entries, sites, source), deadline);
   }
 
-  /** Writes already accepted finish (their requests are answered) and the refresher stops. */
+  /** Writes already accepted finish (their requests are answered); the refresher and retention stop. */
   async close(): Promise<void> {
-    await Promise.all([this.writer.idle(), this.refresher?.stop()]);
+    await Promise.all([this.writer.idle(), this.refresher?.stop(), this.retention?.stop()]);
   }
 }

@@ -2,6 +2,7 @@ import { EQUIPMENT } from '../../equipment.js';
 import type { Queryable } from '../../db/index.js';
 import type { TelemetryKind } from '../kinds.js';
 import { binOf } from '../rollups/refresh.js';
+import { HORIZON_SQL } from '../retention/horizon.js';
 import { mergeUnits, rawUnits, rollupUnits, UNITS, type UnitSpec } from '../rollups/units.js';
 import { zoneAlignment } from './zones.js';
 import { SQL_SEPARATOR, summaryLine } from './encode-sql.js';
@@ -194,10 +195,16 @@ function summarySql(
               ? `'-infinity'::timestamptz`
               : `NULL::${c.type}`,
     );
+    // Where the logs before start were removed by retention, the last quarter rollup before the cut
+    // (whole quarters only: before s15, and before the horizon, under which every rollup is final).
     parts.push(
-      `SELECT i.id, '-infinity'::timestamptz, ${values.join(', ')} FROM unnest($1::int[]) AS i(id)
-         CROSS JOIN LATERAL (SELECT total_volume FROM ${logTable} WHERE ${idc} = i.id AND ts < $2
-           AND total_volume IS NOT NULL ORDER BY ts DESC LIMIT 1) p`,
+      `SELECT p.id, '-infinity'::timestamptz, ${values.join(', ')} FROM (
+         SELECT i.id, coalesce(
+           (SELECT total_volume FROM ${logTable} WHERE ${idc} = i.id AND ts < $2
+               AND total_volume IS NOT NULL ORDER BY ts DESC LIMIT 1),
+           (SELECT tv_last FROM ${t} r WHERE r.${idc} = i.id AND r.level = 15 AND r.bucket < least($5::timestamptz, ${HORIZON_SQL})
+               AND r.tv_last IS NOT NULL ORDER BY r.bucket DESC LIMIT 1)) AS total_volume
+         FROM unnest($1::int[]) AS i(id)) p WHERE p.total_volume IS NOT NULL`,
     );
   }
   const bucket = BUCKET[interval];

@@ -1,5 +1,6 @@
 import type { Database, Queryable } from '../../db/index.js';
 import { mergeUnits, rawUnits, rollupUnits, UNIT_LIST, type UnitSpec } from './units.js';
+import { HORIZON_SQL, readHorizon } from '../retention/horizon.js';
 
 // Keeps the rollups (migrations/003_rollups.sql) in step with the logs. Uploads mark the 15-minute
 // buckets they change in rollup_dirty, in their own statement; the refresher takes a batch of marks
@@ -80,24 +81,29 @@ export async function refreshMarked(
   spec: UnitSpec,
   limit: number,
   closedOnly = false,
+  range: { from?: number; to?: number } = {},
 ): Promise<number> {
   return db.transaction(async (tx) => {
     // Any `limit` marks, deleted by their row address: the scan stops at the limit, and no join or sort
     // over every mark depends on statistics that lag behind a table that fills and empties by the
     // second (a join on the key was planned as a sort and hash of all the marks: 40 % of a refresh).
     // The marks are locked, and never updated, so their addresses hold until the DELETE.
-    const marks = await tx.query<{ id: number; ms: number }>(
+    // A mark before the retention horizon (a log that slipped in as its month was removed) is only
+    // deleted: its logs are gone or about to be, and rebuilding from them would lose the rollup.
+    const marks = await tx.query<{ id: number; ms: number; gone: boolean }>(
       `DELETE FROM rollup_dirty WHERE ctid = ANY(ARRAY(
          SELECT ctid FROM rollup_dirty WHERE kind = $1 AND (NOT $3::boolean OR bucket <= now() - interval '15 minutes')
+            AND ($4::float8 IS NULL OR bucket >= to_timestamp($4 / 1000)) AND ($5::float8 IS NULL OR bucket < to_timestamp($5 / 1000))
           LIMIT $2 FOR UPDATE SKIP LOCKED))
-       RETURNING equipment_id AS id, date_part('epoch', bucket) * 1000 AS ms`,
-      [spec.no, limit, closedOnly],
+       RETURNING equipment_id AS id, date_part('epoch', bucket) * 1000 AS ms, bucket < ${HORIZON_SQL} AS gone`,
+      [spec.no, limit, closedOnly, range.from ?? null, range.to ?? null],
     );
+    const kept = marks.filter((m) => !m.gone);
     await rebuildBuckets(
       tx,
       spec,
-      marks.map((m) => m.id),
-      marks.map((m) => Math.round(m.ms)),
+      kept.map((m) => m.id),
+      kept.map((m) => Math.round(m.ms)),
     );
     return marks.length;
   });
@@ -123,21 +129,31 @@ export async function markAll(
  * (the demo history, bulk loads) while nothing else writes: much faster than marking every bucket.
  */
 export async function rebuildAll(db: Database): Promise<void> {
+  // Rollups before the retention horizon are all that is left of their months: they stay. The horizon
+  // is the start of a UTC month, so no hour or day above it holds a quarter below it.
+  const horizon = await readHorizon(db);
+  const since = (col: string) =>
+    horizon === undefined ? '' : ` WHERE ${col} >= '${new Date(horizon).toISOString()}'`;
   for (const spec of UNIT_LIST) {
     const t = spec.rollupTable;
     const cols = spec.columns.map((c) => c.name).join(', ');
     const insert = (level: number, units: string) =>
       `INSERT INTO ${t} (${spec.idColumn}, level, bucket, ${cols})
          SELECT id, ${level}, grp, ${cols} FROM (${mergeUnits(spec, units, binOf(level, 't0'), 'id, grp')}) x`;
+    const below = (level: number) =>
+      `(SELECT ${rollupUnits(spec)} FROM (SELECT * FROM ${t}${since('bucket')}) r WHERE r.level = ${level})`;
     await db.transaction(async (tx) => {
       await tx.query(`DELETE FROM rollup_dirty WHERE kind = $1`, [spec.no]);
       // PGlite runs one transaction at a time, so emptying the table by TRUNCATE blocks no reader there,
       // and (wal_level minimal) lets the rebuilt rows skip the write-ahead log; on PostgreSQL a DELETE
       // lets summaries keep reading the old rows meanwhile.
-      await tx.query(db.kind === 'pglite' ? `TRUNCATE ${t}` : `DELETE FROM ${t}`);
-      await tx.query(insert(15, `(SELECT ${rawUnits(spec)} FROM ${spec.logTable} g)`));
-      await tx.query(insert(60, `(SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.level = 15)`));
-      await tx.query(insert(1440, `(SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.level = 60)`));
+      if (horizon !== undefined) await tx.query(`DELETE FROM ${t}${since('bucket')}`);
+      else await tx.query(db.kind === 'pglite' ? `TRUNCATE ${t}` : `DELETE FROM ${t}`);
+      await tx.query(
+        insert(15, `(SELECT ${rawUnits(spec)} FROM ${spec.logTable} g${since('g.ts')})`),
+      );
+      await tx.query(insert(60, below(15)));
+      await tx.query(insert(1440, below(60)));
     });
   }
 }

@@ -27,7 +27,10 @@ const SUMMARY_TEXT =
   'daylight-saving changes); the first and last buckets are cut at start and end. One element per equipment and ' +
   'non-empty bucket, ordered by id then bucket; a statistic no sample of the bucket carries is null. Exact: a ' +
   'summary read after an upload was answered 201 includes it (late, replayed and replacing logs too). Span at most ' +
-  '366 days. Unknown ids: 404 (checked first); any id of a site out of reach: 403.';
+  '366 days. Unknown ids: 404 (checked first); any id of a site out of reach: 403. Retention (RETENTION_DAYS): the ' +
+  'logs of months removed by retention are gone, but their summaries come from the rollups, which are kept, and stay ' +
+  'exact wherever a bucket is made of whole quarter-hours (UTC quarters: :00, :15, :30, :45); a bucket cut by start or ' +
+  'end inside a removed month counts only the whole quarter-hours inside it.';
 
 export async function downloadRoutes(app: FastifyTypebox): Promise<void> {
   const max = app.config.MAX_BATCH;
@@ -75,7 +78,8 @@ export async function downloadRoutes(app: FastifyTypebox): Promise<void> {
         operationId: 'loadSensorRawLogs',
         summary: 'Raw logs of one sensor',
         description:
-          'The logs of one sensor in [start, end), ascending by time, streamed. Span at most 60 days; unknown sensor: 404; out of reach: 403.',
+          'The logs of one sensor in [start, end), ascending by time, streamed. Span at most 60 days; unknown sensor: 404; out of reach: 403. ' +
+          'Months removed by retention (RETENTION_DAYS) have no logs left: ask the summaries, which keep them.',
         body: SensorLogsRawDto,
         response: { 200: listOrCsv(SensorRawLogDto, 'the logs'), ...securedErrors(403, 404, 413) },
       },
