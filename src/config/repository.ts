@@ -1,20 +1,7 @@
 import { EQUIPMENT, type AttachKind } from '../equipment.js';
 import type { Queryable, Row } from '../db/index.js';
-import {
-  ACTUATOR,
-  FLOW_METER,
-  MODBUS_DEVICE,
-  PUMP,
-  REGISTER,
-  SENSOR,
-  SENSOR_SCALING,
-  SENSOR_TRIGGER,
-  SITE,
-  TANK_GROUP,
-  TANK_GROUP_CONNECTION,
-  selectList,
-  type Field,
-} from '../schemas/records.js';
+import * as records from '../schemas/records.js';
+import { selectList, type Field } from '../schemas/records.js';
 import { toIso } from '../time.js';
 
 // SQL of the configuration read API. A site's configuration is a fixed set of queries (one per
@@ -89,13 +76,13 @@ export const EQUIPMENT_TABLES: Record<
   EquipmentKind,
   { table: string; id: string; fields: Field[]; typeId: number }
 > = {
-  meter: { ...attach('meter'), fields: FLOW_METER },
-  pump: { ...attach('pump'), fields: PUMP },
-  tank: { ...attach('tank'), fields: TANK_GROUP },
+  meter: { ...attach('meter'), fields: records.FLOW_METER },
+  pump: { ...attach('pump'), fields: records.PUMP },
+  tank: { ...attach('tank'), fields: records.TANK_GROUP },
 };
 
 /** A register changes with its Modbus device too: SiteModbusInOutDevices and Connection* come from it. */
-const REGISTER_SELECT = `SELECT ${selectList(REGISTER, 'r')},
+const REGISTER_SELECT = `SELECT ${selectList(records.REGISTER, 'r')},
     d.device_name AS "_deviceName", d.slave_address AS "_slaveAddress", sr.sensor_id AS "_sensorId", sr.position AS "_position",
     greatest(r.updated_at, d.updated_at) AS "_stamp"
   FROM registers r
@@ -123,8 +110,8 @@ function toRegister(row: RegisterSelectRow): RegisterRow {
 }
 
 const timeFields = (fields: Field[]) => fields.filter((f) => f.kind === 'time').map((f) => f.name);
-const DEVICE_TIMES = timeFields(MODBUS_DEVICE);
-const ACTUATOR_TIMES = timeFields(ACTUATOR);
+const DEVICE_TIMES = timeFields(records.MODBUS_DEVICE);
+const ACTUATOR_TIMES = timeFields(records.ACTUATOR);
 /** Timestamps arrive as Date objects; the interface wants UTC ISO text. */
 function isoTimes<R extends Row>(rec: R, names: string[]): R {
   const fields: Row = rec;
@@ -219,7 +206,7 @@ export async function siteFingerprint(db: Queryable, siteId: number): Promise<st
       `(SELECT count(*) || '/' || coalesce(sum(xmin::text::bigint), 0) FROM ${t} WHERE site_id = $1)`,
   );
   const [row] = await db.query<{ fp: string }>(
-    `SELECT concat_ws('|', row(${SITE.map((f) => `s.${f.column}`).join(', ')}, c.name)::text, ${perTable.join(', ')}) AS fp
+    `SELECT concat_ws('|', row(${records.SITE.map((f) => `s.${f.column}`).join(', ')}, c.name)::text, ${perTable.join(', ')}) AS fp
        FROM sites s JOIN companies c ON c.company_id = s.company_id WHERE s.site_id = $1`,
     [siteId],
   );
@@ -262,15 +249,23 @@ export async function loadSite(db: Queryable, siteId: number): Promise<ConfigDat
   const [[site], devices, registers, sensors, meters, pumps, tanks, roles, actuators, links] =
     await Promise.all([
       db.query(
-        `SELECT ${selectList(SITE, 's')}, c.name AS "CompanyName" FROM sites s JOIN companies c ON c.company_id = s.company_id WHERE s.site_id = $1`,
+        `SELECT ${selectList(records.SITE, 's')}, c.name AS "CompanyName" FROM sites s JOIN companies c ON c.company_id = s.company_id WHERE s.site_id = $1`,
         p,
       ),
-      items(db, MODBUS_DEVICE, 'modbus_devices', 'device_id', 't.site_id = $1', p, DEVICE_TIMES),
+      items(
+        db,
+        records.MODBUS_DEVICE,
+        'modbus_devices',
+        'device_id',
+        't.site_id = $1',
+        p,
+        DEVICE_TIMES,
+      ),
       db.query<RegisterSelectRow>(
         `${REGISTER_SELECT} WHERE r.site_id = $1 ORDER BY r.register_id`,
         p,
       ),
-      items<SensorRecord>(db, SENSOR, 'sensors', 'sensor_id', 't.site_id = $1', p),
+      items<SensorRecord>(db, records.SENSOR, 'sensors', 'sensor_id', 't.site_id = $1', p),
       equipment('meter'),
       equipment('pump'),
       equipment('tank'),
@@ -324,16 +319,16 @@ async function loadActuators(db: Queryable, siteId: number): Promise<ActuatorRow
       [siteId],
     );
   const [actuators, scalings, triggers, connections] = await Promise.all([
-    q(ACTUATOR, 'actuators', '', 't.actuator_id'),
+    q(records.ACTUATOR, 'actuators', '', 't.actuator_id'),
     q(
-      SENSOR_SCALING,
+      records.SENSOR_SCALING,
       'actuator_sensor_scalings',
       ', t.scale_points AS "_scalePoints"',
       't.actuator_id, t.scaling_id',
     ),
-    q(SENSOR_TRIGGER, 'actuator_sensor_triggers', '', 't.actuator_id, t.position'),
+    q(records.SENSOR_TRIGGER, 'actuator_sensor_triggers', '', 't.actuator_id, t.position'),
     q(
-      TANK_GROUP_CONNECTION,
+      records.TANK_GROUP_CONNECTION,
       'actuator_tank_group_connections',
       '',
       't.actuator_id, t.connection_id',
@@ -397,7 +392,7 @@ export async function loadEquipment(
     items(db, t.fields, t.table, t.id, `t.${t.id} = $1`, [id]),
     items<SensorRecord>(
       db,
-      SENSOR,
+      records.SENSOR,
       'sensors',
       'sensor_id',
       `t.sensor_id IN (${sensorIds})`,

@@ -1,22 +1,7 @@
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
 import { BigIdInput, DateTimeInput, Nullable } from '../schemas/common.js';
-import {
-  ACTUATOR,
-  CAMERA,
-  COMPANY,
-  FLOW_METER,
-  MODBUS_DEVICE,
-  PUMP,
-  recordSchema,
-  REGISTER,
-  SENSOR,
-  SENSOR_SCALING,
-  SENSOR_TRIGGER,
-  SITE,
-  TANK_GROUP,
-  TANK_GROUP_CONNECTION,
-  TRANSACTION,
-} from '../schemas/records.js';
+import * as records from '../schemas/records.js';
+import { recordSchema } from '../schemas/records.js';
 
 // The provisioning document of contract §3: every record is the interface's record plus its links.
 
@@ -77,48 +62,52 @@ const ImageIn = Type.Object({
 
 export const ProvisioningDocument = Type.Object(
   {
-    companies: Type.Optional(Type.Array(recordSchema(COMPANY, 'in'))),
-    sites: Type.Optional(Type.Array(recordSchema(SITE, 'in'))),
+    companies: Type.Optional(Type.Array(recordSchema(records.COMPANY, 'in'))),
+    sites: Type.Optional(Type.Array(recordSchema(records.SITE, 'in'))),
     clients: Type.Optional(Type.Array(ClientIn)),
-    modbusDevices: Type.Optional(Type.Array(recordSchema(MODBUS_DEVICE, 'in'))),
-    registers: Type.Optional(Type.Array(recordSchema(REGISTER, 'in'))),
+    modbusDevices: Type.Optional(Type.Array(recordSchema(records.MODBUS_DEVICE, 'in'))),
+    registers: Type.Optional(Type.Array(recordSchema(records.REGISTER, 'in'))),
     sensors: Type.Optional(
       Type.Array(
-        withExtra(recordSchema(SENSOR, 'in'), {
+        withExtra(recordSchema(records.SENSOR, 'in'), {
           RegisterIDs: Type.Optional(Type.Array(BigIdInput)),
         }),
       ),
     ),
     flowMeters: Type.Optional(
-      Type.Array(withExtra(recordSchema(FLOW_METER, 'in'), { Registers: Type.Optional(Roles) })),
+      Type.Array(
+        withExtra(recordSchema(records.FLOW_METER, 'in'), { Registers: Type.Optional(Roles) }),
+      ),
     ),
     pumps: Type.Optional(
-      Type.Array(withExtra(recordSchema(PUMP, 'in'), { Registers: Type.Optional(Roles) })),
+      Type.Array(withExtra(recordSchema(records.PUMP, 'in'), { Registers: Type.Optional(Roles) })),
     ),
     tankGroups: Type.Optional(
-      Type.Array(withExtra(recordSchema(TANK_GROUP, 'in'), { Registers: Type.Optional(Roles) })),
+      Type.Array(
+        withExtra(recordSchema(records.TANK_GROUP, 'in'), { Registers: Type.Optional(Roles) }),
+      ),
     ),
     actuators: Type.Optional(
       Type.Array(
-        withExtra(recordSchema(ACTUATOR, 'in'), {
+        withExtra(recordSchema(records.ACTUATOR, 'in'), {
           SensorScalings: Type.Optional(
             Type.Array(
-              withExtra(recordSchema(SENSOR_SCALING, 'in'), {
+              withExtra(recordSchema(records.SENSOR_SCALING, 'in'), {
                 ScalePoints: Type.Optional(ScalePoints),
               }),
             ),
           ),
-          SensorTriggers: Type.Optional(Type.Array(recordSchema(SENSOR_TRIGGER, 'in'))),
+          SensorTriggers: Type.Optional(Type.Array(recordSchema(records.SENSOR_TRIGGER, 'in'))),
           TankGroupConnections: Type.Optional(
-            Type.Array(recordSchema(TANK_GROUP_CONNECTION, 'in')),
+            Type.Array(recordSchema(records.TANK_GROUP_CONNECTION, 'in')),
           ),
         }),
       ),
     ),
-    cameras: Type.Optional(Type.Array(recordSchema(CAMERA, 'in'))),
+    cameras: Type.Optional(Type.Array(recordSchema(records.CAMERA, 'in'))),
     transactions: Type.Optional(
       Type.Array(
-        withExtra(recordSchema(TRANSACTION, 'in'), {
+        withExtra(recordSchema(records.TRANSACTION, 'in'), {
           Changes: Type.Optional(Type.Array(ChangeRecordIn)),
         }),
       ),

@@ -1,21 +1,7 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import { BigIdString, DateTimeInput, IntId, Nullable } from '../../../schemas/common.js';
-import {
-  ACTUATOR,
-  ACTUATOR_HEAVY_FIELDS,
-  FLOW_METER,
-  MODBUS_DEVICE,
-  PUMP,
-  recordSchema,
-  REGISTER,
-  SENSOR,
-  SENSOR_SCALING,
-  SENSOR_TRIGGER,
-  SITE,
-  TANK_GROUP,
-  TANK_GROUP_CONNECTION,
-  type Field,
-} from '../../../schemas/records.js';
+import * as records from '../../../schemas/records.js';
+import { recordSchema, type Field } from '../../../schemas/records.js';
 
 // Request and response schemas of the configuration paths (interface §2.1–2.8, §4.3; contract §5).
 // Every DTO exists in a full and a light variant, built by one function from the record lists.
@@ -75,7 +61,7 @@ function lightOf(full: TObject, title: string, omit: string[] = []): TObject {
 
 const RegisterFull = Type.Object(
   {
-    ...recordSchema(REGISTER, 'out').properties,
+    ...recordSchema(records.REGISTER, 'out').properties,
     SiteModbusInOutDevices: Type.Object(
       { DeviceName: Type.String(), SlaveAddress: Type.Integer() },
       { description: "the owning Modbus device's name and slave address" },
@@ -97,7 +83,7 @@ const RegisterFull = Type.Object(
 const RegisterLight = lightOf(RegisterFull, 'Register (light)');
 
 const SiteRecord = Type.Object(
-  { ...recordSchema(SITE, 'out').properties, CompanyName: Type.String() },
+  { ...recordSchema(records.SITE, 'out').properties, CompanyName: Type.String() },
   // Not "Site": that is the site list's item (GET /v1/sites), a different shape.
   { title: 'SiteRecord', description: "the site's own record" },
 );
@@ -120,7 +106,7 @@ function dtos(light: boolean) {
     );
   const Scaling = Type.Object(
     {
-      ...rec(SENSOR_SCALING, 'Sensor scaling').properties,
+      ...rec(records.SENSOR_SCALING, 'Sensor scaling').properties,
       ScalePoints: Type.Array(
         Type.Object({
           F: Type.Number({ description: 'actuator position, percent' }),
@@ -135,17 +121,17 @@ function dtos(light: boolean) {
   );
   const ActuatorEntry = Type.Object(
     {
-      actuator: rec(ACTUATOR, 'Actuator', ACTUATOR_HEAVY_FIELDS),
+      actuator: rec(records.ACTUATOR, 'Actuator', records.ACTUATOR_HEAVY_FIELDS),
       sensorScalings: Type.Array(Scaling),
-      sensorTriggers: Type.Array(rec(SENSOR_TRIGGER, 'Sensor trigger')),
-      tankGroupConnections: Type.Array(rec(TANK_GROUP_CONNECTION, 'Tank group connection')),
+      sensorTriggers: Type.Array(rec(records.SENSOR_TRIGGER, 'Sensor trigger')),
+      tankGroupConnections: Type.Array(rec(records.TANK_GROUP_CONNECTION, 'Tank group connection')),
     },
     { title: `Actuator configuration entry${suffix}` },
   );
-  const Sensor = rec(SENSOR, 'Sensor');
-  const Meter = rec(FLOW_METER, 'Flow meter');
-  const Pump = rec(PUMP, 'Pump');
-  const Tank = rec(TANK_GROUP, 'Tank group');
+  const Sensor = rec(records.SENSOR, 'Sensor');
+  const Meter = rec(records.FLOW_METER, 'Flow meter');
+  const Pump = rec(records.PUMP, 'Pump');
+  const Tank = rec(records.TANK_GROUP, 'Tank group');
   const dto = (title: string, props: Record<string, TSchema>) =>
     Type.Object(props, { title: `${title}${suffix}` });
   const SensorConfig = dto('SensorConfigDto', { sensor: Sensor, sensorRegisters: Registers });
@@ -187,7 +173,7 @@ function dtos(light: boolean) {
     ActuatorEntries: Type.Array(ActuatorEntry),
     SiteConfig: dto('SiteConfigDto', {
       site: light ? lightOf(SiteRecord, 'SiteRecord (light)') : SiteRecord,
-      devices: Type.Array(rec(MODBUS_DEVICE, 'Modbus device')),
+      devices: Type.Array(rec(records.MODBUS_DEVICE, 'Modbus device')),
       sensors: Type.Array(SensorConfig),
       meters: Type.Array(MeterConfig),
       pumps: Type.Array(PumpConfig),
@@ -225,7 +211,7 @@ export const CompactSiteConfig = Type.Object(
     devices: Type.Object(
       {},
       {
-        additionalProperties: recordSchema(MODBUS_DEVICE, 'out', 'Modbus device'),
+        additionalProperties: recordSchema(records.MODBUS_DEVICE, 'out', 'Modbus device'),
         description: 'Modbus devices keyed by SiteModbusInOutDeviceID',
       },
     ),
