@@ -3,6 +3,7 @@ import { unauthorized } from '../errors.js';
 import { Access } from '../auth/access.js';
 import { ClientCache } from '../auth/client-cache.js';
 import { findClient } from '../auth/clients.js';
+import { issuedAfterRotation } from '../auth/tokens.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -30,8 +31,8 @@ export function registerTokenResolution(app: FastifyInstance, cacheMs: number): 
     const token = app.tokens.verify(m[1]);
     if (!token) return;
     const client = await cache.get(token.clientId);
-    // A token older than the client's last secret rotation went with the old secret.
-    if (client && !(client.tokensNotBefore != null && token.issuedAt < client.tokensNotBefore))
+    // A token issued before the client's last secret rotation or disable went with them.
+    if (client && issuedAfterRotation(token, client))
       request.access = new Access(client, token.expiresAt);
   });
 }
