@@ -70,7 +70,7 @@ export async function downloadRoutes(app: FastifyTypebox): Promise<void> {
         const body = request.body as Record<string, unknown> & Omit<SummaryBody, 'ids'>;
         const format = negotiateFormat(request.headers.accept);
         const download = await openSummaries(
-          app.db,
+          request.db,
           request.access!,
           kind,
           { ...body, ids: body[field] as number[] },
@@ -100,7 +100,7 @@ export async function downloadRoutes(app: FastifyTypebox): Promise<void> {
       return send(
         request,
         reply,
-        await openRawSensorLogs(app.db, request.access!, request.body, format),
+        await openRawSensorLogs(request.db, request.access!, request.body, format),
         format,
       );
     },
