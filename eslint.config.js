@@ -79,17 +79,39 @@ export default tseslint.config(
           patterns: [
             {
               regex: '^fastify$|^fastify/|^@fastify/',
-              message: 'Engines stay free of HTTP: take plain values and return them; the route speaks Fastify.',
+              message:
+                'Engines stay free of HTTP: take plain values and return them; the route speaks Fastify.',
             },
             {
               regex: '(^|/)routes/',
-              message: 'Engines never import the HTTP surface (src/routes/); move the shared piece into the engine.',
+              message:
+                'Engines never import the HTTP surface (src/routes/); move the shared piece into the engine.',
             },
             {
               regex: '(^|/)plugins/',
-              message: 'Engines never import Fastify plugins (src/plugins/); move the shared piece into the engine.',
+              message:
+                'Engines never import Fastify plugins (src/plugins/); move the shared piece into the engine.',
             },
           ],
+        },
+      ],
+    },
+  },
+  {
+    // A request's database calls end by its deadline, counted from its arrival (src/plugins/deadline.ts).
+    files: ['src/routes/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[object.name='app'][property.name='db']",
+          message:
+            "Routes use request.db: its calls end by the request's deadline; app.db is for background work.",
+        },
+        {
+          selector: "VariableDeclarator[init.name='app'] > ObjectPattern > Property[key.name='db']",
+          message:
+            "Routes use request.db: its calls end by the request's deadline; app.db is for background work.",
         },
       ],
     },

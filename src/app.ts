@@ -4,6 +4,7 @@ import { loadConfig, type Config } from './config.js';
 import { connect, type Database } from './db/index.js';
 import { createTokenService, loadJwtSecret } from './auth/tokens.js';
 import { registerTokenResolution } from './plugins/auth.js';
+import { registerRequestDeadlines } from './plugins/deadline.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { registerValidation } from './plugins/validation.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
@@ -69,7 +70,8 @@ export async function buildApp(
 
   const db = opts.db ?? (await connect(config));
   if (!opts.db) app.addHook('onClose', async () => db.close());
-  // Every call a request makes is bounded in time (db/types.ts, bounded); the CLI and migrations are not.
+  // Every call is bounded in time (db/types.ts, bounded); the CLI and migrations are not. The
+  // background services use app.db; a request uses request.db, bounded from its arrival.
   app.decorate('db', db.bounded(config.QUERY_TIMEOUT_MS));
   app.decorate('config', config);
   app.decorate(
@@ -97,6 +99,7 @@ export async function buildApp(
   // First of the hooks, so that every answer is timed (a 401 or 429 too).
   if (metrics) await registerMetrics(app, metrics);
   app.addSchema(ErrorBody);
+  registerRequestDeadlines(app, db, config.QUERY_TIMEOUT_MS);
   registerRouteTable(app);
   registerValidation(app);
   registerDecompression(app, config.BODY_LIMIT);

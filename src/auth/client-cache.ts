@@ -1,4 +1,5 @@
 import { isDatabaseUnavailable } from '../db/deadline.js';
+import type { Queryable } from '../db/index.js';
 import type { Client } from './clients.js';
 
 const MAX_CACHED = 10_000;
@@ -23,12 +24,13 @@ export class ClientCache {
   private readonly waiting: (() => void)[] = [];
 
   constructor(
-    private readonly read: (clientId: string) => Promise<Client | undefined>,
+    /** Reads a record; `db` is the asking request's database, when given (its calls end by its deadline). */
+    private readonly read: (clientId: string, db?: Queryable) => Promise<Client | undefined>,
     private readonly ttlMs: number,
     private readonly limits = { maxCached: MAX_CACHED, staleMs: STALE_MS, waitMs: REFRESH_WAIT_MS },
   ) {}
 
-  async get(clientId: string): Promise<Client | undefined> {
+  async get(clientId: string, db?: Queryable): Promise<Client | undefined> {
     const hit = this.entries.get(clientId);
     const age = hit ? Date.now() - hit.at : Infinity;
     if (hit && age < this.ttlMs) {
@@ -36,7 +38,7 @@ export class ClientCache {
       this.entries.set(clientId, hit);
       return hit.client;
     }
-    const fresh = this.refresh(clientId);
+    const fresh = this.refresh(clientId, db);
     if (!hit || this.ttlMs === 0 || age >= this.limits.staleMs) return fresh;
     let timer: NodeJS.Timeout | undefined;
     const patience = new Promise<Client | undefined>(
@@ -53,10 +55,10 @@ export class ClientCache {
     this.entries.delete(clientId);
   }
 
-  private refresh(clientId: string): Promise<Client | undefined> {
+  private refresh(clientId: string, db?: Queryable): Promise<Client | undefined> {
     let pending = this.reading.get(clientId);
     if (!pending) {
-      pending = this.limited(() => this.read(clientId)).then((client) => {
+      pending = this.limited(() => this.read(clientId, db)).then((client) => {
         this.entries.delete(clientId);
         if (this.ttlMs > 0) {
           if (this.entries.size >= this.limits.maxCached)

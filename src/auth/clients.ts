@@ -10,7 +10,11 @@ export interface Client {
   cameraIds: number[] | null;
   admin: boolean;
   disabled: boolean;
-  /** Tokens issued before this second (epoch seconds) are refused: set when the secret is rotated. */
+  /**
+   * When the client's secret was last rotated or the client last disabled (epoch microseconds, null:
+   * never): the tokens issued before are refused. A token carries the value its client had when it
+   * was issued (see tokens.ts), so this is compared exactly, whatever the clocks.
+   */
   tokensNotBefore?: number | null;
 }
 
@@ -32,7 +36,12 @@ export interface NewClient {
 export const CLIENT_ID_PATTERN = '^[A-Za-z0-9._:@-]{1,200}$';
 
 const COLUMNS = `client_id AS "clientId", site_ids AS "siteIds", camera_ids AS "cameraIds", admin, disabled,
-  floor(extract(epoch FROM tokens_not_before))::int AS "tokensNotBefore"`;
+  round(extract(epoch FROM tokens_not_before) * 1000000)::float8 AS "tokensNotBefore"`;
+/**
+ * Retires every token issued so far: a later time than any before (two changes within one clock tick
+ * still differ), so a token issued under the previous value never equals the new one.
+ */
+const RETIRE_TOKENS = `greatest(clock_timestamp(), tokens_not_before + interval '1 microsecond')`;
 const RECORD_COLUMNS = `${COLUMNS}, created_at AS "createdAt", updated_at AS "updatedAt"`;
 const listOrStar = (v: number[] | '*' | undefined, absent: number[] | null) =>
   v === undefined ? absent : v === '*' ? null : v;
@@ -131,7 +140,10 @@ export interface ClientChange {
   disabled?: boolean;
 }
 
-/** Sets the given fields (absent ones stay); undefined when there is no such client. */
+/**
+ * Sets the given fields (absent ones stay); undefined when there is no such client. Disabling retires
+ * the client's tokens: enabled again, it needs new ones.
+ */
 export async function updateClient(
   db: Queryable,
   clientId: string,
@@ -141,7 +153,8 @@ export async function updateClient(
     `UPDATE clients SET
        site_ids = CASE WHEN $2 THEN $3::int[] ELSE site_ids END,
        camera_ids = CASE WHEN $4 THEN $5::int[] ELSE camera_ids END,
-       admin = coalesce($6, admin), disabled = coalesce($7, disabled), updated_at = now()
+       admin = coalesce($6, admin), disabled = coalesce($7, disabled), updated_at = now(),
+       tokens_not_before = CASE WHEN $7 THEN ${RETIRE_TOKENS} ELSE tokens_not_before END
      WHERE client_id = $1 RETURNING ${RECORD_COLUMNS}`,
     [
       clientId,
@@ -163,7 +176,8 @@ export async function replaceSecret(
   secretHash: string,
 ): Promise<boolean> {
   const rows = await db.query(
-    `UPDATE clients SET secret_hash = $2, tokens_not_before = now(), updated_at = now() WHERE client_id = $1 RETURNING 1`,
+    `UPDATE clients SET secret_hash = $2, tokens_not_before = ${RETIRE_TOKENS}, updated_at = now()
+     WHERE client_id = $1 RETURNING 1`,
     [clientId, secretHash],
   );
   return rows.length > 0;

@@ -1,12 +1,20 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createSigner, createVerifier } from 'fast-jwt';
 import type { Database } from '../db/index.js';
+import type { Client } from './clients.js';
 
 export interface TokenService {
-  issue(clientId: string): { accessToken: string; tokenType: 'Bearer'; expiresIn: number };
   /**
-   * The client id, issue time (epoch seconds) and expiry (epoch ms) of a valid token; undefined for
-   * anything else (bad signature, alg, expiry, shape).
+   * A token of the client; `tokensNotBefore` is the client's, read with the secret just checked (claim
+   * `rot`; absent: none, so the token is refused once the client has been rotated or disabled).
+   */
+  issue(
+    clientId: string,
+    tokensNotBefore?: number | null,
+  ): { accessToken: string; tokenType: 'Bearer'; expiresIn: number };
+  /**
+   * The client id, issue time (epoch seconds), expiry (epoch ms) and rotation claim of a valid token;
+   * undefined for anything else (bad signature, alg, expiry, shape).
    */
   verify(token: string): VerifiedToken | undefined;
 }
@@ -15,6 +23,23 @@ export interface VerifiedToken {
   clientId: string;
   issuedAt: number;
   expiresAt: number;
+  /** The client's `tokensNotBefore` when the token was issued (0: none); absent in tokens of older releases. */
+  rotation?: number;
+}
+
+/**
+ * Whether a token was issued after its client's last secret rotation or disable. A token carries the
+ * rotation it was issued under, read with the secret it was issued for, so the comparison is exact: one
+ * got with the old secret, even within the same second or a moment before the rotation committed, is
+ * refused; one got right after is accepted (also by an instance whose cached record is older). Tokens
+ * without the claim (issued before it existed) have only `iat`, in whole seconds: one of the
+ * rotation's own second may be from before it, so it is refused.
+ */
+export function issuedAfterRotation(token: VerifiedToken, client: Client): boolean {
+  const retired = client.tokensNotBefore;
+  if (retired == null) return true;
+  if (token.rotation !== undefined) return token.rotation >= retired;
+  return token.issuedAt > Math.floor(retired / 1_000_000);
 }
 
 /** JWT_SECRET when set; else one random secret kept in the database, so restarts and instances agree. */
@@ -40,20 +65,31 @@ export function createTokenService(secret: string, ttlSeconds: number): TokenSer
     requiredClaims: ['sub', 'iat', 'exp', 'jti'],
   });
   return {
-    issue(clientId) {
+    issue(clientId, tokensNotBefore) {
       return {
-        accessToken: sign({ sub: clientId, jti: randomUUID() }),
+        accessToken: sign({ sub: clientId, jti: randomUUID(), rot: tokensNotBefore ?? 0 }),
         tokenType: 'Bearer',
         expiresIn: ttlSeconds,
       };
     },
     verify(token) {
       try {
-        const payload = verifier(token) as { sub?: unknown; iat?: unknown; exp?: unknown };
+        const payload = verifier(token) as {
+          sub?: unknown;
+          iat?: unknown;
+          exp?: unknown;
+          rot?: unknown;
+        };
         return typeof payload.sub === 'string' &&
           typeof payload.iat === 'number' &&
-          typeof payload.exp === 'number'
-          ? { clientId: payload.sub, issuedAt: payload.iat, expiresAt: payload.exp * 1000 }
+          typeof payload.exp === 'number' &&
+          (payload.rot === undefined || typeof payload.rot === 'number')
+          ? {
+              clientId: payload.sub,
+              issuedAt: payload.iat,
+              expiresAt: payload.exp * 1000,
+              rotation: payload.rot,
+            }
           : undefined;
       } catch {
         return undefined;

@@ -46,18 +46,18 @@ export interface SiteRead {
 }
 
 export class ConfigReader {
+  // Each read takes the database of the request it answers (its calls end by that request's deadline).
   private readonly cache = new ConfigCache();
-
-  constructor(private readonly db: Database) {}
 
   /** The registers a sensor reads; with a cut-off, what changed (see ConfigIndex.sensorUpdates). */
   async sensorRegisters(
+    db: Database,
     sensorId: number,
     siteId: number,
     since: Since,
     light: boolean,
   ): Promise<Row[]> {
-    const index = new ConfigIndex(await this.db.snapshot((tx) => loadSensor(tx, sensorId, siteId)));
+    const index = new ConfigIndex(await db.snapshot((tx) => loadSensor(tx, sensorId, siteId)));
     const registers =
       since === null ? index.registersOfSensor(sensorId) : index.sensorUpdates(sensorId, since);
     return registers.map(new Shaper(light).register);
@@ -65,15 +65,14 @@ export class ConfigReader {
 
   /** MeterRegistersDto, PumpRegistersDto or TankRegistersDto; undefined when the equipment is gone. */
   async equipmentRegisters(
+    db: Database,
     kind: EquipmentKind,
     id: number,
     siteId: number,
     since: Since,
     light: boolean,
   ): Promise<Row | undefined> {
-    const index = new ConfigIndex(
-      await this.db.snapshot((tx) => loadEquipment(tx, kind, id, siteId)),
-    );
+    const index = new ConfigIndex(await db.snapshot((tx) => loadEquipment(tx, kind, id, siteId)));
     const entry = index.onlyEquipment(kind);
     if (!entry) return undefined;
     return equipmentRegisters(
@@ -87,18 +86,17 @@ export class ConfigReader {
    * the value itself with one (built from the cached rows every time). Undefined: no such site.
    */
   async siteView(
+    db: Database,
     siteId: number,
     view: SiteView,
     read: SiteRead,
   ): Promise<{ body: CachedBody } | { value: unknown } | undefined> {
-    const fingerprint = await this.cache.fingerprint(siteId, () =>
-      siteFingerprint(this.db, siteId),
-    );
+    const fingerprint = await this.cache.fingerprint(siteId, () => siteFingerprint(db, siteId));
     if (fingerprint === undefined) return undefined;
     const key = `${view}${read.light ? ' light' : ''} ${siteId}`;
     let body = read.since === null ? this.cache.body(key, fingerprint) : undefined;
     if (body === undefined) {
-      const loaded = await this.cache.index(siteId, fingerprint, () => this.loadSite(siteId));
+      const loaded = await this.cache.index(siteId, fingerprint, () => this.loadSite(db, siteId));
       if (!loaded?.index.data.site) return undefined;
       const value = VIEWS[view](loaded.index, new Shaper(read.light), read.since);
       if (read.since !== null) return { value };
@@ -109,8 +107,8 @@ export class ConfigReader {
   }
 
   /** The rows and their fingerprint from one snapshot, so a cache entry never pairs one state's key with another's rows. */
-  private loadSite(siteId: number): Promise<LoadedSite | undefined> {
-    return this.db.snapshot(async (tx) => {
+  private loadSite(db: Database, siteId: number): Promise<LoadedSite | undefined> {
+    return db.snapshot(async (tx) => {
       const fingerprint = await siteFingerprint(tx, siteId);
       return fingerprint === undefined
         ? undefined

@@ -1,4 +1,5 @@
 import { connect as connectSocket } from 'node:net';
+import type { Database } from './types.js';
 
 // What "the database is unavailable" means to the rest of the service: a call that passed its
 // deadline, or an error that says the server could not be reached, went away, or gave up waiting.
@@ -98,4 +99,35 @@ export async function withinDeadline<T>(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * The database as one request uses it: every call ends within `ms` of its start and, until the
+ * answer has begun (`answering()` true), also by `deadline` (epoch ms). So whatever a request does
+ * before it answers, however many calls one after another, ends by its deadline; a call that would
+ * start past it fails at once, without touching the database. Calls made once the answer has begun
+ * (the later pages of a streamed body) have `ms` each.
+ */
+export function untilDeadline(
+  db: Database,
+  ms: number,
+  deadline: number,
+  answering: () => boolean,
+): Database {
+  const call = <T>(run: (view: Database) => Promise<T>): Promise<T> => {
+    if (answering()) return run(db.bounded(ms));
+    const left = deadline - Date.now();
+    if (left <= 0) return Promise.reject(new DatabaseTimeout(ms));
+    return run(db.bounded(Math.min(ms, left)));
+  };
+  return {
+    kind: db.kind,
+    query: (sql, params, options) => call((v) => v.query(sql, params, options)),
+    transaction: (fn) => call((v) => v.transaction(fn)),
+    snapshot: (fn) => call((v) => v.snapshot(fn)),
+    exec: (sql) => call((v) => v.exec(sql)),
+    bounded: (next) => untilDeadline(db, next, deadline, answering),
+    listen: (channel, onNotify) => db.listen(channel, onNotify),
+    close: () => db.close(),
+  };
 }

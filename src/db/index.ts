@@ -13,11 +13,11 @@ export type { Database, Queryable, Row } from './types.js';
  * The embedded one is taken for this process until close() (a second process is refused: DataDirBusyError).
  */
 export async function connect(
-  config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR'>,
+  config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR'> & Partial<Pick<Config, 'QUERY_TIMEOUT_MS'>>,
 ): Promise<Database> {
   let db: Database;
   if (config.DATABASE_URL) {
-    db = await openPostgres(config.DATABASE_URL);
+    db = await openPostgres(config.DATABASE_URL, { connectTimeoutMs: config.QUERY_TIMEOUT_MS });
   } else {
     mkdirSync(config.DATA_DIR, { recursive: true });
     const release = lockDataDir(config.DATA_DIR);

@@ -9,6 +9,11 @@ export interface PostgresOptions {
   max?: number;
   /** Server-side limit of one statement; default 60 s. */
   statementTimeoutMs?: number;
+  /**
+   * How long opening a connection may take (default 10 s): the service gives QUERY_TIMEOUT_MS, so
+   * that an attempt never outlives the request that needed it, keeping a pool slot.
+   */
+  connectTimeoutMs?: number;
 }
 
 export async function openPostgres(url: string, opts: PostgresOptions = {}): Promise<Database> {
@@ -17,7 +22,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     // JIT compiles a plan for large estimated costs: 100 ms and more of compiling for queries that
     // run in a few milliseconds over indexes (summaries, rollup refresh). Off for this service.
     options: `-c jit=off${opts.schema ? ` -c search_path=${opts.schema}` : ''}`,
-    connectionTimeoutMillis: 10_000,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000,
     // A server that vanished without closing the connection is noticed by the kernel in time.
     keepAlive: true,
   };

@@ -6,6 +6,8 @@ import { stringify } from 'csv-stringify/sync';
 // Accept header prefers it, as CSV (a header line of the field names, one line per record, RFC 4180
 // quoting, null as an empty field). Either way the body is written page by page as the pages come
 // from the database, so a response of millions of records holds one page in memory at a time.
+// A CSV is opened in spreadsheets: a text field that would run as a formula there (CWE-1236) is
+// neutralised, see CSV_OPTIONS; encode-sql.ts does the same in the lines the database writes.
 
 export type Format = 'json' | 'csv';
 
@@ -100,6 +102,14 @@ function jsonEncoder(fields: readonly string[]): Encoder {
 const CSV_OPTIONS = {
   record_delimiter: 'windows' as const, // RFC 4180: CRLF
   cast: { boolean: (v: boolean) => String(v) },
+  // A text field beginning with = + - @, a tab or a carriage return (or the full-width = + - @) gets
+  // a single quote in front, so a spreadsheet shows it as text instead of running it; numbers (a
+  // negative one too) are left as they are.
+  escape_formulas: true,
+  // Quoted when it holds a line break of its own (csv-stringify quotes only the CRLF record
+  // delimiter; a lone CR or LF would start a new row, whose first field could be a formula) or a
+  // semicolon, the list separator of many locales (a spreadsheet there would split the field).
+  quoted_match: /[\r\n;]/,
 };
 
 function csvEncoder(fields: readonly string[]): Encoder {

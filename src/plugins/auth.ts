@@ -3,6 +3,8 @@ import { unauthorized } from '../errors.js';
 import { Access } from '../auth/access.js';
 import { ClientCache } from '../auth/client-cache.js';
 import { findClient } from '../auth/clients.js';
+import { issuedAfterRotation } from '../auth/tokens.js';
+import { withinDeadline } from '../db/deadline.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -16,8 +18,8 @@ declare module 'fastify' {
  * It never rejects: `requireAccess` does, on the routes that need a token.
  */
 export function registerTokenResolution(app: FastifyInstance, cacheMs: number): void {
-  const cache = new ClientCache(async (clientId) => {
-    const found = await findClient(app.db, clientId);
+  const cache = new ClientCache(async (clientId, db = app.db) => {
+    const found = await findClient(db, clientId);
     return found && !found.disabled ? { ...found, secretHash: undefined } : undefined;
   }, cacheMs);
   app.decorate('forgetClient', (clientId: string) => cache.forget(clientId));
@@ -29,9 +31,12 @@ export function registerTokenResolution(app: FastifyInstance, cacheMs: number): 
     if (!m) return;
     const token = app.tokens.verify(m[1]);
     if (!token) return;
-    const client = await cache.get(token.clientId);
-    // A token older than the client's last secret rotation went with the old secret.
-    if (client && !(client.tokensNotBefore != null && token.issuedAt < client.tokensNotBefore))
+    // Within the request's deadline, also while waiting for a lookup slot or another request's lookup.
+    const client = await withinDeadline(request.deadline - Date.now(), () =>
+      cache.get(token.clientId, request.db),
+    );
+    // A token issued before the client's last secret rotation or disable went with them.
+    if (client && issuedAfterRotation(token, client))
       request.access = new Access(client, token.expiresAt);
   });
 }

@@ -31,13 +31,13 @@ export async function healthRoutes(app: FastifyTypebox): Promise<void> {
         },
       },
     },
-    async () => {
+    async (request) => {
       try {
-        await app.db.bounded(timeout).query('SELECT 1');
+        await request.db.bounded(timeout).query('SELECT 1');
       } catch {
         throw new HttpError(503, 'database unavailable');
       }
-      return { status: 'ok' as const, database: app.db.kind };
+      return { status: 'ok' as const, database: request.db.kind };
     },
   );
 }

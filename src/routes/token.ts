@@ -40,11 +40,11 @@ export async function tokenRoutes(app: FastifyTypebox): Promise<void> {
     },
     async (request) => {
       const { clientId, clientSecret } = request.body;
-      const client = await findClient(app.db, clientId);
+      const client = await findClient(request.db, clientId);
       // Unknown ids pay for a hash check too, so timing does not tell which ids exist.
       const ok = await verifySecret(clientSecret, client?.secretHash ?? (await DUMMY_HASH_PROMISE));
       if (!client || !ok || client.disabled) throw unauthorized('unknown client or wrong secret');
-      return app.tokens.issue(client.clientId);
+      return app.tokens.issue(client.clientId, client.tokensNotBefore);
     },
   );
 }

@@ -34,11 +34,15 @@ describeEachBackend('operations and errors', (backend) => {
   });
 
   it('GET /health answers 503 with the error body when the database does not answer', async () => {
-    const broken = instrument(ctx.db, () => ({
-      query: async () => Promise.reject(new Error('connection refused at 10.1.2.3')),
+    let down = false;
+    const broken = instrument(ctx.db, (view) => ({
+      query: (sql, params, options) =>
+        down
+          ? Promise.reject(new Error('connection refused at 10.1.2.3'))
+          : view.query(sql, params, options),
     }));
-    const sick = await buildApp(testConfig(), { db: ctx.db, logger: false });
-    sick.db = broken;
+    const sick = await buildApp(testConfig(), { db: broken, logger: false });
+    down = true;
     const res = await sick.inject({ method: 'GET', url: '/health' });
     expect(res.statusCode).toBe(503);
     expect(res.json()).toEqual({

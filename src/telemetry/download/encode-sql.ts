@@ -45,9 +45,16 @@ const FIELDS: Record<TelemetryKind, string[]> = {
 };
 
 const ISO = (c: string) => isoSql(`(${c})`);
-/** RFC 4180: a field holding a comma, quote or line break is quoted, its quotes doubled. */
-const csvText = (c: string) =>
-  `CASE WHEN ${c} ~ '[",\\r\\n]' THEN '"' || replace(${c}, '"', '""') || '"' ELSE ${c} END`;
+/**
+ * As export/records.ts writes CSV text (csv-stringify's escape_formulas and quoted_match): a field
+ * that would run as a formula in a spreadsheet (beginning with = + - @, a tab or a carriage return,
+ * or the full-width = + - @) gets a single quote in front; then, RFC 4180, a field holding a comma,
+ * quote, line break (or a semicolon, a list separator too) is quoted, its quotes doubled.
+ */
+const csvText = (c: string) => {
+  const safe = `CASE WHEN left(${c}, 1) IN ('=', '+', '-', '@', chr(9), chr(13), '＝', '＋', '－', '＠') THEN '''' || ${c} ELSE ${c} END`;
+  return `CASE WHEN ${c} ~ '[",;\\r\\n]' THEN '"' || replace(${safe}, '"', '""') || '"' ELSE ${safe} END`;
+};
 
 /** The separators of SEPARATOR (export/records.ts) as SQL literals. */
 export const SQL_SEPARATOR: Record<Format, string> = { json: `','`, csv: `E'\\r\\n'` };

@@ -39,8 +39,6 @@ const audit = (request: FastifyRequest, action: string, what: Record<string, unk
 export async function adminRoutes(app: FastifyTypebox): Promise<void> {
   checkBeforeBody(app, async (request) => request.access!.assertAdmin());
   const tags = ['administration'];
-  // One transaction for a whole document: it may take longer than a read, but not for ever.
-  const importing = app.db.bounded(app.config.IMPORT_TIMEOUT_MS);
 
   app.get(
     '/clients',
@@ -57,7 +55,7 @@ export async function adminRoutes(app: FastifyTypebox): Promise<void> {
     async (request) => {
       const page = request.query.page ?? 1;
       const perPage = request.query.perPage ?? 100;
-      const { clients, total } = await listVisibleClients(app.db, request.access!, {
+      const { clients, total } = await listVisibleClients(request.db, request.access!, {
         limit: perPage,
         offset: (page - 1) * perPage,
       });
@@ -80,7 +78,11 @@ export async function adminRoutes(app: FastifyTypebox): Promise<void> {
       },
     },
     async (request, reply) => {
-      const { client, generatedSecret } = await createClient(app.db, request.access!, request.body);
+      const { client, generatedSecret } = await createClient(
+        request.db,
+        request.access!,
+        request.body,
+      );
       audit(request, 'create client', {
         clientId: client.clientId,
         siteIds: client.siteIds,
@@ -111,7 +113,7 @@ export async function adminRoutes(app: FastifyTypebox): Promise<void> {
     async (request) => {
       const { clientId } = request.params;
       const { client, changes } = await changeClient(
-        app.db,
+        request.db,
         request.access!,
         clientId,
         request.body,
@@ -138,7 +140,7 @@ export async function adminRoutes(app: FastifyTypebox): Promise<void> {
     },
     async (request) => {
       const { clientId } = request.params;
-      const clientSecret = await rotateSecret(app.db, request.access!, clientId);
+      const clientSecret = await rotateSecret(request.db, request.access!, clientId);
       app.forgetClient(clientId);
       audit(request, 'rotate client secret', { clientId });
       return { clientId, clientSecret };
@@ -150,6 +152,8 @@ export async function adminRoutes(app: FastifyTypebox): Promise<void> {
     {
       // The import checks the document itself, naming the first bad record as the CLI does; the schema documents it.
       validatorCompiler: () => () => true,
+      // One transaction for a whole document: it may take longer than a read, but not for ever.
+      config: { answerWithinMs: app.config.IMPORT_TIMEOUT_MS },
       schema: {
         operationId: 'importProvisioningDocument',
         tags,
@@ -167,7 +171,7 @@ export async function adminRoutes(app: FastifyTypebox): Promise<void> {
       },
     },
     async (request) => {
-      const { summary, clientIds } = await importAsAdmin(importing, request.access!, request.body);
+      const { summary, clientIds } = await importAsAdmin(request.db, request.access!, request.body);
       for (const id of clientIds) app.forgetClient(id);
       const changed = Object.fromEntries(
         Object.entries(summary)

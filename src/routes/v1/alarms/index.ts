@@ -32,7 +32,7 @@ const CHECKS =
   'of another site the client reaches (400) stores nothing. 201 is sent after the commit.';
 
 export async function alarmRoutes(app: FastifyTypebox): Promise<void> {
-  const { db, config } = app;
+  const { config } = app;
   const max = config.MAX_BATCH;
   const tags = ['alarms'];
 
@@ -50,7 +50,7 @@ export async function alarmRoutes(app: FastifyTypebox): Promise<void> {
     },
     async (request, reply) => {
       const { siteId, ...alarm } = request.body;
-      const [sent] = await sendAlarms(db, request.access!, siteId, [alarm], () => '');
+      const [sent] = await sendAlarms(request.db, request.access!, siteId, [alarm], () => '');
       return reply.status(201).send({ SiteAlarmLogID: sent.SiteAlarmLogID, status: sent.status });
     },
   );
@@ -71,7 +71,13 @@ export async function alarmRoutes(app: FastifyTypebox): Promise<void> {
     },
     async (request, reply) => {
       const { siteId, alarms } = request.body;
-      const sent = await sendAlarms(db, request.access!, siteId, alarms, (i) => `/alarms/${i}`);
+      const sent = await sendAlarms(
+        request.db,
+        request.access!,
+        siteId,
+        alarms,
+        (i) => `/alarms/${i}`,
+      );
       return reply
         .status(201)
         .send(sent.map((s) => ({ SiteAlarmLogID: s.SiteAlarmLogID, status: s.status })));
@@ -98,7 +104,7 @@ export async function alarmRoutes(app: FastifyTypebox): Promise<void> {
     async (request) => {
       const { siteId, alarms } = request.body;
       const results = await resolveAlarms(
-        db,
+        request.db,
         request.access!,
         siteId,
         alarms,
@@ -126,7 +132,7 @@ export async function alarmRoutes(app: FastifyTypebox): Promise<void> {
     async (request) => {
       const { siteIds, limit, severities } = request.body;
       return listActiveAlarms(
-        db,
+        request.db,
         request.access!,
         siteIds,
         limit ?? Math.min(ACTIVE_DEFAULT_LIMIT, max),

@@ -181,7 +181,7 @@ function cutOff(startDate: string): number {
 }
 
 export async function configRoutes(app: FastifyTypebox): Promise<void> {
-  const reader = new ConfigReader(app.db);
+  const reader = new ConfigReader();
   const variants = (light: boolean) =>
     [false, true].flatMap((updates) =>
       (light ? [false, true] : [false]).map((l) => ({ updates, light: l })),
@@ -208,9 +208,19 @@ export async function configRoutes(app: FastifyTypebox): Promise<void> {
         async (request: FastifyRequest) => {
           const id = (request.params as Record<string, number>)[def.param];
           const since = updates ? cutOff((request.query as { startDate: string }).startDate) : null;
-          const siteId = (await requireEquipment(app.db, request.access!, def.kind, [id])).get(id)!;
-          if (def.kind === 'sensor') return reader.sensorRegisters(id, siteId, since, light);
-          const body = await reader.equipmentRegisters(def.kind, id, siteId, since, light);
+          const siteId = (await requireEquipment(request.db, request.access!, def.kind, [id])).get(
+            id,
+          )!;
+          if (def.kind === 'sensor')
+            return reader.sensorRegisters(request.db, id, siteId, since, light);
+          const body = await reader.equipmentRegisters(
+            request.db,
+            def.kind,
+            id,
+            siteId,
+            since,
+            light,
+          );
           if (!body) throw notFound(`${def.kind} ${id} does not exist`);
           return body;
         },
@@ -228,7 +238,7 @@ export async function configRoutes(app: FastifyTypebox): Promise<void> {
           const q = request.query as { siteId: number; startDate?: string };
           const since = updates ? cutOff(q.startDate!) : null;
           request.access!.assertSites([q.siteId]);
-          const read = await reader.siteView(q.siteId, def.view, {
+          const read = await reader.siteView(request.db, q.siteId, def.view, {
             light,
             since,
             serialize: (v) => reply.serialize(v) as string,

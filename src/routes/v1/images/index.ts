@@ -62,7 +62,7 @@ export async function imageRoutes(app: FastifyTypebox): Promise<void> {
         },
       },
       async (request, reply) => {
-        const bundle = await prepareBundle(app.db, request.access!, r.kind, request.body.uuids);
+        const bundle = await prepareBundle(request.db, request.access!, r.kind, request.body.uuids);
         const stamp = new Date().toISOString().replace(/[-:]/g, '').slice(0, 15);
         return reply
           .type('application/zip')
@@ -87,7 +87,7 @@ export async function imageRoutes(app: FastifyTypebox): Promise<void> {
       },
       async (request, reply) => {
         const { entry, stream } = await prepareImage(
-          app.db,
+          request.db,
           request.access!,
           r.kind,
           request.params.uuid,

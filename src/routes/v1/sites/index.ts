@@ -33,12 +33,12 @@ export async function siteRoutes(app: FastifyTypebox): Promise<void> {
         direction: (q.sortDirection?.toLowerCase() ?? 'asc') as 'asc' | 'desc',
       };
       const [total, rows] = await Promise.all([
-        countSites(app.db, filter),
-        listSites(app.db, filter, order, q.perPage, (q.page - 1) * q.perPage),
+        countSites(request.db, filter),
+        listSites(request.db, filter, order, q.perPage, (q.page - 1) * q.perPage),
       ]);
       const data =
         q.dataType === 'additional'
-          ? await addSiteTelemetry(app.db, rows)
+          ? await addSiteTelemetry(request.db, rows)
           : rows.map(({ LastCommunication: _, ...basic }) => basic);
       return {
         data,

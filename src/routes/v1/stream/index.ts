@@ -67,7 +67,7 @@ export async function streamRoutes(app: FastifyTypebox): Promise<void> {
         throw badRequest('siteIds must be positive 32-bit integers', [
           { path: '/siteIds', message: 'ids are 1 to 2147483647' },
         ]);
-      const scope = await resolveSubscription(app.db, request.access!, named, max);
+      const scope = await resolveSubscription(request.db, request.access!, named, max);
       // @fastify/sse writes `Connection: keep-alive` whatever the request asked; headers set on the
       // reply come after it, so a request that asked to close gets its connection closed when the
       // stream ends (else the next request on that socket would meet a half-finished exchange).

@@ -58,7 +58,7 @@ export async function downloadRoutes(app: FastifyTypebox): Promise<void> {
         const body = request.body as Record<string, unknown> & Omit<SummaryBody, 'ids'>;
         const answer = negotiate(request);
         const { fields, pages } = await openSummaries(
-          app.db,
+          request.db,
           request.access!,
           kind,
           { ...body, ids: body[field] as number[] },
@@ -87,7 +87,7 @@ export async function downloadRoutes(app: FastifyTypebox): Promise<void> {
     async (request, reply) => {
       const answer = negotiate(request);
       const { fields, pages } = await openRawSensorLogs(
-        app.db,
+        request.db,
         request.access!,
         request.body,
         answer.format,

@@ -52,9 +52,9 @@ export async function transactionRoutes(app: FastifyTypebox): Promise<void> {
     async (request, reply) => {
       const { siteIds, start, end, motionCap = false } = request.body;
       const range = parseRange(start, end, 366);
-      const sites = await requireSites(app.db, request.access!, siteIds);
-      if (motionCap) await requireSiteCameras(app.db, request.access!, sites);
-      const pages = transactionPages(app.db, { siteIds: sites, ...range, motionCap });
+      const sites = await requireSites(request.db, request.access!, siteIds);
+      if (motionCap) await requireSiteCameras(request.db, request.access!, sites);
+      const pages = transactionPages(request.db, { siteIds: sites, ...range, motionCap });
       return sendRecords(reply, negotiate(request), transactionLogFields(motionCap), pages);
     },
   );
@@ -79,10 +79,10 @@ export async function transactionRoutes(app: FastifyTypebox): Promise<void> {
       const range = parseRange(start, end, 60);
       const access = request.access!;
       const siteIds = filters?.siteIds?.length
-        ? await requireSites(app.db, access, filters.siteIds)
+        ? await requireSites(request.db, access, filters.siteIds)
         : access.siteIds;
       const ticketNumbers = filters?.ticketNums?.length ? filters.ticketNums : null;
-      const pages = changeLogPages(app.db, { ...range, siteIds, ticketNumbers });
+      const pages = changeLogPages(request.db, { ...range, siteIds, ticketNumbers });
       return sendRecords(reply, JSON_ONLY, CHANGE_LOG_FIELDS, pages);
     },
   );
