@@ -15,6 +15,7 @@ import { upsertClient } from '../src/auth/clients.js';
 import { generateDemo } from '../src/provisioning/demo.js';
 import { importDocument } from '../src/provisioning/import.js';
 import { freePort, startServer, writeResultsSection } from './harness.js';
+import { record } from './record.js';
 
 const DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -65,6 +66,7 @@ interface Run {
 }
 
 async function main() {
+  await record('config', { postgres: DB_URL });
   const schema = `bench_config_${randomBytes(4).toString('hex')}`;
   const admin = await openPostgres(DB_URL, { max: 1 });
   await admin.query(`CREATE SCHEMA ${schema}`);
@@ -147,7 +149,6 @@ async function main() {
       'Configuration',
       report(runs, counts, load, busy, cold) + (before ? comparison(runs, before) : ''),
     );
-    console.log('written to bench/RESULTS.md');
   } finally {
     await stop();
     await admin.query(`DROP SCHEMA ${schema} CASCADE`);

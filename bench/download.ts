@@ -5,6 +5,8 @@
 // Env: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_PGLITE=0 skips
 // PGlite, BENCH_REPEAT requests per figure (default 15). Uses a schema of its own, dropped after;
 // BENCH_SCHEMA=name keeps it (filled once, reused by later runs: for working on one figure).
+// BENCH_ANALYZE=1 runs VACUUM ANALYZE after the load on PostgreSQL; by default the tables are as the
+// service and autovacuum leave them, as in production.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -19,9 +21,12 @@ import { importDocument } from '../src/provisioning/import.js';
 import { rebuildAll } from '../src/telemetry/rollups/refresh.js';
 import { Partitions } from '../src/telemetry/partitions.js';
 import { freePort, rssOf, startServer, writeResultsSection, type Stop } from './harness.js';
+import { describeDatabase, record } from './record.js';
 
 const DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 15);
+/** Opt-in: VACUUM ANALYZE after the load, which the service never does itself (default: autovacuum's pace). */
+const ANALYZE = process.env.BENCH_ANALYZE === '1';
 const YEAR = { start: '2025-01-01T00:00:00Z', end: '2026-01-01T00:00:00Z' };
 const SECONDS = { start: '2025-03-01T00:00:00Z', end: '' }; // 60 days, set in main
 const SECRET = 'bench-secret-123456';
@@ -119,6 +124,13 @@ async function plainGroupBy(db: Database, ids: number[], unit: 'day' | 'hour') {
 }
 
 async function main() {
+  await record('download', {
+    postgres: DB_URL,
+    pglite: process.env.BENCH_PGLITE !== '0',
+    maintenance: ANALYZE
+      ? 'VACUUM ANALYZE of the PostgreSQL schema after the load (BENCH_ANALYZE=1)'
+      : undefined,
+  });
   const ids = Array.from({ length: 10 }, (_, i) => 10100 + i);
   const secondsId = 10110;
   SECONDS.end = new Date(Date.parse(SECONDS.start) + 60 * 86_400_000).toISOString();
@@ -156,9 +168,9 @@ async function main() {
       );
       await upsertClient(db, { clientId: 'bench', clientSecret: SECRET, siteIds: '*' });
       const built = await fill(db, ids, secondsId);
-      await db.query('VACUUM ANALYZE');
+      if (ANALYZE) await db.query('VACUUM ANALYZE');
       say(
-        `PostgreSQL: loaded in ${(built.load / 1000).toFixed(1)} s; rollups built from nothing in ${(built.rollup / 1000).toFixed(1)} s (rebuildAll: one pass per level).`,
+        `PostgreSQL: loaded in ${(built.load / 1000).toFixed(1)} s; rollups built from nothing in ${(built.rollup / 1000).toFixed(1)} s (rebuildAll: one pass per level)${ANALYZE ? '; then VACUUM ANALYZE (BENCH_ANALYZE=1)' : '; no manual VACUUM or ANALYZE'}.`,
       );
     }
     const port = await freePort();
@@ -332,6 +344,7 @@ async function main() {
     const dir = mkdtempSync(join(tmpdir(), 'bench-download-'));
     try {
       const db = await openPglite(dir);
+      console.log(`database: ${await describeDatabase(db, 'pglite')}`);
       await migrate(db);
       await importDocument(
         db,

@@ -2,12 +2,13 @@
 // (database created, migrated, demo data and telemetry generated, server listening), and how large
 // the directory is then. The build (`npm start` compiles first when sources changed) is timed apart.
 // Usage: npx tsx bench/first-start.ts [runs]   (writes the "First start" section of bench/RESULTS.md)
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuSeconds, freePort, writeResultsSection } from './harness.js';
+import { record } from './record.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const runs = Number(process.argv[2] ?? 3);
@@ -16,8 +17,13 @@ const runs = Number(process.argv[2] ?? 3);
 function timeBuild(): number {
   rmSync(join(root, 'dist'), { recursive: true, force: true });
   const started = performance.now();
-  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
-  return (performance.now() - started) / 1000;
+  // Output piped, not inherited, so that the result file keeps it.
+  const build = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: root });
+  const seconds = (performance.now() - started) / 1000;
+  process.stdout.write(build.stdout);
+  process.stderr.write(build.stderr);
+  if (build.status !== 0) throw new Error(`build failed: ${build.status ?? build.signal}`);
+  return seconds;
 }
 
 /**
@@ -40,8 +46,9 @@ async function timeFirstStart(): Promise<{ seconds: number; cpu: number; megabyt
       LOG_LEVEL: 'warn',
       METRICS_PORT: String(metricsPort),
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', 'ignore', 'pipe'],
   });
+  child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(chunk));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
     for (;;) {
@@ -68,6 +75,7 @@ async function timeFirstStart(): Promise<{ seconds: number; cpu: number; megabyt
   }
 }
 
+await record('first-start', { pglite: true });
 const load = loadavg()[0];
 const build = timeBuild();
 const results = [];

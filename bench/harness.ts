@@ -1,5 +1,6 @@
 // Helpers for the benchmark scripts: a free loopback port, a fresh database of each kind, the real
-// server in a child process, and writing one section of bench/RESULTS.md without touching the others.
+// server in a child process, and writing one section of bench/RESULTS.md without touching the others
+// (it cites the run's result file, bench/record.ts, and copies the section there).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { Database } from '../src/db/index.js';
 import { openPglite } from '../src/db/pglite.js';
 import { openPostgres } from '../src/db/postgres.js';
+import { describeDatabase, recordPath, toRecord } from './record.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -49,8 +51,11 @@ export async function startServer(
       JWT_SECRET: 'bench-jwt-secret-of-at-least-32-characters',
       ...env,
     },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    // Piped through this process, so that the run's result file (bench/record.ts) keeps them too.
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  child.stdout!.on('data', (chunk: Buffer) => process.stdout.write(chunk));
+  child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(chunk));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = Object.assign(
     async () => {
@@ -103,13 +108,31 @@ export class Histogram {
   }
 }
 
-/** Replaces (or appends) the `## <title>` section of bench/RESULTS.md. */
+/**
+ * Replaces (or appends) the `## <title>` section of bench/RESULTS.md (not with BENCH_WRITE=0: a trial
+ * run). When the run is recorded (bench/record.ts), the section ends by citing the result file, and
+ * the file gets the section too.
+ */
 export function writeResultsSection(title: string, body: string): void {
   const file = `${root}bench/RESULTS.md`;
   const text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n';
   const lines = text.split('\n');
   const start = lines.findIndex((l) => l.trim() === `## ${title}`);
-  const section = [`## ${title}`, '', body.trimEnd(), ''];
+  const cited = recordPath();
+  const section = [
+    `## ${title}`,
+    '',
+    body.trimEnd(),
+    ...(cited ? ['', `Result file: \`${cited}\`.`] : []),
+    '',
+  ];
+  const write = process.env.BENCH_WRITE !== '0';
+  const where = write
+    ? 'written to bench/RESULTS.md'
+    : '(BENCH_WRITE=0: not written to RESULTS.md)';
+  toRecord(`\n# Section "${title}" ${where}:\n\n${section.join('\n')}\n`);
+  console.log(`section "${title}" ${where}`);
+  if (!write) return;
   if (start < 0) {
     writeFileSync(file, `${text.trimEnd()}\n\n${section.join('\n')}`);
     return;
@@ -158,7 +181,9 @@ export async function onEachDatabase(
   if (process.env.BENCH_SKIP_PGLITE === '1') return;
   const dir = mkdtempSync(join(tmpdir(), `bench-${name}-`));
   try {
-    await fn('pglite', await openPglite(dir), { DATA_DIR: dir });
+    const db = await openPglite(dir);
+    console.log(`database: ${await describeDatabase(db, 'pglite')}`);
+    await fn('pglite', db, { DATA_DIR: dir });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

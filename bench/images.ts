@@ -17,6 +17,7 @@ import { generateDemo } from '../src/provisioning/demo.js';
 import { importDocument } from '../src/provisioning/import.js';
 import { readZip } from '../test/images/fixture.js';
 import { freePort, startServer, writeResultsSection } from './harness.js';
+import { record } from './record.js';
 
 const DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -46,6 +47,7 @@ interface Run {
 }
 
 async function main() {
+  await record('images', { postgres: DB_URL });
   const schema = `bench_images_${randomBytes(4).toString('hex')}`;
   const admin = await openPostgres(DB_URL, { max: 1 });
   await admin.query(`CREATE SCHEMA ${schema}`);
@@ -146,7 +148,6 @@ async function main() {
     }
     const busy = Math.max(load, loadavg()[0]);
     writeResultsSection('Images', report(runs, importMs, load, busy));
-    console.log('written to bench/RESULTS.md');
   } finally {
     await stop();
     await admin.query(`DROP SCHEMA ${schema} CASCADE`);

@@ -29,6 +29,7 @@ import { importDocument } from '../src/provisioning/import.js';
 import { freePort, onEachDatabase, startServer, writeResultsSection } from './harness.js';
 import { batchBody, copyChunks, readingBody, type Fleet } from './ingest-load.js';
 import { report, type Run } from './ingest-report.js';
+import { record } from './record.js';
 import { openSubscribers } from './stream-clients.js';
 
 const DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -304,7 +305,12 @@ async function compare(otherRoot: string) {
 }
 
 async function main() {
-  if (process.env.BENCH_COMPARE_ROOT) return compare(process.env.BENCH_COMPARE_ROOT);
+  const comparing = process.env.BENCH_COMPARE_ROOT;
+  await record(comparing ? 'ingest-compare' : 'ingest', {
+    postgres: DB_URL,
+    pglite: !comparing && process.env.BENCH_SKIP_PGLITE !== '1',
+  });
+  if (comparing) return compare(comparing);
   const runs: Run[] = [];
   const before = loadavg()[0];
   const idle = await cpuIdle(3000);
@@ -348,7 +354,6 @@ async function main() {
     SUBSCRIBERS ? `Ingest with ${SUBSCRIBERS} stream subscribers` : 'Ingest',
     text,
   );
-  console.log('written to bench/RESULTS.md');
 }
 
 main().catch((err) => {

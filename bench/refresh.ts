@@ -2,7 +2,8 @@
 // load marks them (markAll), then refreshed in batches of 2,000 marks as the background refresher
 // does; prints the time of each part (taking the marks, quarters from logs, hours, days).
 //   npx tsx bench/refresh.ts      (schema rprobe, dropped after)
-// Env: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test).
+// Env: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test); BENCH_ANALYZE=1 runs
+// VACUUM ANALYZE after the load (by default the tables are as the service and autovacuum leave them).
 import { migrate } from '../src/db/migrate.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { generateDemo } from '../src/provisioning/demo.js';
@@ -10,8 +11,14 @@ import { importDocument } from '../src/provisioning/import.js';
 import { markAll, refreshMarked } from '../src/telemetry/rollups/refresh.js';
 import { UNITS } from '../src/telemetry/rollups/units.js';
 import { Partitions } from '../src/telemetry/partitions.js';
+import { record } from './record.js';
 
 const DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const ANALYZE = process.env.BENCH_ANALYZE === '1';
+await record('refresh', {
+  postgres: DB_URL,
+  maintenance: ANALYZE ? 'VACUUM ANALYZE after the load (BENCH_ANALYZE=1)' : undefined,
+});
 const admin = await openPostgres(DB_URL, { max: 1 });
 await admin.query('DROP SCHEMA IF EXISTS rprobe CASCADE');
 await admin.query('CREATE SCHEMA rprobe');
@@ -27,7 +34,7 @@ await db.query(
   `INSERT INTO sensor_logs (sensor_id, ts, value) SELECT s, g, random() FROM unnest($1::int[]) s, generate_series($2::timestamptz, $2::timestamptz + interval '2 days' - interval '1 minute', interval '1 minute') g`,
   [ids, start.toISOString()],
 );
-await db.query('VACUUM ANALYZE');
+if (ANALYZE) await db.query('VACUUM ANALYZE');
 await markAll(db, UNITS.sensor);
 const [{ n }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM rollup_dirty');
 console.log('marks', n);

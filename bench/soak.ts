@@ -23,6 +23,7 @@ import {
   startServer,
   writeResultsSection,
 } from './harness.js';
+import { record } from './record.js';
 import { openSubscribers, type Subscribers } from './stream-clients.js';
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -67,6 +68,7 @@ class Window {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main() {
+  await record('soak', { postgres: DB_URL });
   const rows: string[] = [];
   const say = (line: string) => {
     console.log(line);

@@ -26,6 +26,7 @@ import {
   startServer,
   writeResultsSection,
 } from './harness.js';
+import { record } from './record.js';
 import { openSubscribers } from './stream-clients.js';
 
 const DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -218,6 +219,7 @@ function report(results: Result[], before: number): string {
 }
 
 async function main() {
+  await record('stream', { postgres: DB_URL, pglite: process.env.BENCH_SKIP_PGLITE !== '1' });
   const before = loadavg()[0];
   const results: Result[] = [];
   await onEachDatabase(DB_URL, 'stream', async (backend, db, env) => {
@@ -227,7 +229,6 @@ async function main() {
     console.log(results.at(-1));
   });
   writeResultsSection('Live stream', report(results, before));
-  console.log('written to bench/RESULTS.md');
 }
 
 main().catch((err) => {
