@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildApp, type FastifyTypebox } from '../../src/app.js';
 import { upsertClient } from '../../src/auth/clients.js';
 import type { Database } from '../../src/db/index.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
-import { backends, openTestDb, testConfig } from '../helper.js';
+import { openTestDb, testConfig, describeWith } from '../helper.js';
 import { openStream } from '../stream/fixtures.js';
 
 // Two instances as behind a load balancer, over HTTP: one PostgreSQL (each instance its own pool)
@@ -19,7 +19,8 @@ const redisUrl = process.env.TEST_REDIS_URL;
 const SENSOR = 10101; // demo ids: site * 10000 + n
 const LIMIT = 40;
 
-describe.runIf(backends.includes('postgres') && redisUrl)(
+describeWith(
+  ['postgres', 'redis'],
   'two instances on one PostgreSQL and one Redis [postgres]',
   () => {
     let db: Database;

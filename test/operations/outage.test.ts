@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildApp, type FastifyTypebox } from '../../src/app.js';
 import { upsertClient } from '../../src/auth/clients.js';
 import type { Database } from '../../src/db/index.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
-import { backends, bearer, openTestDb, testConfig } from '../helper.js';
+import { bearer, openTestDb, testConfig, describeWith } from '../helper.js';
 import { BlackHoleProxy } from './proxy.js';
 import { openStream } from '../stream/fixtures.js';
 
@@ -23,7 +23,7 @@ const SENSOR = 10101;
 const BASE = Date.UTC(2026, 7, 1);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe.runIf(backends.includes('postgres'))('database outages [postgres]', () => {
+describeWith(['postgres'], 'database outages [postgres]', () => {
   const appName = `outage-${randomBytes(4).toString('hex')}`;
   let direct: Database;
   let proxy: BlackHoleProxy;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { upsertClient } from '../../src/auth/clients.js';
 import type { Database } from '../../src/db/index.js';
@@ -10,6 +10,7 @@ import {
   startApp,
   testConfig,
   type TestContext,
+  describeWith,
 } from '../helper.js';
 
 const SITES = '/v1/sites?page=1&perPage=1';
@@ -72,7 +73,7 @@ describeEachBackend('rate limiting', (backend) => {
 
 // Two instances with REDIS_URL count against one limit (CI sets TEST_REDIS_URL to the local Redis).
 const redisUrl = process.env.TEST_REDIS_URL;
-describe.skipIf(!redisUrl)('rate limiting shared through Redis', () => {
+describeWith(['redis'], 'rate limiting shared through Redis', () => {
   let db: Database;
   beforeAll(async () => {
     db = await openTestDb('pglite');

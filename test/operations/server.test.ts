@@ -3,6 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { describeWith } from '../helper.js';
 import { freePort, runTs, runToEnd, waitFor, type Running } from './process.js';
 
 // The real server, over HTTP: first start on a fresh embedded database, restart, shutdown on SIGTERM.
@@ -130,7 +131,7 @@ describe('the server process (embedded database)', () => {
   }, 180_000);
 });
 
-describe.skipIf(!process.env.TEST_DATABASE_URL)('the server process (PostgreSQL)', () => {
+describeWith(['postgres'], 'the server process (PostgreSQL)', () => {
   it('starts on DATABASE_URL, seeds with DEMO=1 and serves tokens and sites', async () => {
     const pg = await import('pg');
     const schema = `srv_${Date.now()}`;
