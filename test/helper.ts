@@ -26,7 +26,7 @@ export const backends: Backend[] = (['pglite', 'postgres'] as const).filter((b) 
  */
 export const describeEachBackend = (name: string, fn: (backend: Backend) => void) => {
   for (const backend of ['pglite', 'postgres'] as const)
-    describeWith([backend], `${name} [${backend}]`, () => fn(backend), { backend });
+    describeWith([backend], `${name} [${backend}]`, () => fn(backend), { eachBackend: true });
 };
 
 /** A fresh, migrated database (unless migrate: false): in-memory PGlite, or a schema of its own on the test PostgreSQL. */

@@ -16,8 +16,10 @@ export interface Skip {
 
 /** Notes on a suite's task.meta, read by test/reporter.ts. */
 export interface SuiteNotes {
-  /** The database the suite runs on (describeEachBackend), whether it ran or not. */
-  backend?: 'pglite' | 'postgres';
+  /** The database the suite runs on, whether it ran or not. */
+  database?: 'pglite' | 'postgres';
+  /** One of the suites describeEachBackend makes, one per database. */
+  eachBackend?: boolean;
   /** Set when the suite was skipped because something it needs is missing here. */
   skipped?: Skip;
 }
@@ -76,10 +78,11 @@ export function describeWith(
   needs: Need[],
   name: string,
   fn: () => void,
-  notes: Omit<SuiteNotes, 'skipped'> = {},
+  notes: Omit<SuiteNotes, 'skipped' | 'database'> = {},
 ): void {
   const skipped = skipOf(needs);
+  const database = needs.find((n) => n !== 'redis') as SuiteNotes['database'];
   const collector = (skipped ? describe.skip : describe)(name, fn);
   const meta = collector.suite?.meta as SuiteNotes | undefined;
-  if (meta) Object.assign(meta, notes, skipped ? { skipped } : {});
+  if (meta) Object.assign(meta, notes, database && { database }, skipped && { skipped });
 }

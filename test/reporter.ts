@@ -61,9 +61,9 @@ export function summarize(files: RunnerTestFile[]): string[] {
   const ran = new Map<string, number>();
   const notRun = new Set<string>();
   for (const leaf of all) {
-    const backend = noted(leaf, 'backend');
-    if (!backend) continue;
-    const name = DATABASES[notesOf(backend).backend!];
+    const suite = noted(leaf, 'database');
+    if (!suite) continue;
+    const name = DATABASES[notesOf(suite).database!];
     if (leaf.state === 'skipped') notRun.add(name);
     else ran.set(name, (ran.get(name) ?? 0) + 1);
   }
@@ -92,10 +92,10 @@ export function summarize(files: RunnerTestFile[]): string[] {
       const s = noted(l, 'skipped');
       suites.set(s, (suites.get(s) ?? 0) + 1);
     }
-    const twins = [...suites].filter(([s]) => s && notesOf(s).backend);
-    const others = [...suites].filter(([s]) => s && !notesOf(s).backend);
+    const twins = [...suites].filter(([s]) => s && notesOf(s).eachBackend);
+    const others = [...suites].filter(([s]) => s && !notesOf(s).eachBackend);
     if (twins.length) {
-      const backend = DATABASES[notesOf(twins[0][0]!).backend!];
+      const backend = DATABASES[notesOf(twins[0][0]!).database!];
       const n = twins.reduce((sum, [, c]) => sum + c, 0);
       const [first] = twins;
       lines.push(
