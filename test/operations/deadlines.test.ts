@@ -3,8 +3,8 @@ import { bearer, startApp, type TestContext, describeWith } from '../helper.js';
 
 // The embedded database runs one transaction at a time: while one is held open (a long import, a
 // stuck request), every other call waits for it. Those waits are bounded like any database call:
-// /health 503 within 2 s, reads 503 with retry-after, uploads 500 within WRITE_TIMEOUT_MS, and all
-// answer again once the transaction ends. (On PostgreSQL an open transaction blocks nobody; its
+// /health 503, reads 503 with retry-after, uploads 500 (each at its deadline), and all answer again
+// once the transaction ends. (On PostgreSQL an open transaction blocks nobody; its
 // failures are in outage.test.ts.)
 
 const QUERY_TIMEOUT_MS = 1000;
@@ -27,12 +27,7 @@ describeWith(['pglite'], 'deadlines while the embedded database is held [pglite]
   });
   afterAll(async () => ctx?.close());
 
-  const timed = async <T>(run: () => Promise<T>) => {
-    const started = Date.now();
-    return { result: await run(), ms: Date.now() - started };
-  };
-
-  it('answers 503 (reads, /health) and 500 (uploads) within the deadlines, and recovers', async () => {
+  it('answers 503 (reads, /health) and 500 (uploads) at the deadlines, and recovers', async () => {
     let release!: () => void;
     let held!: () => void;
     const isHeld = new Promise<void>((r) => (held = r));
@@ -43,35 +38,30 @@ describeWith(['pglite'], 'deadlines while the embedded database is held [pglite]
     });
     await isHeld;
     try {
+      // Answered at all while the transaction is held: nothing else would end their waits (the
+      // transaction is released only after they are answered), only their deadlines.
       const [health, sites, upload] = await Promise.all([
-        timed(() => ctx.app.inject({ method: 'GET', url: '/health' })),
-        timed(() =>
-          ctx.app.inject({
-            method: 'GET',
-            url: '/v1/sites?page=1&perPage=1',
-            headers: bearer(token),
-          }),
-        ),
-        timed(() =>
-          ctx.app.inject({
-            method: 'POST',
-            url: '/v1/edge/logs/pump',
-            headers: bearer(token),
-            payload: { sitePumpID: 10401, running: true, timestamp: '2026-08-01T00:00:00Z' },
-          }),
-        ),
+        ctx.app.inject({ method: 'GET', url: '/health' }),
+        ctx.app.inject({
+          method: 'GET',
+          url: '/v1/sites?page=1&perPage=1',
+          headers: bearer(token),
+        }),
+        ctx.app.inject({
+          method: 'POST',
+          url: '/v1/edge/logs/pump',
+          headers: bearer(token),
+          payload: { sitePumpID: 10401, running: true, timestamp: '2026-08-01T00:00:00Z' },
+        }),
       ]);
-      expect(health.result.statusCode).toBe(503);
-      expect(health.ms).toBeLessThan(2000);
-      expect(sites.result.statusCode).toBe(503);
-      expect(sites.result.headers['retry-after']).toMatch(/^\d+$/);
-      expect(sites.ms).toBeLessThan(QUERY_TIMEOUT_MS + 1500);
-      expect(upload.result.statusCode).toBe(500);
-      expect(upload.result.json()).toMatchObject({
+      expect(health.statusCode).toBe(503);
+      expect(sites.statusCode).toBe(503);
+      expect(sites.headers['retry-after']).toMatch(/^\d+$/);
+      expect(upload.statusCode).toBe(500);
+      expect(upload.json()).toMatchObject({
         statusCode: 500,
         message: expect.stringContaining('send it again'),
       });
-      expect(upload.ms).toBeLessThan(WRITE_TIMEOUT_MS + 1500);
     } finally {
       release();
       await holding;

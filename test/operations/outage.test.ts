@@ -9,6 +9,7 @@ import { importDocument } from '../../src/provisioning/import.js';
 import { bearer, openTestDb, testConfig, describeWith } from '../helper.js';
 import { BlackHoleProxy } from './proxy.js';
 import { openStream } from '../stream/fixtures.js';
+import { until } from '../wait.js';
 
 // The database fails under a running service: the network to it goes silent, a table is locked,
 // its connections are terminated. Every request is answered within its deadline (uploads 500,
@@ -21,7 +22,15 @@ const WRITE_TIMEOUT_MS = 2000;
 const PUMP = 10401; // demo ids: site * 10000 + n
 const SENSOR = 10101;
 const BASE = Date.UTC(2026, 7, 1);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * Deadlines are what this suite is about: an answer must come from the service giving up at its
+ * deadline (1.5 s, 2 s), not from anything that would end the wait later (the pool's connect
+ * timeout, 10 s; TCP keepalive, minutes). So the answers given while the database is unreachable
+ * are also held to this bound: well past the deadlines (the machine is busy), well short of 10 s.
+ */
+const BOUND_MS = 8000;
+/** Between two uploads of a gateway of the load (pacing, not a wait for anything). */
+const GATEWAY_PAUSE_MS = 20;
 
 describeWith(['postgres'], 'database outages [postgres]', () => {
   const appName = `outage-${randomBytes(4).toString('hex')}`;
@@ -102,7 +111,7 @@ describeWith(['postgres'], 'database outages [postgres]', () => {
       .then((res) => ({ res, timestamp }));
   };
 
-  /** Pump logs sent by a few gateways in a loop until stopped; the times of those acknowledged (201). */
+  /** Pump logs sent by a few gateways in a loop until stopped; the answers, and the times of those acknowledged (201). */
   function uploadLoad() {
     let running = true;
     const acked: string[] = [];
@@ -112,11 +121,13 @@ describeWith(['postgres'], 'database outages [postgres]', () => {
         const { res, timestamp } = await upload('pump');
         statuses.push(res.statusCode);
         if (res.statusCode === 201) acked.push(timestamp);
-        await sleep(20);
+        await new Promise((r) => setTimeout(r, GATEWAY_PAUSE_MS));
       }
     };
     const gateways = Array.from({ length: 4 }, gateway);
     return {
+      acked,
+      statuses,
       async stop() {
         running = false;
         await Promise.all(gateways);
@@ -132,27 +143,34 @@ describeWith(['postgres'], 'database outages [postgres]', () => {
       )
     )[0].n;
   const recovered = async () => {
-    const until = Date.now() + 30_000;
-    for (;;) {
-      const [h, s, u] = await Promise.all([health(), sites(), upload('pump')]);
-      if (h.statusCode === 200 && s.statusCode === 200 && u.res.statusCode === 201)
-        return Date.now();
-      if (Date.now() > until)
-        throw new Error(
-          `no recovery: /health ${h.statusCode}, /v1/sites ${s.statusCode}, upload ${u.res.statusCode}`,
-        );
-      await sleep(200);
-    }
+    let last = '';
+    await until(
+      async () => {
+        const [h, s, u] = await Promise.all([health(), sites(), upload('pump')]);
+        last = `/health ${h.statusCode}, /v1/sites ${s.statusCode}, upload ${u.res.statusCode}`;
+        return h.statusCode === 200 && s.statusCode === 200 && u.res.statusCode === 201;
+      },
+      () => `recovery (last: ${last})`,
+      { every: 200 },
+    );
   };
+  const lockWaits = async () =>
+    (
+      await direct.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`,
+        [appName],
+      )
+    )[0].n;
 
   it('answers within its deadlines while the network to the database is silent, and recovers when it is back', async () => {
     expect((await health()).statusCode).toBe(200);
     const stream = openStream(base, token, { siteIds: '1' });
     await stream.next((e) => e.type === 'snapshot');
     const load = uploadLoad();
-    await sleep(300);
+    await until(() => load.acked.length > 0, 'the load to be stored');
     proxy.blackHole();
     try {
+      // Nothing passes to or from the database now: every answer is the service giving up by itself.
       const [h, s, u, t] = await Promise.all([
         timed(health),
         timed(sites),
@@ -160,18 +178,23 @@ describeWith(['postgres'], 'database outages [postgres]', () => {
         timed(issueToken),
       ]);
       expect(h.result.statusCode).toBe(503);
-      expect(h.ms).toBeLessThan(2000);
       expect(s.result.statusCode).toBe(503);
       expect(s.result.headers['retry-after']).toMatch(/^\d+$/);
       expect(s.result.json()).toMatchObject({ statusCode: 503, error: 'Service Unavailable' });
-      expect(s.ms).toBeLessThan(QUERY_TIMEOUT_MS + 2000);
       expect(u.result.res.statusCode).toBe(500);
       expect(u.result.res.json().message).toMatch(/could not store/);
-      expect(u.ms).toBeLessThan(WRITE_TIMEOUT_MS + 1000);
       expect(t.result.statusCode).toBe(503);
-      expect(t.ms).toBeLessThan(QUERY_TIMEOUT_MS + 2000);
-      await sleep(3000); // a longer outage: the pool's connections all hang meanwhile
-      expect((await timed(health)).ms).toBeLessThan(2000);
+      for (const c of [h, s, u, t]) expect(c.ms).toBeLessThan(BOUND_MS);
+      // A longer outage: every gateway has had another upload given up meanwhile, its connection
+      // dropped; the pool's new connections all hang (until its connect timeout).
+      const failed = load.statuses.filter((c) => c === 500).length;
+      await until(
+        () => load.statuses.filter((c) => c === 500).length >= failed + 4,
+        'more uploads to be given up',
+      );
+      const late = await timed(health);
+      expect(late.result.statusCode).toBe(503);
+      expect(late.ms).toBeLessThan(BOUND_MS);
     } finally {
       proxy.restore();
     }
@@ -180,7 +203,7 @@ describeWith(['postgres'], 'database outages [postgres]', () => {
     try {
       const { res } = await upload('sensor', 'readings');
       expect(res.statusCode).toBe(201);
-      await stream.next((e) => e.type === 'reading' && e.data.kind === 'sensor', { ms: 10_000 });
+      await stream.next((e) => e.type === 'reading' && e.data.kind === 'sensor');
     } finally {
       stream.close();
     }
@@ -205,51 +228,44 @@ describeWith(['postgres'], 'database outages [postgres]', () => {
     });
     try {
       await isLocked;
-      // More stuck sensor uploads than the pool has connections.
-      const sensors = Array.from({ length: 12 }, () => timed(() => upload('sensor')));
-      await sleep(200);
+      // More stuck sensor uploads than the pool has connections, waiting behind the lock until
+      // their deadline (WRITE_TIMEOUT_MS).
+      let sensorsAnswered = 0;
+      const sensors = Array.from({ length: 12 }, () =>
+        upload('sensor').finally(() => sensorsAnswered++),
+      );
+      await until(async () => (await lockWaits()) > 0, 'the sensor writes to wait for the lock');
       for (let round = 0; round < 3; round++) {
         const checks = await Promise.all([
-          timed(() => upload('pump', 'readings')),
-          timed(() => upload('pump')),
-          timed(() => upload('sensor', 'readings')),
-          timed(health),
-          timed(sites),
-          timed(issueToken),
+          upload('pump', 'readings'),
+          upload('pump'),
+          upload('sensor', 'readings'),
+          health(),
+          sites(),
+          issueToken(),
         ]);
-        expect(checks.map((c) => ('res' in c.result ? c.result.res : c.result).statusCode)).toEqual(
-          [201, 201, 201, 200, 200, 200],
-        );
-        for (const c of checks) expect(c.ms).toBeLessThan(1500);
-        await sleep(300);
+        expect(checks.map((c) => ('res' in c ? c.res : c).statusCode)).toEqual([
+          201, 201, 201, 200, 200, 200,
+        ]);
+        // Not queued behind the stuck writes: answered before any of them (at their deadline).
+        if (round === 0) expect(sensorsAnswered).toBe(0);
       }
-      // A read of the locked table gives up at its deadline too.
-      const raw = await timed(() =>
-        app.inject({
-          method: 'POST',
-          url: '/v1/sensors/logs/raw',
-          headers: bearer(token),
-          payload: {
-            sensorId: SENSOR,
-            start: new Date(BASE).toISOString(),
-            end: new Date(BASE + 86_400_000).toISOString(),
-          },
-        }),
-      );
-      expect(raw.result.statusCode).toBe(503);
-      expect(raw.result.headers['retry-after']).toMatch(/^\d+$/);
-      expect(raw.ms).toBeLessThan(QUERY_TIMEOUT_MS + 1500);
-      for (const s of await Promise.all(sensors)) {
-        expect(s.result.res.statusCode).toBe(500);
-        expect(s.ms).toBeLessThan(WRITE_TIMEOUT_MS + 1500);
-      }
-      // Cancelled, not left queued behind the lock on the server.
-      await sleep(500);
-      const [{ n }] = await direct.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`,
-        [appName],
-      );
-      expect(n).toBe(0);
+      // A read of the locked table gives up at its deadline too (the lock is held until the end).
+      const raw = await app.inject({
+        method: 'POST',
+        url: '/v1/sensors/logs/raw',
+        headers: bearer(token),
+        payload: {
+          sensorId: SENSOR,
+          start: new Date(BASE).toISOString(),
+          end: new Date(BASE + 86_400_000).toISOString(),
+        },
+      });
+      expect(raw.statusCode).toBe(503);
+      expect(raw.headers['retry-after']).toMatch(/^\d+$/);
+      for (const s of await Promise.all(sensors)) expect(s.res.statusCode).toBe(500);
+      // Cancelled, not left queued behind the lock on the server (it is still held).
+      await until(async () => (await lockWaits()) === 0, 'the cancelled writes to leave the lock');
     } finally {
       unlock?.();
       await holding;
@@ -260,13 +276,15 @@ describeWith(['postgres'], 'database outages [postgres]', () => {
 
   it('recovers when its backends are terminated, and loses no acknowledged upload', async () => {
     const load = uploadLoad();
-    await sleep(300);
+    await until(() => load.acked.length > 0, 'the load to be stored');
     const [{ n }] = await direct.query<{ n: number }>(
       'SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1',
       [appName],
     );
     expect(n).toBeGreaterThan(0);
-    await sleep(300);
+    // Every gateway has been answered since (on the connections that were terminated, or new ones).
+    const answered = load.statuses.length;
+    await until(() => load.statuses.length >= answered + 4, 'the load to go on');
     await recovered();
     const { acked } = await load.stop();
     expect(acked.length).toBeGreaterThan(0);

@@ -10,7 +10,6 @@ export interface Received {
   type: string;
   id: string;
   data: any;
-  at: number;
 }
 
 export interface Stream {
@@ -19,7 +18,7 @@ export interface Stream {
   errors: { code?: number; message?: string }[];
   /** Requests the client made (1 + reconnections), with the Last-Event-ID each carried. */
   connects: (string | null)[];
-  /** The first event from index `from` on that matches, waiting up to ms for it. */
+  /** The first event from index `from` on that matches, waiting for it (failing after ms: a generous bound, no assertion on time). */
   next(match: (e: Received) => boolean, opts?: { from?: number; ms?: number }): Promise<Received>;
   close(): void;
 }
@@ -55,7 +54,7 @@ export function openStream(
   let wake: (() => void) | undefined;
   for (const type of EVENT_TYPES)
     es.addEventListener(type, (m) => {
-      events.push({ type, id: m.lastEventId, data: JSON.parse(m.data), at: performance.now() });
+      events.push({ type, id: m.lastEventId, data: JSON.parse(m.data) });
       wake?.();
     });
   es.addEventListener('error', (e) => {
@@ -66,7 +65,7 @@ export function openStream(
     events,
     errors,
     connects,
-    async next(match, { from = 0, ms = 10_000 } = {}) {
+    async next(match, { from = 0, ms = 30_000 } = {}) {
       const end = Date.now() + ms;
       for (;;) {
         const found = events.slice(from).find(match);
@@ -84,5 +83,3 @@ export function openStream(
     close: () => es.close(),
   };
 }
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
