@@ -113,6 +113,12 @@ export async function startApp(
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 /**
+ * A client address of the 10/8 network, new at each call, for inject({ remoteAddress }): with
+ * REDIS_URL the per-IP counters (POST /token) are shared by every run and suite using that Redis.
+ */
+export const uniqueAddress = () => `10.${[...randomBytes(3)].join('.')}`;
+
+/**
  * The database with some of its methods replaced (to count, fail or delay calls), in its bounded
  * views too: the service calls the database through views with deadlines (Database.bounded).
  */

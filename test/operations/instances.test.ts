@@ -6,7 +6,7 @@ import type { Database } from '../../src/db/index.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
-import { openTestDb, testConfig, describeWith } from '../helper.js';
+import { describeWith, openTestDb, testConfig, uniqueAddress } from '../helper.js';
 import { openStream } from '../stream/fixtures.js';
 
 // Two instances as behind a load balancer, over HTTP: one PostgreSQL (each instance its own pool)
@@ -51,16 +51,22 @@ describeWith(
       await db?.close();
     });
 
-    /** A new client (the rate limit counts per client; ids are fresh for every run, Redis outlives it) and its token from instance 0. */
+    /**
+     * A new client (the rate limit counts per client; ids are fresh for every run, Redis outlives
+     * it) and its token from instance 0, asked from an address of its own: POST /token counts per
+     * IP, in the Redis every other run and suite on this machine shares.
+     */
     const newClient = async () => {
       const clientId = `two-${randomBytes(4).toString('hex')}`;
       await upsertClient(db, { clientId, clientSecret: secret, siteIds: '*' });
-      const res = await fetch(`${bases[0]}/token`, {
+      const res = await apps[0].inject({
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ clientId, clientSecret: secret }),
+        url: '/token',
+        remoteAddress: uniqueAddress(),
+        payload: { clientId, clientSecret: secret },
       });
-      return (await res.json()).accessToken as string;
+      expect(res.statusCode).toBe(200);
+      return res.json().accessToken as string;
     };
     const call = (via: number, token: string, method: string, path: string, body?: unknown) =>
       fetch(`${bases[via]}${path}`, {
@@ -115,7 +121,6 @@ describeWith(
           expect(res.status).toBe(201);
           const got = await streams[to].next(
             (e) => e.type === 'reading' && e.data.record.value === value,
-            { ms: 5000 },
           );
           expect(got.data).toMatchObject({ siteId: 1, kind: 'sensor' });
         }
