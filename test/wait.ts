@@ -12,8 +12,14 @@ export async function until<T>(
   for (;;) {
     const value = await ok();
     if (value) return value;
-    if (Date.now() > end)
+    if (Date.now() > end) {
+      // After a stall of the whole process, timers run before the I/O that came meanwhile: let it
+      // be handled, and look once more.
+      await new Promise((r) => setImmediate(r));
+      const last = await ok();
+      if (last) return last;
       throw new Error(`waited ${ms} ms for ${typeof what === 'string' ? what : what()}`);
+    }
     await new Promise((r) => setTimeout(r, every));
   }
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { buildApp, type FastifyTypebox } from '../../src/app.js';
 import { upsertClient } from '../../src/auth/clients.js';
 import type { Database } from '../../src/db/index.js';
@@ -7,7 +7,7 @@ import { openPostgres } from '../../src/db/postgres.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
 import { describeWith, openTestDb, testConfig, uniqueAddress } from '../helper.js';
-import { openStream } from '../stream/fixtures.js';
+import { openStream, closeStreams } from '../stream/fixtures.js';
 
 // Two instances as behind a load balancer, over HTTP: one PostgreSQL (each instance its own pool)
 // and one Redis. Uploads through either are read through either, a reading through one reaches the
@@ -50,6 +50,7 @@ describeWith(
       await second?.close();
       await db?.close();
     });
+    afterEach(closeStreams);
 
     /**
      * A new client (the rate limit counts per client; ids are fresh for every run, Redis outlives

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { buildApp, type FastifyTypebox } from '../../src/app.js';
 import { upsertClient } from '../../src/auth/clients.js';
 import type { Database } from '../../src/db/index.js';
@@ -8,7 +8,7 @@ import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
 import { bearer, openTestDb, testConfig, describeWith } from '../helper.js';
 import { BlackHoleProxy } from './proxy.js';
-import { openStream } from '../stream/fixtures.js';
+import { openStream, closeStreams } from '../stream/fixtures.js';
 import { until } from '../wait.js';
 
 // The database fails under a running service: the network to it goes silent, a table is locked,
@@ -84,6 +84,7 @@ describeWith(['postgres'], 'database outages [postgres]', () => {
     await proxy?.close();
     await direct?.close();
   });
+  afterEach(closeStreams);
 
   const timed = async <T>(run: () => Promise<T>) => {
     const started = Date.now();

@@ -28,6 +28,17 @@ export async function listen(app: FastifyTypebox): Promise<string> {
   return address;
 }
 
+const open = new Set<EventSource>();
+
+/**
+ * Closes every stream still open (for afterEach): a test that fails before it closes its streams
+ * would otherwise leave clients that reconnect for ever, and the server waiting for them at close.
+ */
+export function closeStreams(): void {
+  for (const es of open) es.close();
+  open.clear();
+}
+
 /** `route`: the origin to connect to at each (re)connection, as a load balancer would choose. */
 export function openStream(
   base: string,
@@ -49,6 +60,7 @@ export function openStream(
       return fetch(target, { ...init, headers });
     },
   });
+  open.add(es);
   const events: Received[] = [];
   const errors: Stream['errors'] = [];
   let wake: (() => void) | undefined;
@@ -70,16 +82,25 @@ export function openStream(
       for (;;) {
         const found = events.slice(from).find(match);
         if (found) return found;
-        if (Date.now() > end)
+        if (Date.now() > end) {
+          // What arrived during a stall of the process is handled first (timers run before I/O).
+          await new Promise((r) => setImmediate(r));
+          const late = events.slice(from).find(match);
+          if (late) return late;
           throw new Error(
-            `no matching event in ${ms} ms; got ${events.map((e) => e.type).join(', ')}`,
+            `no matching event in ${ms} ms; got [${events.map((e) => e.type).join(', ')}], ` +
+              `errors ${JSON.stringify(errors)}, ${connects.length} connection(s)`,
           );
+        }
         await new Promise<void>((resolve) => {
           wake = resolve;
           setTimeout(resolve, 50);
         });
       }
     },
-    close: () => es.close(),
+    close: () => {
+      es.close();
+      open.delete(es);
+    },
   };
 }

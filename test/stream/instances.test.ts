@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { buildApp, type FastifyTypebox } from '../../src/app.js';
 import { parseAlarm, storeAlarms } from '../../src/alarms/send.js';
 import { upsertClient } from '../../src/auth/clients.js';
@@ -9,7 +9,7 @@ import { importDocument } from '../../src/provisioning/import.js';
 import { bearer, describeWith, instrument, openTestDb, testConfig } from '../helper.js';
 import { SENSOR } from '../telemetry/fixtures.js';
 import { signal } from '../wait.js';
-import { openStream } from './fixtures.js';
+import { openStream, closeStreams } from './fixtures.js';
 
 // Two service instances on one PostgreSQL (each its own pool), as behind a load balancer: an
 // upload through one reaches a subscriber of the other; a client resumes on the other instance;
@@ -61,6 +61,7 @@ describeWith(['postgres'], 'GET /v1/stream across instances [postgres]', () => {
     await second?.close();
     await db?.close();
   });
+  afterEach(closeStreams);
 
   let n = 0;
   const reading = async (via: number) => {

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { fromSnapshot } from '../../src/stream/cursor.js';
 import { Pruner, pruneEvents } from '../../src/stream/prune.js';
 import { bearer, describeEachBackend, startApp, type TestContext } from '../helper.js';
 import { PUMP, SENSOR, SENSOR_2 } from '../telemetry/fixtures.js';
 import { until } from '../wait.js';
-import { listen, openStream, type Stream } from './fixtures.js';
+import { listen, openStream, type Stream, closeStreams } from './fixtures.js';
 
 // Reconnecting with Last-Event-ID: what was missed while retained, else a fresh snapshot; and the
 // end of every stream when the service shuts down.
@@ -19,6 +19,7 @@ describeEachBackend('GET /v1/stream: resume with Last-Event-ID', (backend) => {
     token = await ctx.token();
   });
   afterAll(async () => ctx?.close());
+  afterEach(closeStreams);
 
   let n = 0;
   const reading = async (sensorID = SENSOR) => {
