@@ -8,6 +8,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
-    reporters: ['default'],
+    // Vitest's default output, and before its totals what the run left out and why (test/reporter.ts).
+    reporters: ['./test/reporter.ts'],
   },
 });

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { describe } from 'vitest';
 import { buildApp, type FastifyTypebox } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { openPglite } from '../src/db/pglite.js';
@@ -9,22 +8,26 @@ import type { Database } from '../src/db/index.js';
 import { upsertClient, type NewClient } from '../src/auth/clients.js';
 import { generateDemo, type DemoOptions } from '../src/provisioning/demo.js';
 import { importDocument } from '../src/provisioning/import.js';
+import { describeWith, unavailable } from './needs.js';
+
+export { describeWith } from './needs.js';
 
 export type Backend = 'pglite' | 'postgres';
 
-/** PGlite always; PostgreSQL too when TEST_DATABASE_URL is set (TEST_BACKENDS=postgres runs only that). */
-export const backends: Backend[] = (() => {
-  const all: Backend[] = [
-    'pglite',
-    ...(process.env.TEST_DATABASE_URL ? (['postgres'] as const) : []),
-  ];
-  const only = process.env.TEST_BACKENDS?.split(',');
-  return only ? all.filter((b) => only.includes(b)) : all;
-})();
+/**
+ * PGlite always; PostgreSQL too when TEST_DATABASE_URL is set (TEST_BACKENDS=postgres runs only that).
+ * The backends of this run: the others' suites are skipped, with the reason noted (test/needs.ts).
+ */
+export const backends: Backend[] = (['pglite', 'postgres'] as const).filter((b) => !unavailable(b));
 
-/** describe() once per backend, named after it. */
-export const describeEachBackend = (name: string, fn: (backend: Backend) => void) =>
-  describe.each(backends)(`${name} [%s]`, (backend) => fn(backend as Backend));
+/**
+ * describe() once per backend, named after it. A backend this run leaves out still gets its
+ * describe, skipped with the reason, so the summary at the end counts what did not run.
+ */
+export const describeEachBackend = (name: string, fn: (backend: Backend) => void) => {
+  for (const backend of ['pglite', 'postgres'] as const)
+    describeWith([backend], `${name} [${backend}]`, () => fn(backend), { eachBackend: true });
+};
 
 /** A fresh, migrated database (unless migrate: false): in-memory PGlite, or a schema of its own on the test PostgreSQL. */
 export async function openTestDb(
@@ -108,6 +111,12 @@ export async function startApp(
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/**
+ * A client address of the 10/8 network, new at each call, for inject({ remoteAddress }): with
+ * REDIS_URL the per-IP counters (POST /token) are shared by every run and suite using that Redis.
+ */
+export const uniqueAddress = () => `10.${[...randomBytes(3)].join('.')}`;
 
 /**
  * The database with some of its methods replaced (to count, fail or delay calls), in its bounded

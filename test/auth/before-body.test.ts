@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildApp, type FastifyTypebox } from '../../src/app.js';
 import { createTokenService } from '../../src/auth/tokens.js';
 import { upsertClient } from '../../src/auth/clients.js';
@@ -8,13 +8,14 @@ import { openPostgres } from '../../src/db/postgres.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
 import {
-  backends,
   bearer,
   describeEachBackend,
   openTestDb,
   startApp,
   testConfig,
+  describeWith,
 } from '../helper.js';
+import { until } from '../wait.js';
 
 // A request without a valid token is refused before its body is read: whatever the body (huge,
 // malformed, of another type), the answer is 401 and no parsing is done.
@@ -132,7 +133,8 @@ describeEachBackend('authentication before the body', (backend) => {
     const address = await app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = new URL(address);
     const socket = connect(Number(port), '127.0.0.1');
-    const started = Date.now();
+    // Answered at all: the body never comes, and a server waiting for it would answer only at the
+    // request timeout (300 s by default), long past this test's.
     const answer = await new Promise<string>((resolve, reject) => {
       let text = '';
       socket.on('data', (d) => {
@@ -146,8 +148,7 @@ describeEachBackend('authentication before the body', (backend) => {
     });
     socket.destroy();
     expect(answer).toMatch(/^HTTP\/1\.1 401/);
-    expect(Date.now() - started).toBeLessThan(3000);
-  }, 10_000);
+  }, 30_000);
 
   it('answers 401, not 500, to a validly signed token whose subject holds a NUL or is too long', async () => {
     const tokens = createTokenService(testConfig().JWT_SECRET!, 3600);
@@ -163,59 +164,59 @@ describeEachBackend('authentication before the body', (backend) => {
 });
 
 // PGlite is one connection in this process: a lock held by another session cannot happen there.
-describe.runIf(backends.includes('postgres'))(
-  'client lookups while the clients table is locked [postgres]',
-  () => {
-    it('serves clients it has verified recently, and answers 503 within the deadline for one it does not know', async () => {
-      const ctx = await startApp('postgres', {
-        demo: { sites: 1, transactionsPerSite: 1, imagesPerSite: 0 },
-        config: { CLIENT_CACHE_MS: 200, QUERY_TIMEOUT_MS: 1500 },
+const CACHE_MS = 50;
+describeWith(['postgres'], 'client lookups while the clients table is locked [postgres]', () => {
+  it('serves clients it has verified recently, and answers 503 at the deadline for one it does not know', async () => {
+    const ctx = await startApp('postgres', {
+      demo: { sites: 1, transactionsPerSite: 1, imagesPerSite: 0 },
+      config: { CLIENT_CACHE_MS: CACHE_MS, QUERY_TIMEOUT_MS: 3000 },
+    });
+    const [{ schema }] = await ctx.db.query<{ schema: string }>(
+      'SELECT current_schema() AS schema',
+    );
+    const other = await openPostgres(process.env.TEST_DATABASE_URL!, { schema, max: 1 });
+    let unlock!: () => void;
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    try {
+      const known = await ctx.token('*', { clientId: 'known' });
+      await upsertClient(ctx.db, {
+        clientId: 'unseen',
+        clientSecret: 'secret-123456',
+        siteIds: '*',
       });
-      const [{ schema }] = await ctx.db.query<{ schema: string }>(
-        'SELECT current_schema() AS schema',
-      );
-      const other = await openPostgres(process.env.TEST_DATABASE_URL!, { schema, max: 1 });
-      let unlock!: () => void;
-      let locked!: () => void;
-      const isLocked = new Promise<void>((r) => (locked = r));
-      try {
-        const known = await ctx.token('*', { clientId: 'known' });
-        await upsertClient(ctx.db, {
-          clientId: 'unseen',
-          clientSecret: 'secret-123456',
-          siteIds: '*',
-        });
-        const unseen = createTokenService(testConfig().JWT_SECRET!, 3600).issue(
-          'unseen',
-        ).accessToken;
-        const sites = (t: string) =>
-          ctx.app.inject({ method: 'GET', url: '/v1/sites?page=1&perPage=1', headers: bearer(t) });
+      const unseen = createTokenService(testConfig().JWT_SECRET!, 3600).issue('unseen').accessToken;
+      const sites = (t: string) =>
+        ctx.app.inject({ method: 'GET', url: '/v1/sites?page=1&perPage=1', headers: bearer(t) });
+      expect((await sites(known)).statusCode).toBe(200);
+      const cachedBy = Date.now();
+      const holding = other.transaction(async (tx) => {
+        await tx.query('LOCK TABLE clients IN ACCESS EXCLUSIVE MODE');
+        locked();
+        await new Promise<void>((r) => (unlock = r));
+      });
+      await isLocked;
+      // The cached record is now due to be read again (CLIENT_CACHE_MS after it was read).
+      await until(() => Date.now() > cachedBy + CACHE_MS, 'the cached record to be due');
+      // A client it does not know: its lookup waits for the lock until its deadline (QUERY_TIMEOUT_MS).
+      let refusedYet = false;
+      const refusing = sites(unseen).finally(() => (refusedYet = true));
+      for (let i = 0; i < 3; i++) {
         expect((await sites(known)).statusCode).toBe(200);
-        const holding = other.transaction(async (tx) => {
-          await tx.query('LOCK TABLE clients IN ACCESS EXCLUSIVE MODE');
-          locked();
-          await new Promise<void>((r) => (unlock = r));
-        });
-        await isLocked;
-        await new Promise((r) => setTimeout(r, 300)); // the cached record is now due to be read again
-        for (let i = 0; i < 5; i++) {
-          const started = Date.now();
-          expect((await sites(known)).statusCode).toBe(200);
-          expect(Date.now() - started).toBeLessThan(1000);
-        }
-        const started = Date.now();
-        const refused = await sites(unseen);
-        expect(refused.statusCode).toBe(503);
-        expect(refused.headers['retry-after']).toBeDefined();
-        expect(Date.now() - started).toBeLessThan(4000);
-        unlock();
-        await holding;
-        expect((await sites(unseen)).statusCode).toBe(200);
-      } finally {
-        unlock?.();
-        await other.close();
-        await ctx.close();
+        // Served from the cache after a short wait for its own lookup (behind the lock too), not
+        // at a lookup's deadline: the unknown client's lookup, begun before, is still waiting for its.
+        expect(refusedYet).toBe(false);
       }
-    }, 30_000);
-  },
-);
+      const refused = await refusing;
+      expect(refused.statusCode).toBe(503);
+      expect(refused.headers['retry-after']).toBeDefined();
+      unlock();
+      await holding;
+      expect((await sites(unseen)).statusCode).toBe(200);
+    } finally {
+      unlock?.();
+      await other.close();
+      await ctx.close();
+    }
+  }, 30_000);
+});

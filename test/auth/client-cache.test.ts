@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ClientCache } from '../../src/auth/client-cache.js';
 import type { Client } from '../../src/auth/clients.js';
 import { DatabaseTimeout } from '../../src/db/deadline.js';
@@ -29,14 +29,25 @@ function table() {
   return { state, read };
 }
 
+// The cache's clock (Date.now) and its timers are Vitest's fake ones: time passes when a test says so.
 describe('client cache', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('reads a client once per TTL, and once for requests that ask together', async () => {
     const { state, read } = table();
     const cache = new ClientCache(read, 200);
     await Promise.all(Array.from({ length: 10 }, () => cache.get('a')));
     await cache.get('a');
     expect(state.reads).toEqual(['a']);
-    await sleep(250);
+    vi.advanceTimersByTime(199);
+    await cache.get('a');
+    expect(state.reads).toEqual(['a']);
+    vi.advanceTimersByTime(1);
     state.admin = true;
     expect((await cache.get('a'))?.admin).toBe(true);
     expect(state.reads).toEqual(['a', 'a']);
@@ -57,17 +68,24 @@ describe('client cache', () => {
     const { state, read } = table();
     const cache = new ClientCache(read, 50, { maxCached: 100, staleMs: 600, waitMs: 100 });
     await cache.get('a');
-    await sleep(80);
+    vi.advanceTimersByTime(80); // past the TTL: the record is read again
     state.mode = 'stuck';
-    const started = Date.now();
-    expect(await cache.get('a')).toMatchObject({ clientId: 'a' });
-    expect(Date.now() - started).toBeLessThan(500);
+    let answer: unknown = 'none yet';
+    const asked = cache.get('a').then((c) => (answer = c));
+    await vi.advanceTimersByTimeAsync(99);
+    expect(answer).toBe('none yet');
+    await vi.advanceTimersByTimeAsync(1);
+    // At its patience (waitMs, 100 ms), while the read is stuck (it fails at 300 ms): the cached record.
+    expect(answer).toMatchObject({ clientId: 'a' });
+    expect(state.reads).toEqual(['a', 'a']);
+    await asked;
+    await vi.advanceTimersByTimeAsync(200); // the stuck read fails
     state.mode = 'down';
     expect(await cache.get('a')).toMatchObject({ clientId: 'a' });
     // Never seen: nothing to fall back on.
     await expect(cache.get('b')).rejects.toBeInstanceOf(DatabaseTimeout);
-    // Past staleMs the record is not trusted any more.
-    await sleep(650);
+    // Past staleMs (600 ms since it was read) the record is not trusted any more.
+    vi.advanceTimersByTime(600 - 380);
     await expect(cache.get('a')).rejects.toBeInstanceOf(DatabaseTimeout);
   });
 

@@ -3,6 +3,7 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { bearer, describeEachBackend, startApp, type TestContext } from '../helper.js';
 import { SENSOR, count } from '../telemetry/fixtures.js';
+import { until } from '../wait.js';
 
 // Compressed request bodies: gzip, deflate and br on every JSON route, BODY_LIMIT on the
 // decompressed size, decompression stopped at the limit (a zip bomb is never inflated whole),
@@ -149,18 +150,28 @@ describeEachBackend('compressed request bodies', (backend) => {
     expect(res.statusCode).toBe(413);
     expect(res.json().message).toContain('larger than the limit');
     expect(res.headers.connection).toBe('close');
-    const atAnswer = produced;
-    await new Promise((r) => setTimeout(r, 300));
-    // Had decompression gone on, the endless body would still be read (and inflated) now.
-    expect(produced).toBe(atAnswer);
+    // Reading stopped: the request stream is paused with nobody reading it, and it and the endless
+    // source have filled their buffers, so nothing asks the source for more. (Had decompression gone
+    // on, the request would flow and its buffer be drained as fast as the source fills it.)
+    const req = res.raw.req as unknown as Readable;
+    expect(req.readableFlowing).toBe(false);
+    expect(req.listenerCount('data')).toBe(0);
+    await until(
+      () =>
+        req.readableLength >= req.readableHighWaterMark &&
+        endless.readableLength >= endless.readableHighWaterMark,
+      'the buffers to fill',
+    );
+    const atRest = produced;
     expect(produced).toBeLessThan(64);
-    endless.destroy();
-    // The service goes on answering.
+    // The service goes on answering, and meanwhile reads nothing more of the endless body.
     const ok = await send(
       '/v1/edge/logs/sensor',
       gzipSync(json({ sensorID: SENSOR, value: 1, timestamp: '2026-11-05T00:00:00Z' })),
       'gzip',
     );
     expect(ok.statusCode).toBe(201);
+    expect(produced).toBe(atRest);
+    endless.destroy();
   });
 });

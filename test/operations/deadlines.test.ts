@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildApp, type FastifyTypebox } from '../../src/app.js';
 import { upsertClient } from '../../src/auth/clients.js';
 import { withinDeadline } from '../../src/db/deadline.js';
@@ -6,9 +6,9 @@ import type { Database } from '../../src/db/index.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
 import {
-  backends,
   bearer,
   describeEachBackend,
+  describeWith,
   instrument,
   openTestDb,
   startApp,
@@ -25,87 +25,84 @@ import {
 const QUERY_TIMEOUT_MS = 1000;
 const WRITE_TIMEOUT_MS = 1500;
 
-describe.runIf(backends.includes('pglite'))(
-  'deadlines while the embedded database is held [pglite]',
-  () => {
-    let ctx: TestContext;
-    let token: string;
-    beforeAll(async () => {
-      ctx = await startApp('pglite', {
-        demo: { sites: 1, transactionsPerSite: 1, imagesPerSite: 0 },
-        config: {
-          QUERY_TIMEOUT_MS,
-          WRITE_TIMEOUT_MS,
-          CLIENT_CACHE_MS: 60_000,
-          ROLLUP_REFRESH_MS: 0,
-        },
-      });
-      token = await ctx.token();
+describeWith(['pglite'], 'deadlines while the embedded database is held [pglite]', () => {
+  let ctx: TestContext;
+  let token: string;
+  beforeAll(async () => {
+    ctx = await startApp('pglite', {
+      demo: { sites: 1, transactionsPerSite: 1, imagesPerSite: 0 },
+      config: {
+        QUERY_TIMEOUT_MS,
+        WRITE_TIMEOUT_MS,
+        CLIENT_CACHE_MS: 60_000,
+        ROLLUP_REFRESH_MS: 0,
+      },
     });
-    afterAll(async () => ctx?.close());
+    token = await ctx.token();
+  });
+  afterAll(async () => ctx?.close());
 
-    const timed = async <T>(run: () => Promise<T>) => {
-      const started = Date.now();
-      return { result: await run(), ms: Date.now() - started };
-    };
+  const timed = async <T>(run: () => Promise<T>) => {
+    const started = Date.now();
+    return { result: await run(), ms: Date.now() - started };
+  };
 
-    it('answers 503 (reads, /health) and 500 (uploads) within the deadlines, and recovers', async () => {
-      let release!: () => void;
-      let held!: () => void;
-      const isHeld = new Promise<void>((r) => (held = r));
-      const holding = ctx.db.transaction(async (tx) => {
-        await tx.query('SELECT 1');
-        held();
-        await new Promise<void>((r) => (release = r));
-      });
-      await isHeld;
-      try {
-        const [health, sites, upload] = await Promise.all([
-          timed(() => ctx.app.inject({ method: 'GET', url: '/health' })),
-          timed(() =>
-            ctx.app.inject({
-              method: 'GET',
-              url: '/v1/sites?page=1&perPage=1',
-              headers: bearer(token),
-            }),
-          ),
-          timed(() =>
-            ctx.app.inject({
-              method: 'POST',
-              url: '/v1/edge/logs/pump',
-              headers: bearer(token),
-              payload: { sitePumpID: 10401, running: true, timestamp: '2026-08-01T00:00:00Z' },
-            }),
-          ),
-        ]);
-        expect(health.result.statusCode).toBe(503);
-        expect(health.ms).toBeLessThan(2000);
-        expect(sites.result.statusCode).toBe(503);
-        expect(sites.result.headers['retry-after']).toMatch(/^\d+$/);
-        expect(sites.ms).toBeLessThanOrEqual(QUERY_TIMEOUT_MS);
-        expect(upload.result.statusCode).toBe(500);
-        expect(upload.result.json()).toMatchObject({
-          statusCode: 500,
-          message: expect.stringContaining('send it again'),
-        });
-        expect(upload.ms).toBeLessThanOrEqual(WRITE_TIMEOUT_MS);
-      } finally {
-        release();
-        await holding;
-      }
-      expect((await ctx.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
-      expect(
-        (
-          await ctx.app.inject({
+  it('answers 503 (reads, /health) and 500 (uploads) within the deadlines, and recovers', async () => {
+    let release!: () => void;
+    let held!: () => void;
+    const isHeld = new Promise<void>((r) => (held = r));
+    const holding = ctx.db.transaction(async (tx) => {
+      await tx.query('SELECT 1');
+      held();
+      await new Promise<void>((r) => (release = r));
+    });
+    await isHeld;
+    try {
+      const [health, sites, upload] = await Promise.all([
+        timed(() => ctx.app.inject({ method: 'GET', url: '/health' })),
+        timed(() =>
+          ctx.app.inject({
             method: 'GET',
             url: '/v1/sites?page=1&perPage=1',
             headers: bearer(token),
-          })
-        ).statusCode,
-      ).toBe(200);
-    }, 30_000);
-  },
-);
+          }),
+        ),
+        timed(() =>
+          ctx.app.inject({
+            method: 'POST',
+            url: '/v1/edge/logs/pump',
+            headers: bearer(token),
+            payload: { sitePumpID: 10401, running: true, timestamp: '2026-08-01T00:00:00Z' },
+          }),
+        ),
+      ]);
+      expect(health.result.statusCode).toBe(503);
+      expect(health.ms).toBeLessThan(2000);
+      expect(sites.result.statusCode).toBe(503);
+      expect(sites.result.headers['retry-after']).toMatch(/^\d+$/);
+      expect(sites.ms).toBeLessThanOrEqual(QUERY_TIMEOUT_MS);
+      expect(upload.result.statusCode).toBe(500);
+      expect(upload.result.json()).toMatchObject({
+        statusCode: 500,
+        message: expect.stringContaining('send it again'),
+      });
+      expect(upload.ms).toBeLessThanOrEqual(WRITE_TIMEOUT_MS);
+    } finally {
+      release();
+      await holding;
+    }
+    expect((await ctx.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
+    expect(
+      (
+        await ctx.app.inject({
+          method: 'GET',
+          url: '/v1/sites?page=1&perPage=1',
+          headers: bearer(token),
+        })
+      ).statusCode,
+    ).toBe(200);
+  }, 30_000);
+});
 
 // A database that answers, but slowly: each call of a request fits its own deadline, their sum does
 // not. A request's deadline runs from its arrival, not from each call's start: it is answered (503,

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildApp, type FastifyTypebox } from '../../src/app.js';
 import { upsertClient } from '../../src/auth/clients.js';
 import type { Database } from '../../src/db/index.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
-import { backends, bearer, openTestDb, testConfig } from '../helper.js';
+import { bearer, describeWith, openTestDb, testConfig } from '../helper.js';
 import { BlackHoleProxy } from './proxy.js';
 import { openStream } from '../stream/fixtures.js';
 
@@ -67,7 +67,7 @@ function send(
   });
 }
 
-describe.runIf(backends.includes('postgres'))('database outages [postgres]', () => {
+describeWith(['postgres'], 'database outages [postgres]', () => {
   const appName = `outage-${randomBytes(4).toString('hex')}`;
   let direct: Database;
   let proxy: BlackHoleProxy;

@@ -3,6 +3,8 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { describeWith } from '../helper.js';
+import { until } from '../wait.js';
 import { freePort, runTs, runToEnd, waitFor, type Running } from './process.js';
 
 // The real server, over HTTP: first start on a fresh embedded database, restart, shutdown on SIGTERM.
@@ -29,7 +31,13 @@ describe('the server process (embedded database)', () => {
 
   const start = async () => {
     const port = await freePort();
-    server = runTs('server.ts', [], { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' });
+    // Its info logs (stdout) say when a request arrives and when the shutdown begins.
+    server = runTs('server.ts', [], {
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+    });
     const base = `http://127.0.0.1:${port}`;
     await waitFor(async () => ((await fetch(`${base}/health`)).ok ? true : undefined));
     return base;
@@ -93,6 +101,12 @@ describe('the server process (embedded database)', () => {
     ).toBe(401);
 
     // SIGTERM with a request in flight: the request is answered, then the process exits 0.
+    const logged = (...parts: string[]) =>
+      server!
+        .stdout()
+        .split('\n')
+        .filter((line) => parts.every((p) => line.includes(p))).length;
+    const tokenRequests = logged('incoming request', '"url":"/token"');
     const url = new URL(`${base}/token`);
     const inflight = new Promise<number>((resolve, reject) => {
       const req = httpRequest(
@@ -110,10 +124,14 @@ describe('the server process (embedded database)', () => {
       );
       req.on('error', reject);
       req.write('{"clientId":"demo",');
-      setTimeout(() => {
-        server!.child.kill('SIGTERM');
-        setTimeout(() => req.end(`"clientSecret":${JSON.stringify(secret)}}`), 300);
-      }, 300);
+      // Once the server has the request (its body not complete), SIGTERM; once the shutdown has
+      // begun, the rest of the body.
+      until(() => logged('incoming request', '"url":"/token"') > tokenRequests, 'the request')
+        .then(() => {
+          server!.child.kill('SIGTERM');
+          return until(() => logged('shutting down') > 0, 'the shutdown to begin');
+        })
+        .then(() => req.end(`"clientSecret":${JSON.stringify(secret)}}`), reject);
     });
     expect(await inflight).toBe(200);
     expect(await server!.exited).toBe(0);
@@ -130,7 +148,7 @@ describe('the server process (embedded database)', () => {
   }, 180_000);
 });
 
-describe.skipIf(!process.env.TEST_DATABASE_URL)('the server process (PostgreSQL)', () => {
+describeWith(['postgres'], 'the server process (PostgreSQL)', () => {
   it('starts on DATABASE_URL, seeds with DEMO=1 and serves tokens and sites', async () => {
     const pg = await import('pg');
     const schema = `srv_${Date.now()}`;

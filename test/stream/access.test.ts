@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { updateClient, upsertClient } from '../../src/auth/clients.js';
 import { createTokenService } from '../../src/auth/tokens.js';
 import { bearer, describeEachBackend, startApp, testConfig, type TestContext } from '../helper.js';
 import { SENSOR, SITE2_SENSOR } from '../telemetry/fixtures.js';
-import { listen, openStream, sleep } from './fixtures.js';
+import { until } from '../wait.js';
+import { listen, openStream, closeStreams } from './fixtures.js';
 
 // Who may stream what, every status of the route, and the lifetime of a stream: heartbeats, and
 // its end when the client is disabled, loses the site, or its token expires.
@@ -23,21 +24,25 @@ describeEachBackend('GET /v1/stream: access and statuses', (backend) => {
     all = await ctx.token('*');
   });
   afterAll(async () => ctx?.close());
+  afterEach(closeStreams);
   // The streams of the test before are closed from this side; the service lets them go a moment
   // later. Each test starts with none left, so the STREAM_MAX_SUBSCRIBERS limit (4) is all its own.
-  beforeEach(async () => until(() => ctx.app.stream.size === 0));
+  beforeEach(async () =>
+    until(() => ctx.app.stream.size === 0, 'the streams of the test before to end'),
+  );
 
   const get = (query: string, headers: Record<string, string> = {}) =>
     fetch(`${base}/v1/stream${query}`, { headers });
   const errorOf = async (res: Response) => ({ status: res.status, body: await res.json() });
-  const reading = async (sensorID: number) => {
+  const reading = async (sensorID: number, value = Math.random()) => {
     const res = await ctx.app.inject({
       method: 'POST',
       url: '/v1/edge/readings/sensor',
       headers: bearer(all),
-      payload: { sensorID, value: Math.random(), timestamp: new Date().toISOString() },
+      payload: { sensorID, value, timestamp: new Date().toISOString() },
     });
     expect(res.statusCode).toBe(201);
+    return value;
   };
 
   it('401 without a valid token in the Authorization header (a token in the URL is not read)', async () => {
@@ -100,7 +105,7 @@ describeEachBackend('GET /v1/stream: access and statuses', (backend) => {
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).toBe('1');
     open.forEach((s) => s.close());
-    await sleep(300);
+    await until(() => ctx.app.stream.size === 0, 'the closed streams to be let go');
     const again = openStream(base, all, { siteIds: '1' });
     await again.next((e) => e.type === 'snapshot');
     again.close();
@@ -115,15 +120,20 @@ describeEachBackend('GET /v1/stream: access and statuses', (backend) => {
     expect(b.events[0].data.sites.map((x: any) => x.SiteID)).toEqual([2, 3]);
     for (const sensor of [SENSOR, SITE2_SENSOR, SITE3_SENSOR, SENSOR, SITE2_SENSOR])
       await reading(sensor);
-    await b.next((e) => e.type === 'reading' && e.data.siteId === 2, { from: 3 }); // the last one
-    await a.next((e) => e.type === 'reading', { from: 2 });
-    await both.next((e) => e.type === 'reading', { from: 3 });
-    await sleep(200);
+    // Each stream is read up to a last reading committed after everything it could wrongly get
+    // (events reach a stream in commit order): one of site 1 for a, then one of site 3 for b and both.
+    const reachedBy = (value: number) => (e: { type: string; data: any }) =>
+      e.type === 'reading' && e.data.record.value === value;
     const sitesOf = (s: typeof a) =>
       s.events.filter((e) => e.type === 'reading').map((e) => e.data.siteId);
-    expect(sitesOf(a)).toEqual([1, 1]);
-    expect(sitesOf(b)).toEqual([2, 3, 2]);
-    expect(sitesOf(both)).toEqual([1, 3, 1]);
+    const lastOfA = await reading(SENSOR, 1001);
+    await a.next(reachedBy(lastOfA));
+    expect(sitesOf(a)).toEqual([1, 1, 1]);
+    const lastOfB = await reading(SITE3_SENSOR, 1002);
+    await b.next(reachedBy(lastOfB));
+    await both.next(reachedBy(lastOfB));
+    expect(sitesOf(b)).toEqual([2, 3, 2, 3]);
+    expect(sitesOf(both)).toEqual([1, 3, 1, 1, 3]);
     [a, b, both].forEach((s) => s.close());
   });
 
@@ -150,9 +160,9 @@ describeEachBackend('GET /v1/stream: access and statuses', (backend) => {
       clientSecret: 'secret-123456',
       siteIds: [2, 3],
     });
-    await until(() => s.errors.some((e) => e.code === 401));
+    await until(() => s.errors.some((e) => e.code === 401), 'the disabled client to be refused');
     // Still reaches site 2: that stream goes on; the one of "every site of the client" ends and comes back with the new ones.
-    await until(() => unnamed.connects.length === 2);
+    await until(() => unnamed.connects.length === 2, 'the stream of every site to reconnect');
     await unnamed.next(
       (e) => e.type === 'snapshot' && e.data.sites.map((x: any) => x.SiteID).join() === '2,3',
     );
@@ -161,19 +171,22 @@ describeEachBackend('GET /v1/stream: access and statuses', (backend) => {
   });
 
   it('ends the stream when its token expires', async () => {
-    const short = createTokenService(testConfig().JWT_SECRET!, 1).issue('client-1').accessToken;
-    const s = openStream(base, short, { siteIds: '1' });
-    await s.next((e) => e.type === 'snapshot');
-    await until(() => s.errors.some((e) => e.code === 401), 5000);
-    expect(s.connects).toHaveLength(2);
-    s.close();
+    // A token of 1 s (stamped to the second: it may have less). On a busy machine it can expire
+    // before its stream opens, refused at once: then the test goes again with a longer one.
+    for (let ttl = 1; ; ttl *= 2) {
+      const short = createTokenService(testConfig().JWT_SECRET!, ttl).issue('client-1').accessToken;
+      const s = openStream(base, short, { siteIds: '1' });
+      await until(() => s.events.length || s.errors.length, 'the stream to open or be refused');
+      if (!s.events.length && ttl < 16) {
+        expect(s.errors).toEqual([expect.objectContaining({ code: 401 })]);
+        s.close();
+        continue;
+      }
+      expect(s.events[0].type).toBe('snapshot');
+      await until(() => s.errors.some((e) => e.code === 401), 'the expired token to be refused');
+      expect(s.connects).toHaveLength(2);
+      s.close();
+      return;
+    }
   });
 });
-
-async function until(ok: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await sleep(50);
-  }
-}

@@ -4,7 +4,7 @@ import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
 import { bearer, describeEachBackend, startApp, type TestContext } from '../helper.js';
 import { METER, PUMP, SENSOR, SENSOR_2, SITE2_SENSOR, TANK } from '../telemetry/fixtures.js';
-import { listen, openStream, type Stream } from './fixtures.js';
+import { listen, openStream, type Stream, closeStreams } from './fixtures.js';
 
 // What a stream carries: the snapshot first, then each kind of event as its write commits, and
 // nothing for a write that stored nothing or failed.
@@ -25,7 +25,7 @@ describeEachBackend('GET /v1/stream: snapshot and events', (backend) => {
     token = await ctx.token();
   });
   afterAll(async () => {
-    s?.close();
+    closeStreams(); // the one stream of every test here, and any a failed test left open
     await ctx?.close();
   });
 

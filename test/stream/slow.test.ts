@@ -1,7 +1,8 @@
 import { request, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { bearer, describeEachBackend, startApp, type TestContext } from '../helper.js';
-import { listen, sleep } from './fixtures.js';
+import { until } from '../wait.js';
+import { listen } from './fixtures.js';
 
 // A client that stops reading (its socket is paused, so the kernel buffers fill and then the
 // server's writes wait) while a site keeps uploading: its readings are coalesced per pump (the
@@ -87,7 +88,7 @@ describeEachBackend('GET /v1/stream: a client that stops reading', (backend) => 
   async function stallThroughUploads(app: Awaited<ReturnType<typeof start>>) {
     const client = stalledClient(app.base, app.token);
     await client.opened;
-    while (!client.frames.length) await sleep(20);
+    await until(() => client.frames.length > 0, 'the snapshot');
     client.pause();
     await upload(app.ctx, app.token, ROUNDS);
     const streams = app.ctx.app.stream.size;
@@ -120,13 +121,10 @@ describeEachBackend('GET /v1/stream: a client that stops reading', (backend) => 
           .filter((f) => f.data.record?.frequency === ROUNDS)
           .map((f) => f.data.record.sitePumpID),
       );
-    for (let i = 0; last().size < PUMPS; i++) {
-      if (i > 400)
-        throw new Error(
-          `got ${client.frames.length} frames, ${last().size} pumps at the last round`,
-        );
-      await sleep(50);
-    }
+    await until(
+      () => last().size === PUMPS,
+      () => `every pump's last round (got ${client.frames.length} frames, ${last().size} pumps)`,
+    );
     const readings = expectInOrder(client.frames);
     // Fewer than were uploaded: the client fell behind and readings were replaced while queued.
     expect(readings.length).toBeLessThan(ROUNDS * PUMPS);
@@ -137,10 +135,7 @@ describeEachBackend('GET /v1/stream: a client that stops reading', (backend) => 
   it('ends the stream of a client that falls further behind than the bound, and keeps nothing of it', async () => {
     const { client, streams } = await stallThroughUploads(small);
     expect(streams).toBe(0);
-    for (let i = 0; !client.ended(); i++) {
-      if (i > 200) throw new Error('the stream did not end');
-      await sleep(50);
-    }
+    await until(() => client.ended(), 'the stream to end');
     // What it got before the end is in order: a prefix of the rounds for each pump.
     expectInOrder(client.frames);
   });

@@ -89,7 +89,7 @@ describe('a subscriber queue', () => {
   });
 
   it('writes every event while the client keeps up, readings of one equipment included', async () => {
-    const { sink, state, written } = fakeSink();
+    const { sink, written } = fakeSink();
     const sub = new Subscriber([1], sink, 1 << 20, () => {});
     live(sub);
     for (let i = 1; i <= 5; i++) sub.push(reading('pump:1', i, i));
@@ -142,7 +142,7 @@ describe('a subscriber queue', () => {
   });
 
   it('holds live events while the snapshot or replay is sent, then sends those its position has not seen', async () => {
-    const { sink, state, written } = fakeSink();
+    const { sink, written } = fakeSink();
     const sub = new Subscriber([1], sink, 1 << 20, () => {});
     const seen = reading('pump:1', 1, 1);
     const unseen = other('logs', 2);
@@ -165,7 +165,7 @@ describe('a subscriber queue', () => {
   });
 
   it('ends when the connection closes', () => {
-    const { sink, state, written } = fakeSink();
+    const { sink, state } = fakeSink();
     let reason = '';
     const sub = new Subscriber(null, sink, 1 << 20, (r) => (reason = r));
     state.closeFns.forEach((fn) => fn());

@@ -1,15 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachBackend, startApp, type TestContext } from '../helper.js';
-import {
-  KINDS,
-  PUMP,
-  poster,
-  SENSOR,
-  SITE2_PUMP,
-  SITE2_SENSOR,
-  snapshot,
-  VALID,
-} from './fixtures.js';
+import { KINDS, PUMP, poster, SITE2_PUMP, SITE2_SENSOR, snapshot, VALID } from './fixtures.js';
 
 /** Every upload route with a valid body of one record made by `record`. */
 const ROUTES = KINDS.flatMap((kind) => [

@@ -1,0 +1,88 @@
+import { describe } from 'vitest';
+
+// What a suite needs beyond Node, and the describe() that records why it did not run: the summary
+// at the end of a run (test/reporter.ts) counts the skipped suites and tests from these notes.
+// No imports from src/: the reporter reads the types of this file in the main Vitest process.
+
+/** A database the tests run on, or a service a suite needs. */
+export type Need = 'pglite' | 'postgres' | 'redis';
+
+export interface Skip {
+  /** Why the suite did not run here. */
+  reason: string;
+  /** The command that runs it. */
+  howToRun: string;
+}
+
+/** Notes on a suite's task.meta, read by test/reporter.ts. */
+export interface SuiteNotes {
+  /** The database the suite runs on, whether it ran or not. */
+  database?: 'pglite' | 'postgres';
+  /** One of the suites describeEachBackend makes, one per database. */
+  eachBackend?: boolean;
+  /** Set when the suite was skipped because something it needs is missing here. */
+  skipped?: Skip;
+}
+
+const PG_COMMAND = 'npm run test:pg';
+const REDIS_COMMAND = `TEST_REDIS_URL=redis://127.0.0.1:6379 ${PG_COMMAND}`;
+
+/** Why `need` is not available in this run (undefined: it is). */
+export function unavailable(
+  need: Need,
+  env: Record<string, string | undefined> = process.env,
+): Skip | undefined {
+  const only = env.TEST_BACKENDS?.split(',').map((b) => b.trim());
+  const leftOut = (b: Need) => only !== undefined && !only.includes(b);
+  switch (need) {
+    case 'pglite':
+      return leftOut('pglite')
+        ? {
+            reason: `the embedded database is left out (TEST_BACKENDS=${env.TEST_BACKENDS})`,
+            howToRun: 'npm test',
+          }
+        : undefined;
+    case 'postgres':
+      if (!env.TEST_DATABASE_URL)
+        return { reason: 'needs PostgreSQL (TEST_DATABASE_URL is not set)', howToRun: PG_COMMAND };
+      return leftOut('postgres')
+        ? {
+            reason: `PostgreSQL is left out (TEST_BACKENDS=${env.TEST_BACKENDS})`,
+            howToRun: `${PG_COMMAND} without TEST_BACKENDS`,
+          }
+        : undefined;
+    case 'redis':
+      return env.TEST_REDIS_URL
+        ? undefined
+        : { reason: 'needs Redis (TEST_REDIS_URL is not set)', howToRun: REDIS_COMMAND };
+  }
+}
+
+/** Why a suite that needs all of `needs` cannot run here (undefined: it can). */
+export function skipOf(needs: Need[]): Skip | undefined {
+  const missing = needs.map((n) => unavailable(n)).filter((s): s is Skip => s !== undefined);
+  if (!missing.length) return undefined;
+  // The Redis command sets the PostgreSQL URL too (npm run test:pg): it runs whatever is missing.
+  const redis = missing.find((s) => s.howToRun === REDIS_COMMAND);
+  return {
+    reason: missing.map((s) => s.reason).join('; '),
+    howToRun: (redis ?? missing[0]).howToRun,
+  };
+}
+
+/**
+ * describe() when everything in `needs` is available; otherwise describe.skip(), with the reason
+ * and the command that runs it noted on the suite for the summary of the run.
+ */
+export function describeWith(
+  needs: Need[],
+  name: string,
+  fn: () => void,
+  notes: Omit<SuiteNotes, 'skipped' | 'database'> = {},
+): void {
+  const skipped = skipOf(needs);
+  const database = needs.find((n) => n !== 'redis') as SuiteNotes['database'];
+  const collector = (skipped ? describe.skip : describe)(name, fn);
+  const meta = collector.suite?.meta as SuiteNotes | undefined;
+  if (meta) Object.assign(meta, notes, database && { database }, skipped && { skipped });
+}
