@@ -8,6 +8,7 @@ import { openPostgres } from '../../src/db/postgres.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
 import { bearer, describeWith, openTestDb, testConfig } from '../helper.js';
+import { until } from '../wait.js';
 import { BlackHoleProxy } from './proxy.js';
 import { openStream } from '../stream/fixtures.js';
 
@@ -162,6 +163,8 @@ describeWith(['postgres'], 'database outages [postgres]', () => {
     };
     const gateways = Array.from({ length: 4 }, gateway);
     return {
+      /** Uploads answered so far. */
+      answered: () => statuses.length,
       async stop() {
         running = false;
         await Promise.all(gateways);
@@ -177,12 +180,12 @@ describeWith(['postgres'], 'database outages [postgres]', () => {
       )
     )[0].n;
   const recovered = async () => {
-    const until = Date.now() + 30_000;
+    const deadline = Date.now() + 30_000;
     for (;;) {
       const [h, s, u] = await Promise.all([health(), sites(), upload('pump')]);
       if (h.statusCode === 200 && s.statusCode === 200 && u.res.statusCode === 201)
         return Date.now();
-      if (Date.now() > until)
+      if (Date.now() > deadline)
         throw new Error(
           `no recovery: /health ${h.statusCode}, /v1/sites ${s.statusCode}, upload ${u.res.statusCode}`,
         );
@@ -195,7 +198,7 @@ describeWith(['postgres'], 'database outages [postgres]', () => {
     const stream = openStream(base, token, { siteIds: '1' });
     await stream.next((e) => e.type === 'snapshot');
     const load = uploadLoad();
-    await sleep(300);
+    await until(() => load.answered() >= 4, 'the first uploads to be answered');
     proxy.blackHole();
     try {
       const [h, s, u, t] = await Promise.all([
