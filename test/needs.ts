@@ -1,11 +1,16 @@
+import { spawnSync } from 'node:child_process';
 import { describe } from 'vitest';
 
 // What a suite needs beyond Node, and the describe() that records why it did not run: the summary
 // at the end of a run (test/reporter.ts) counts the skipped suites and tests from these notes.
 // No imports from src/: the reporter reads the types of this file in the main Vitest process.
 
-/** A database the tests run on, or a service a suite needs. */
-export type Need = 'pglite' | 'postgres' | 'redis';
+/** A database the tests run on, or a service or program a suite needs. */
+export type Need = 'pglite' | 'postgres' | 'redis' | 'haproxy' | 'pg_dump';
+
+/** Whether a program answers its version flag (it is installed and on PATH). */
+const runs = (program: string, flag: string) =>
+  spawnSync(program, [flag], { stdio: 'ignore' }).status === 0;
 
 export interface Skip {
   /** Why the suite did not run here. */
@@ -55,6 +60,17 @@ export function unavailable(
       return env.TEST_REDIS_URL
         ? undefined
         : { reason: 'needs Redis (TEST_REDIS_URL is not set)', howToRun: REDIS_COMMAND };
+    case 'haproxy':
+      return runs('haproxy', '-v')
+        ? undefined
+        : { reason: 'needs haproxy on PATH (apt-get install haproxy)', howToRun: REDIS_COMMAND };
+    case 'pg_dump':
+      return runs('pg_dump', '--version') && runs('pg_restore', '--version')
+        ? undefined
+        : {
+            reason: 'needs pg_dump and pg_restore on PATH (apt-get install postgresql-client)',
+            howToRun: PG_COMMAND,
+          };
   }
 }
 
@@ -81,7 +97,7 @@ export function describeWith(
   notes: Omit<SuiteNotes, 'skipped' | 'database'> = {},
 ): void {
   const skipped = skipOf(needs);
-  const database = needs.find((n) => n !== 'redis') as SuiteNotes['database'];
+  const database = needs.find((n) => n === 'pglite' || n === 'postgres');
   const collector = (skipped ? describe.skip : describe)(name, fn);
   const meta = collector.suite?.meta as SuiteNotes | undefined;
   if (meta) Object.assign(meta, notes, database && { database }, skipped && { skipped });

@@ -22,7 +22,7 @@ import { RESTORE_MARKER } from '../../src/db/lock.js';
 import { latestVersion, migrate, schemaVersion } from '../../src/db/migrate.js';
 import { openPglite } from '../../src/db/pglite.js';
 import { openPostgres } from '../../src/db/postgres.js';
-import { describeEachBackend, openTestDb } from '../helper.js';
+import { describeEachBackend, describeWith, openTestDb } from '../helper.js';
 import { appOn, expectSameAnswers, loadDatabase, takeAnswers } from './backup-fixture.js';
 import { runToEnd } from './process.js';
 
@@ -177,7 +177,8 @@ describe('backup and restore of the embedded database (site-monitor backup FILE 
 const pgDumpVersion = spawnSync('pg_dump', ['--version'], { encoding: 'utf8' });
 const run = promisify(execFile);
 
-describe.skipIf(!process.env.TEST_DATABASE_URL || pgDumpVersion.status !== 0)(
+describeWith(
+  ['postgres', 'pg_dump'],
   'backup and restore on PostgreSQL: pg_dump -Fc, pg_restore --no-owner into a fresh database (needs TEST_DATABASE_URL and the pg_dump and pg_restore programs)',
   () => {
     // Made in the test: a skipped suite's body still runs (without TEST_DATABASE_URL).
