@@ -53,12 +53,15 @@ export async function checkSubscriptions(
   db: Queryable,
   subs: Map<Subscriber, Subscription>,
 ): Promise<Subscriber[]> {
-  const ids = [...new Set([...subs.values()].map((s) => s.clientId))];
+  // The streams as they are now: one that begins while the clients are read is checked next time
+  // (it was checked when it began), never judged against a lookup that left its client out.
+  const entries = [...subs];
+  const ids = [...new Set(entries.map(([, s]) => s.clientId))];
   const clients = new Map(
     await Promise.all(ids.map(async (id) => [id, await findClient(db, id)] as const)),
   );
   const ended: Subscriber[] = [];
-  for (const [sub, s] of subs) {
+  for (const [sub, s] of entries) {
     const client = clients.get(s.clientId);
     const reach = client?.siteIds ?? null;
     const lost = s.named

@@ -146,6 +146,10 @@ export class StreamService {
         base = snapshot.cursor;
       }
       sub.goLive(base);
+      // Ended before it began (its client lost access, the service began to shut down): nothing
+      // was sent, so the request gets an answer of its own rather than a stream that never ends.
+      if (sub.closed && !sink.opened())
+        throw unavailable('the stream ended before it began; connect again');
       // Before the handler returns: Fastify would otherwise answer an empty 200 of its own.
       sink.open();
       if (this.closing) sub.close('shutting down');

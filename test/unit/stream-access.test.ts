@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import type { Queryable } from '../../src/db/index.js';
+import { checkSubscriptions, type Subscription } from '../../src/stream/access.js';
+import type { Subscriber } from '../../src/stream/subscriber.js';
+
+// The heartbeat's access check reads the clients of every stream, then judges each stream. A stream
+// that begins while those reads are under way was checked when it began: it must not be judged
+// against a lookup that never asked for its client (it would be ended as if its client were gone).
+
+const scope = (clientId: string): Subscription => ({
+  clientId,
+  named: [1],
+  sites: [1],
+  reach: [1],
+});
+const sub = (name: string) => ({ name }) as unknown as Subscriber;
+
+describe('stream access check', () => {
+  it('leaves alone a stream that begins while the clients are read', async () => {
+    const subs = new Map<Subscriber, Subscription>([[sub('old'), scope('a')]]);
+    const late = sub('late');
+    const db: Queryable = {
+      query: async <T>(_sql: string, params?: unknown[]) => {
+        subs.set(late, scope('b')); // a new stream registers meanwhile
+        return [{ clientId: params?.[0], siteIds: [1], disabled: false }] as T[];
+      },
+    };
+    expect(await checkSubscriptions(db, subs)).toEqual([]);
+    expect(subs.has(late)).toBe(true);
+  });
+
+  it('ends the streams of a client that is gone, disabled or lost a named site', async () => {
+    const gone = sub('gone');
+    const disabled = sub('disabled');
+    const moved = sub('moved');
+    const kept = sub('kept');
+    const subs = new Map<Subscriber, Subscription>([
+      [gone, scope('gone')],
+      [disabled, scope('disabled')],
+      [moved, scope('moved')],
+      [kept, scope('kept')],
+    ]);
+    const clients: Record<string, object> = {
+      disabled: { clientId: 'disabled', siteIds: [1], disabled: true },
+      moved: { clientId: 'moved', siteIds: [2], disabled: false },
+      kept: { clientId: 'kept', siteIds: [1, 2], disabled: false },
+    };
+    const db: Queryable = {
+      query: async <T>(_sql: string, params?: unknown[]) =>
+        (clients[String(params?.[0])] ? [clients[String(params?.[0])]] : []) as T[],
+    };
+    expect(new Set(await checkSubscriptions(db, subs))).toEqual(new Set([gone, disabled, moved]));
+  });
+});
