@@ -33,7 +33,7 @@ function run(command: string, args: string[], env: Record<string, string>): Runn
 export function startServer(env: Record<string, string>): Running {
   const entry = join(ROOT, 'dist/server.js');
   if (!existsSync(entry)) throw new Error(`${entry} is missing: run npm run build first`);
-  return run(process.execPath, [entry], { LOG_LEVEL: 'warn', ...env });
+  return run(process.execPath, [entry], { LOG_LEVEL: 'warn', METRICS_PORT: '0', ...env });
 }
 
 /** HAProxy in the foreground (-db) on docs/haproxy.cfg; its log lines go to its stdout. */
