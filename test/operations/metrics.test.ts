@@ -1,14 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
 import { register } from 'prom-client';
 import { Writable } from 'node:stream';
 import { afterAll, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { createMetrics } from '../../src/metrics.js';
 import { describeEachBackend, instrument, openTestDb, testConfig } from '../helper.js';
-import { freePort, runTs, waitFor, type Running } from './process.js';
+import { freePort, runTs, serverStore, waitFor, type Running } from './process.js';
 
 // Prometheus metrics (contract §15), from the real server over HTTP: uploads of two kinds (logs and
 // readings), a replay, a 404, a parameterised route and a live stream, then a scrape of the metrics
@@ -53,27 +49,12 @@ const at = (minutes: number) => new Date(BASE + minutes * 60_000).toISOString();
 
 describeEachBackend('Prometheus metrics', (backend) => {
   let server: Running | undefined;
-  const dataDir = mkdtempSync(join(tmpdir(), 'site-monitor-metrics-'));
-  const schema = `metrics_${Date.now()}`;
-  const url = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://unused');
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  const env: Record<string, string> =
-    backend === 'pglite' ? { DATA_DIR: dataDir } : { DATABASE_URL: url.toString(), DEMO: '1' };
-  const admin = async <T>(fn: (c: pg.Client) => Promise<T>) => {
-    const c = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
-    await c.connect();
-    try {
-      return await fn(c);
-    } finally {
-      await c.end();
-    }
-  };
+  const store = serverStore(backend, 'metrics');
+  const { env } = store;
 
   afterAll(async () => {
     server?.child.kill('SIGKILL');
-    rmSync(dataDir, { recursive: true, force: true });
-    if (backend === 'postgres')
-      await admin((c) => c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
+    await store.dispose();
   });
 
   /** Starts the server (rollups not refreshed, so their backlog stays as the uploads leave it). */
@@ -97,7 +78,7 @@ describeEachBackend('Prometheus metrics', (backend) => {
   };
 
   it('counts requests by route pattern, stored records, streams and the rollup backlog; never on the public port', async () => {
-    if (backend === 'postgres') await admin((c) => c.query(`CREATE SCHEMA ${schema}`));
+    await store.prepare();
     const metricsPort = await freePort();
     const base = await start(metricsPort);
     const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;

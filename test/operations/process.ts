@@ -1,4 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -64,4 +68,41 @@ export async function waitFor<T>(
     if (Date.now() > end) throw new Error('timed out waiting');
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/**
+ * Where a suite's server process keeps its data: a fresh DATA_DIR (embedded database) or a schema
+ * of its own on the test PostgreSQL (created by `prepare`). `env` points the process at it; `admin`
+ * runs SQL on the test PostgreSQL; `dispose` removes it all.
+ */
+export function serverStore(backend: 'pglite' | 'postgres', prefix: string) {
+  const dataDir = mkdtempSync(join(tmpdir(), `site-monitor-${prefix}-`));
+  const schema = `${prefix}_${Date.now()}`;
+  const url = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://unused');
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  const env: Record<string, string> =
+    backend === 'pglite' ? { DATA_DIR: dataDir } : { DATABASE_URL: url.toString(), DEMO: '1' };
+  const admin = async <T>(fn: (c: pg.Client) => Promise<T>): Promise<T> => {
+    const c = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await c.connect();
+    try {
+      return await fn(c);
+    } finally {
+      await c.end();
+    }
+  };
+  return {
+    dataDir,
+    schema,
+    env,
+    admin,
+    async prepare() {
+      if (backend === 'postgres') await admin((c) => c.query(`CREATE SCHEMA ${schema}`));
+    },
+    async dispose() {
+      rmSync(dataDir, { recursive: true, force: true });
+      if (backend === 'postgres')
+        await admin((c) => c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
+    },
+  };
 }

@@ -1,11 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
 import { openPglite } from '../../src/db/pglite.js';
 import { describeEachBackend } from '../helper.js';
-import { freePort, runTs, waitFor, type Running } from '../operations/process.js';
+import { freePort, runTs, serverStore, waitFor, type Running } from '../operations/process.js';
 
 // kill -9 of the real server while gateways upload: after a restart, every record that was answered
 // 201 is there exactly once (a replay of all of them stores nothing new), and the service serves.
@@ -22,28 +18,12 @@ interface Batch {
 
 describeEachBackend('telemetry upload across a crash', (backend) => {
   let server: Running | undefined;
-  const dataDir = mkdtempSync(join(tmpdir(), 'site-monitor-crash-'));
-  const schema = `crash_${Date.now()}`;
-  const url = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://unused');
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  const env: Record<string, string> =
-    backend === 'pglite' ? { DATA_DIR: dataDir } : { DATABASE_URL: url.toString(), DEMO: '1' };
-
-  const admin = async <T>(fn: (c: pg.Client) => Promise<T>) => {
-    const c = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
-    await c.connect();
-    try {
-      return await fn(c);
-    } finally {
-      await c.end();
-    }
-  };
+  const store = serverStore(backend, 'crash');
+  const { dataDir, schema, env, admin } = store;
 
   afterAll(async () => {
     server?.child.kill('SIGKILL');
-    rmSync(dataDir, { recursive: true, force: true });
-    if (backend === 'postgres')
-      await admin((c) => c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
+    await store.dispose();
   });
 
   const start = async () => {
@@ -72,7 +52,7 @@ describeEachBackend('telemetry upload across a crash', (backend) => {
     });
 
   it('keeps every acknowledged record, once, after kill -9 mid-upload', async () => {
-    if (backend === 'postgres') await admin((c) => c.query(`CREATE SCHEMA ${schema}`));
+    await store.prepare();
     let base = await start();
     const secret = /clientSecret:\s+(\S+)/.exec(server!.stdout())?.[1];
     expect(secret, server!.stdout()).toBeTruthy();
