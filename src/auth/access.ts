@@ -2,19 +2,25 @@ import type { Queryable } from '../db/index.js';
 import { EQUIPMENT, equipmentLabel, type EquipmentKind } from '../equipment.js';
 import { forbidden, listIds, notFound } from '../errors.js';
 import type { Client } from './clients.js';
+import type { VerifiedToken } from './tokens.js';
 
 /** What one request's client may reach. Every route's access decision goes through here. */
 export class Access {
   private readonly sites: Set<number> | null;
   private readonly cameras: Set<number> | null;
 
-  /** `expiresAt`: epoch ms at which the request's token expires (a stream ends then). */
+  /** `token`: the request's verified token (a stream ends when it expires or is retired). */
   constructor(
     readonly client: Client,
-    readonly expiresAt?: number,
+    readonly token?: VerifiedToken,
   ) {
     this.sites = client.siteIds ? new Set(client.siteIds) : null;
     this.cameras = client.cameraIds ? new Set(client.cameraIds) : null;
+  }
+
+  /** Epoch ms at which the request's token expires. */
+  get expiresAt(): number | undefined {
+    return this.token?.expiresAt;
   }
 
   /** null: every site. */

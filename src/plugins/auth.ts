@@ -36,8 +36,7 @@ export function registerTokenResolution(app: FastifyInstance, cacheMs: number): 
       cache.get(token.clientId, request.db),
     );
     // A token issued before the client's last secret rotation or disable went with them.
-    if (client && issuedAfterRotation(token, client))
-      request.access = new Access(client, token.expiresAt);
+    if (client && issuedAfterRotation(token, client)) request.access = new Access(client, token);
   });
 }
 

@@ -1,12 +1,14 @@
 import { requireSites, type Access } from '../auth/access.js';
 import { findClient } from '../auth/clients.js';
+import { issuedAfterRotation, type VerifiedToken } from '../auth/tokens.js';
 import type { Queryable } from '../db/index.js';
 import { badRequest } from '../errors.js';
 import type { Subscriber } from './subscriber.js';
 
 // Who may stream what: checked when a stream begins, as every route checks (403 as a whole for a
 // site out of reach), and again every heartbeat, because a stream outlives its request: it ends
-// when the client is disabled, loses a site it streams, or its token expires.
+// when the client is disabled, loses a site it streams, its secret is rotated after the stream's
+// token was issued, or its token expires.
 
 export interface Subscription {
   clientId: string;
@@ -18,6 +20,8 @@ export interface Subscription {
   reach: number[] | null;
   /** Epoch ms at which the token expires. */
   expiresAt?: number;
+  /** The token the stream began with: it ends when a secret rotation or a disable retires it. */
+  token?: VerifiedToken;
   stop?: () => void;
 }
 
@@ -42,7 +46,14 @@ export async function resolveSubscription(
         { path: '/siteIds', message: 'required for a client of this many sites' },
       ]);
   }
-  return { clientId: access.client.clientId, named, sites, reach, expiresAt: access.expiresAt };
+  return {
+    clientId: access.client.clientId,
+    named,
+    sites,
+    reach,
+    expiresAt: access.expiresAt,
+    token: access.token,
+  };
 }
 
 const sitesKey = (sites: number[] | null) =>
@@ -67,7 +78,8 @@ export async function checkSubscriptions(
     const lost = s.named
       ? reach !== null && s.named.some((site) => !reach.includes(site))
       : sitesKey(reach) !== sitesKey(s.reach);
-    if (!client || client.disabled || lost) ended.push(sub);
+    const retired = s.token !== undefined && client && !issuedAfterRotation(s.token, client);
+    if (!client || client.disabled || lost || retired) ended.push(sub);
   }
   return ended;
 }

@@ -51,4 +51,19 @@ describe('stream access check', () => {
     };
     expect(new Set(await checkSubscriptions(db, subs))).toEqual(new Set([gone, disabled, moved]));
   });
+
+  it('ends a stream whose token a secret rotation retired, and keeps one whose token came after', async () => {
+    const token = (rotation: number) => ({ clientId: 'c', issuedAt: 1, expiresAt: 9e15, rotation });
+    const before = sub('before');
+    const after = sub('after');
+    const subs = new Map<Subscriber, Subscription>([
+      [before, { ...scope('c'), token: token(100) }],
+      [after, { ...scope('c'), token: token(200) }],
+    ]);
+    const db: Queryable = {
+      query: async <T>() =>
+        [{ clientId: 'c', siteIds: [1], disabled: false, tokensNotBefore: 200 }] as T[],
+    };
+    expect(await checkSubscriptions(db, subs)).toEqual([before]);
+  });
 });
