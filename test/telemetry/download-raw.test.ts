@@ -4,7 +4,7 @@ import { SENSOR, SENSOR_2 } from './fixtures.js';
 import { downloader, parseCsv, RAW_URL, storeLogs } from './download-fixtures.js';
 
 // POST /v1/sensors/logs/raw (contract 6): one sensor's logs in [start, end), ascending, over more
-// than one page of the engine (20,000 rows), as JSON and as CSV.
+// than one page of the engine (5,000 rows), as JSON and as CSV.
 
 const N = 45_000;
 const BASE = Date.parse('2026-10-01T00:00:00Z');
