@@ -4,7 +4,7 @@ import { afterAll, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { createMetrics } from '../../src/metrics.js';
 import { describeEachBackend, instrument, openTestDb, testConfig } from '../helper.js';
-import { freePort, runTs, serverStore, waitFor, type Running } from './process.js';
+import { freePort, serverStore, startServerProcess, waitFor, type Running } from './process.js';
 
 // Prometheus metrics (contract §15), from the real server over HTTP: uploads of two kinds (logs and
 // readings), a replay, a 404, a parameterised route and a live stream, then a scrape of the metrics
@@ -59,22 +59,16 @@ describeEachBackend('Prometheus metrics', (backend) => {
 
   /** Starts the server (rollups not refreshed, so their backlog stays as the uploads leave it). */
   const start = async (metricsPort: number) => {
-    const port = await freePort();
-    server = runTs('server.ts', [], {
-      ...env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      METRICS_PORT: String(metricsPort),
-      ROLLUP_REFRESH_MS: '0',
-    });
-    const base = `http://127.0.0.1:${port}`;
-    await waitFor(async () => {
-      if (server!.child.exitCode !== null) throw new Error(`server exited: ${server!.stderr()}`);
-      return (await fetch(`${base}/health`)).ok ? true : undefined;
-    }, 150_000).catch((err) => {
-      throw new Error(`server did not start: ${err.message}\n${server!.stderr().slice(-2000)}`);
-    });
-    return base;
+    const started = await startServerProcess(
+      {
+        ...env,
+        METRICS_PORT: String(metricsPort),
+        ROLLUP_REFRESH_MS: '0',
+      },
+      150_000,
+    );
+    server = started.server;
+    return started.base;
   };
 
   it('counts requests by route pattern, stored records, streams and the rollup backlog; never on the public port', async () => {

@@ -106,3 +106,24 @@ export function serverStore(backend: 'pglite' | 'postgres', prefix: string) {
     },
   };
 }
+
+/**
+ * The server (src/server.ts) on a free loopback port with `env`, once /health answers; fails with
+ * its stderr when it exits or does not start within `ms`.
+ */
+export async function startServerProcess(
+  env: Record<string, string>,
+  ms = 150_000,
+): Promise<{ server: Running; base: string }> {
+  const port = await freePort();
+  const server = runTs('server.ts', [], { ...env, PORT: String(port), HOST: '127.0.0.1' });
+  const base = `http://127.0.0.1:${port}`;
+  await waitFor(async () => {
+    if (server.child.exitCode !== null) throw new Error(`server exited: ${server.stderr()}`);
+    return (await fetch(`${base}/health`)).ok ? true : undefined;
+  }, ms).catch((err: Error) => {
+    server.child.kill('SIGKILL');
+    throw new Error(`server did not start: ${err.message}\n${server.stderr().slice(-2000)}`);
+  });
+  return { server, base };
+}

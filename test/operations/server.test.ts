@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeWith } from '../helper.js';
 import { until } from '../wait.js';
-import { freePort, runTs, runToEnd, waitFor, type Running } from './process.js';
+import { freePort, runTs, runToEnd, startServerProcess, waitFor, type Running } from './process.js';
 
 // The real server, over HTTP: first start on a fresh embedded database, restart, shutdown on SIGTERM.
 
@@ -30,17 +30,10 @@ describe('the server process (embedded database)', () => {
   });
 
   const start = async () => {
-    const port = await freePort();
     // Its info logs (stdout) say when a request arrives and when the shutdown begins.
-    server = runTs('server.ts', [], {
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
-    });
-    const base = `http://127.0.0.1:${port}`;
-    await waitFor(async () => ((await fetch(`${base}/health`)).ok ? true : undefined));
-    return base;
+    const started = await startServerProcess({ DATA_DIR: dataDir, LOG_LEVEL: 'info' });
+    server = started.server;
+    return started.base;
   };
 
   it('seeds demo data on first start, prints the demo credentials once, and serves them', async () => {

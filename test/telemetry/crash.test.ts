@@ -1,7 +1,7 @@
 import { afterAll, expect, it } from 'vitest';
 import { openPglite } from '../../src/db/pglite.js';
 import { describeEachBackend } from '../helper.js';
-import { freePort, runTs, serverStore, waitFor, type Running } from '../operations/process.js';
+import { serverStore, startServerProcess, waitFor, type Running } from '../operations/process.js';
 
 // kill -9 of the real server while gateways upload: after a restart, every record that was answered
 // 201 is there exactly once (a replay of all of them stores nothing new), and the service serves.
@@ -27,21 +27,15 @@ describeEachBackend('telemetry upload across a crash', (backend) => {
   });
 
   const start = async () => {
-    const port = await freePort();
-    server = runTs('server.ts', [], {
-      ...env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      RATE_LIMIT_MAX: '1000000',
-    });
-    const base = `http://127.0.0.1:${port}`;
-    await waitFor(async () => {
-      if (server!.child.exitCode !== null) throw new Error(`server exited: ${server!.stderr()}`);
-      return (await fetch(`${base}/health`)).ok ? true : undefined;
-    }, 120_000).catch((err) => {
-      throw new Error(`server did not start: ${err.message}\n${server!.stderr().slice(-2000)}`);
-    });
-    return base;
+    const started = await startServerProcess(
+      {
+        ...env,
+        RATE_LIMIT_MAX: '1000000',
+      },
+      120_000,
+    );
+    server = started.server;
+    return started.base;
   };
 
   const upload = (base: string, token: string, batch: Batch[]) =>
