@@ -5,7 +5,8 @@ import type { Queryable } from './types.js';
 // ($a, $b) ORDER BY k1, k2 LIMIT n`), so no page costs more than the first and no transaction or
 // connection is held while the client reads. The next page is asked of the database as soon as the
 // current one is here, while the current one is encoded and sent: the two overlap, and memory holds
-// at most two pages.
+// at most two pages. Each page is read with QueryOptions.indexOrder: its cost follows the rows it
+// returns whatever the table statistics say (a page is never a sort of the whole remaining range).
 
 /** A page as read: what the pager yields for it, how many rows it holds, and the key of its last row. */
 export interface KeysetPage<K, P> {
@@ -69,7 +70,9 @@ export function rowPages<R, K extends unknown[], P>(
   q: RowPages<R, K, P>,
 ): AsyncGenerator<P> {
   return keysetPages<K, P>(limit, async (after) => {
-    const rows = await db.query<R>(q.sql(!!after), after ? [...q.params, ...after] : q.params);
+    const rows = await db.query<R>(q.sql(!!after), after ? [...q.params, ...after] : q.params, {
+      indexOrder: true,
+    });
     return {
       page: q.page(rows),
       rows: rows.length,

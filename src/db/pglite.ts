@@ -1,5 +1,11 @@
 import { PGlite, types } from '@electric-sql/pglite';
-import type { Database, Transaction } from './types.js';
+import {
+  INDEX_ORDER,
+  INDEX_ORDER_RESET,
+  type Database,
+  type QueryOptions,
+  type Transaction,
+} from './types.js';
 import { DatabaseTimeout, withinDeadline } from './deadline.js';
 import { TEMPLATE, templateFor } from './pglite-template.js';
 
@@ -42,8 +48,12 @@ export async function openPglite(
 ): Promise<Database> {
   const pg = await createPglite(dataDir, from);
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Transaction => ({
-    async query<T>(sql: string, params?: unknown[]) {
-      return (await q.query<T>(sql, params)).rows;
+    async query<T>(sql: string, params?: unknown[], options?: QueryOptions) {
+      if (!options?.indexOrder) return (await q.query<T>(sql, params)).rows;
+      await q.exec(INDEX_ORDER);
+      const rows = (await q.query<T>(sql, params)).rows;
+      await q.exec(INDEX_ORDER_RESET);
+      return rows;
     },
     async exec(sql) {
       await q.exec(sql);
@@ -59,8 +69,10 @@ export async function openPglite(
     withinDeadline(ms, (expired) =>
       pg.transaction(async (tx) => {
         const checked: Transaction = {
-          query: (sql, params) =>
-            expired() ? Promise.reject(new DatabaseTimeout(ms)) : wrap(tx).query(sql, params),
+          query: (sql, params, options) =>
+            expired()
+              ? Promise.reject(new DatabaseTimeout(ms))
+              : wrap(tx).query(sql, params, options),
           exec: (sql) => (expired() ? Promise.reject(new DatabaseTimeout(ms)) : wrap(tx).exec(sql)),
         };
         if (setup) await checked.exec(setup);
@@ -70,7 +82,11 @@ export async function openPglite(
   const base = wrap(pg);
   const view = (ms: number): Database => ({
     kind: 'pglite',
-    query: (sql, params) => withinDeadline(ms, () => base.query(sql, params)),
+    // SET LOCAL needs a transaction: an indexOrder statement gets one of its own.
+    query: (sql, params, options) =>
+      options?.indexOrder
+        ? inTransaction(ms, INDEX_ORDER, (tx) => tx.query(sql, params))
+        : withinDeadline(ms, () => base.query(sql, params)),
     transaction: (fn) => inTransaction(ms, undefined, fn),
     // PGlite runs one transaction at a time, so this one is consistent anyway; read-only guards it.
     snapshot: (fn) =>

@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import pg, { type QueryResultRow } from 'pg';
-import type { Database, QueryOptions, Transaction } from './types.js';
+import {
+  INDEX_ORDER,
+  INDEX_ORDER_RESET,
+  type Database,
+  type QueryOptions,
+  type Transaction,
+} from './types.js';
 import { cancelBackend, DatabaseTimeout, withinDeadline } from './deadline.js';
 
 export interface PostgresOptions {
@@ -37,7 +43,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   const q = (c: pg.PoolClient): Transaction => ({
-    async query<T>(sql: string, params?: unknown[], options?: QueryOptions) {
+    async query<T>(sql: string, params?: unknown[], options?: QueryOptions): Promise<T[]> {
       const result = options?.prepared
         ? await c.query<QueryResultRow, unknown[]>({
             name: statementName(sql),
@@ -122,7 +128,14 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
       try {
         await client.query(begin);
         const result = await fn({
-          query: (sql, params, options) => inTurn(() => c.query(sql, params, options)),
+          query: <T>(sql: string, params?: unknown[], options?: QueryOptions) =>
+            inTurn(async () => {
+              if (!options?.indexOrder) return c.query<T>(sql, params, options);
+              await c.exec(INDEX_ORDER);
+              const rows = await c.query<T>(sql, params);
+              await c.exec(INDEX_ORDER_RESET);
+              return rows;
+            }),
           exec: (sql) => inTurn(() => c.exec(sql)),
         });
         await end('COMMIT');
@@ -133,9 +146,25 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
       }
     });
 
+  /** A statement of QueryOptions.indexOrder on its own: in a transaction of its own, for SET LOCAL. */
+  const indexOrdered = async <T>(c: pg.PoolClient, sql: string, params?: unknown[]) => {
+    await c.query(`BEGIN; ${INDEX_ORDER}`);
+    try {
+      const result = await c.query<QueryResultRow, unknown[]>(sql, params);
+      await c.query('COMMIT');
+      return result.rows as T[];
+    } catch (err) {
+      await c.query('ROLLBACK').catch(() => {});
+      throw err;
+    }
+  };
+
   const view = (ms: number): Database => ({
     kind: 'postgres',
-    query: (sql, params, options) => onConnection(ms, (c) => q(c).query(sql, params, options)),
+    query: (sql, params, options) =>
+      onConnection(ms, (c) =>
+        options?.indexOrder ? indexOrdered(c, sql, params) : q(c).query(sql, params, options),
+      ),
     transaction: (fn) => within(ms, 'BEGIN', fn),
     snapshot: (fn) => within(ms, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn),
     exec: (sql) => onConnection(ms, (c) => q(c).exec(sql)),

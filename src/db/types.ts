@@ -7,7 +7,24 @@ export interface QueryOptions {
    * time. Only for a bounded set of texts. PGlite ignores it.
    */
   prepared?: boolean;
+  /**
+   * The statement reads in index order and stops early (a keyset page, a LIMIT): it is planned without
+   * sorts or bitmap scans (INDEX_ORDER), whatever the table statistics say. Without statistics (a
+   * table never analyzed, a new partition, right after a bulk load) the planner takes a range for a
+   * few hundred rows and may fetch all of it by bitmap and sort it to return the first rows: a page of
+   * 5,000 rows then costs as much as the whole range. Not with `prepared` (a cached plan would keep
+   * whichever settings it was first planned under).
+   */
+  indexOrder?: boolean;
 }
+
+/**
+ * The planner settings of QueryOptions.indexOrder, local to a transaction: a sort or a bitmap scan is
+ * then taken only where no plan without one exists.
+ */
+export const INDEX_ORDER = `SET LOCAL enable_sort = off; SET LOCAL enable_bitmapscan = off`;
+/** Back to the session's settings, for a transaction that goes on after such a statement. */
+export const INDEX_ORDER_RESET = `RESET enable_sort; RESET enable_bitmapscan`;
 
 /** Anything SQL can be sent to: the database itself or an open transaction. Values are always $n parameters. */
 export interface Queryable {

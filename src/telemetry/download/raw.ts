@@ -37,11 +37,11 @@ export async function openRawSensorLogs(
   const until = new Date(end).toISOString();
   // The first page from start (included), each later one after the last time of the one before.
   const pages = keysetPages<string, { text: string }>(PAGE_ROWS, async (after) => {
-    const [page] = await db.query<RawPage>(sql(after === undefined ? '>=' : '>'), [
-      body.sensorId,
-      after ?? new Date(start).toISOString(),
-      until,
-    ]);
+    const [page] = await db.query<RawPage>(
+      sql(after === undefined ? '>=' : '>'),
+      [body.sensorId, after ?? new Date(start).toISOString(), until],
+      { indexOrder: true },
+    );
     return { page: { text: page.text ?? '' }, rows: page.n, last: page.last ?? undefined };
   });
   return { fields: RAW_FIELDS, pages };

@@ -1,0 +1,278 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { Access } from '../../src/auth/access.js';
+import type { Database, Queryable } from '../../src/db/index.js';
+import type { QueryOptions, Transaction } from '../../src/db/types.js';
+import { generateDemo } from '../../src/provisioning/demo.js';
+import { importDocument } from '../../src/provisioning/import.js';
+import { readEvents } from '../../src/stream/events.js';
+import { openRawSensorLogs } from '../../src/telemetry/download/raw.js';
+import { querySummaries } from '../../src/telemetry/download/summaries.js';
+import { Partitions } from '../../src/telemetry/partitions.js';
+import { markAll, rebuildAll, refreshMarked } from '../../src/telemetry/rollups/refresh.js';
+import { UNITS } from '../../src/telemetry/rollups/units.js';
+import { changeLogPages } from '../../src/transactions/change-logs.js';
+import { transactionPages } from '../../src/transactions/logs.js';
+import { describeWith, openTestDb } from '../helper.js';
+import { SENSOR, SENSOR_2 } from '../telemetry/fixtures.js';
+
+// Plans that do not depend on statistics (PostgreSQL only: PGlite has the same planner, but this
+// checks what a server with autovacuum off, a new partition or a bulk load gives). The telemetry
+// tables are loaded and never analyzed, then each request-path and background query of the
+// downloads, summaries, transactions, stream follower and rollup refresher is run through EXPLAIN
+// ANALYZE as the service sends it, and every plan is checked against the rows the query needs: no
+// node may read or sort more than that (a page of 5,000 rows is never a sort of the whole range).
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  'Rows Removed by Filter'?: number;
+  'Rows Removed by Index Recheck'?: number;
+  Plans?: PlanNode[];
+}
+
+interface Explained {
+  sql: string;
+  plan: PlanNode;
+}
+
+/** Every node of a plan. */
+const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
+/** Rows a node handled over all its loops: returned and filtered out. */
+const handled = (n: PlanNode) =>
+  (n['Actual Rows'] +
+    (n['Rows Removed by Filter'] ?? 0) +
+    (n['Rows Removed by Index Recheck'] ?? 0)) *
+  n['Actual Loops'];
+const TELEMETRY =
+  /^(sensor|meter|pump|tank)_(logs|rollups)|^rollup_dirty$|^stream_events$|^transaction/;
+
+/**
+ * The nodes of the plans that handled more than `most` rows of a telemetry, stream or transaction
+ * table, or sorted more than `most` rows, or scanned by bitmap or sequentially more than `most`.
+ */
+function overspent(plans: Explained[], most: number) {
+  return plans.flatMap((p) =>
+    nodes(p.plan)
+      .filter(
+        (n) =>
+          (n['Relation Name'] && TELEMETRY.test(n['Relation Name']) && handled(n) > most) ||
+          (/Sort|Bitmap|Seq Scan/.test(n['Node Type']) && handled(n) > most),
+      )
+      .map(
+        (n) =>
+          `${n['Node Type']} ${n['Relation Name'] ?? ''} ${handled(n)} rows in: ${p.sql.slice(0, 160)}`,
+      ),
+  );
+}
+
+/**
+ * The database, with every statement first run through EXPLAIN ANALYZE with the same options (and
+ * rolled back: a DELETE or INSERT is then run for real). Plans are collected in `plans`.
+ */
+function explaining(db: Database, plans: Explained[]): Database {
+  const explain = async (q: Queryable, sql: string, params?: unknown[], options?: QueryOptions) => {
+    const [row] = await q.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
+      params,
+      { indexOrder: options?.indexOrder },
+    );
+    plans.push({ sql, plan: row['QUERY PLAN'][0].Plan });
+  };
+  const inTx = (tx: Transaction): Transaction => ({
+    ...tx,
+    async query(sql, params, options) {
+      await tx.query('SAVEPOINT plan');
+      await explain(tx, sql, params, options);
+      await tx.query('ROLLBACK TO SAVEPOINT plan');
+      return tx.query(sql, params, options);
+    },
+  });
+  const rolledBack = new Error('rolled back');
+  return {
+    ...db,
+    async query(sql, params, options) {
+      await db
+        .transaction(async (tx) => {
+          await explain(tx, sql, params, options);
+          throw rolledBack;
+        })
+        .catch((err: unknown) => {
+          if (err !== rolledBack) throw err;
+        });
+      return db.query(sql, params, options);
+    },
+    transaction: (fn) => db.transaction((tx) => fn(inTx(tx))),
+    snapshot: (fn) => db.snapshot((tx) => fn(inTx(tx as Transaction))),
+  };
+}
+
+const everything = new Access({
+  clientId: 'plans',
+  siteIds: null,
+  cameraIds: null,
+  admin: false,
+  disabled: false,
+});
+
+describeWith(['postgres'], 'plans without statistics [postgres]', () => {
+  let db: Database;
+  // The first month that has a partition of its own: the service creates it at start, so it is the
+  // newest kind of table, never analyzed.
+  let month: number;
+  const SECONDS = 1_000_000;
+
+  beforeAll(async () => {
+    db = await openTestDb('postgres');
+    await importDocument(db, generateDemo());
+    await new Partitions(db).cover(Date.now());
+    const [first] = await db.query<{ ms: number }>(
+      `SELECT date_part('epoch', min(month)) * 1000 AS ms FROM telemetry_months`,
+    );
+    month = first.ms;
+    // A million seconds of one sensor; a month of minutes of another, across two partitions.
+    await db.query(
+      `INSERT INTO sensor_logs (sensor_id, ts, value)
+         SELECT $1, to_timestamp($2::float8 / 1000) + i * interval '1 second', i % 977 FROM generate_series(0, $3 - 1) i`,
+      [SENSOR, month, SECONDS],
+    );
+    await db.query(
+      `INSERT INTO sensor_logs (sensor_id, ts, value)
+         SELECT $1, to_timestamp($2::float8 / 1000) + i * interval '1 minute', i % 61 FROM generate_series(0, 60 * 24 * 45) i`,
+      [SENSOR_2, month],
+    );
+    await rebuildAll(db);
+    // Stale quarters: an hour of the seconds sensor, read from its logs by summaries until refreshed.
+    await markAll(db, UNITS.sensor, { from: month + 86_400_000, to: month + 90_000_000 });
+    await db.query(
+      `INSERT INTO stream_events (site_id, type, data) SELECT 1, 'reading', '{}' FROM generate_series(1, 200000)`,
+    );
+  }, 240_000);
+  afterAll(async () => db?.close());
+
+  it('the statistics are absent', async () => {
+    const rows = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stats WHERE schemaname = current_schema() AND tablename LIKE 'sensor_%'`,
+    );
+    expect(rows[0].n).toBe(0);
+  });
+
+  it('a raw download reads each page by the index: its work follows the rows it returns', async () => {
+    const plans: Explained[] = [];
+    const start = month + 3_600_000;
+    const end = month + 3_600_000 + 120_000_000; // 120,000 rows, 24 pages
+    const download = await openRawSensorLogs(
+      explaining(db, plans),
+      everything,
+      { sensorId: SENSOR, start: new Date(start).toISOString(), end: new Date(end).toISOString() },
+      'csv',
+    );
+    let pages = 0;
+    for await (const page of { [Symbol.asyncIterator]: () => download.pages }) {
+      expect(page).toBeTruthy();
+      pages++;
+    }
+    expect(pages).toBe(24);
+    const pagePlans = plans.filter((p) => p.sql.includes('sensor_logs'));
+    expect(pagePlans.length).toBeGreaterThanOrEqual(24);
+    expect(overspent(pagePlans, 5_001)).toEqual([]);
+  }, 120_000);
+
+  it('summaries read rollups by key, and logs only for the edges and the stale quarters', async () => {
+    for (const interval of ['15m', '1h', '1d'] as const) {
+      for (const zone of ['UTC', 'Asia/Kolkata', 'America/St_Johns']) {
+        const plans: Explained[] = [];
+        // Cut inside quarters at both ends: 7 and 8 minutes of logs at the edges.
+        const start = month + 8 * 60_000;
+        const end = month + 40 * 86_400_000 + 7 * 60_000;
+        const rows = await querySummaries(
+          explaining(db, plans),
+          'sensor',
+          { ids: [SENSOR, SENSOR_2], start, end, interval, zone },
+          'json',
+        );
+        expect(rows.map((r) => r.id)).toEqual([SENSOR, SENSOR_2]);
+        // At most the units of the range: 40 days of quarters of two sensors (7,680), the logs of
+        // the edges (8 + 7 minutes of seconds and of minutes) and of the four stale quarters (900
+        // seconds each), merged once.
+        expect(overspent(plans, 2 * 40 * 96 + 15 * 60 + 15 + 4 * 900 + 10)).toEqual([]);
+        const logRows = plans
+          .flatMap((p) => nodes(p.plan))
+          .filter((n) => n['Relation Name']?.startsWith('sensor_logs'))
+          .reduce((sum, n) => sum + handled(n), 0);
+        // Edges: 8 + 7 minutes of seconds (900) and of minutes (15); stale: 4 quarters of seconds.
+        expect(logRows).toBeLessThanOrEqual(15 * 60 + 15 + 4 * 900 + 10);
+      }
+    }
+  }, 120_000);
+
+  it('transaction and change-log pages, and the stream follower, read by their keys', async () => {
+    const plans: Explained[] = [];
+    const spy = explaining(db, plans);
+    await db.query(
+      `INSERT INTO transactions (transaction_id, ticket_number, site_id, transaction_date)
+         SELECT 900000 + i, i, 1, to_timestamp($1::float8 / 1000) + i * interval '1 minute' FROM generate_series(1, 20000) i`,
+      [month],
+    );
+    const range = { start: month, end: month + 30 * 86_400_000 };
+    let n = 0;
+    for await (const page of transactionPages(
+      spy,
+      { siteIds: [1], ...range, motionCap: false },
+      1000,
+    )) {
+      n += page.length;
+      if (n >= 3000) break;
+    }
+    expect(n).toBe(3000);
+    for await (const page of changeLogPages(
+      spy,
+      { siteIds: [1], ticketNumbers: null, ...range },
+      1000,
+    ))
+      void page;
+    const page = await readEvents(spy, { xmax: 1, xip: [], partials: [] }, 500, [1]);
+    expect(page.rows).toHaveLength(500);
+    expect(overspent(plans, 1002)).toEqual([]);
+  }, 120_000);
+
+  it('the refresher touches only the logs of the quarters it was asked to refresh', async () => {
+    const plans: Explained[] = [];
+    let taken = 0;
+    for (let n = -1; n !== 0; taken += n)
+      n = await refreshMarked(explaining(db, plans), UNITS.sensor, 1000);
+    expect(taken).toBe(8);
+    // An hour of both sensors: 3,600 + 60 log rows; their hour and day above them.
+    expect(overspent(plans, 3_700)).toEqual([]);
+  }, 120_000);
+
+  it('a million rows cost the same work before and after ANALYZE', async () => {
+    const work = async () => {
+      const plans: Explained[] = [];
+      const download = await openRawSensorLogs(
+        explaining(db, plans),
+        everything,
+        {
+          sensorId: SENSOR,
+          start: new Date(month).toISOString(),
+          end: new Date(month + SECONDS * 1000).toISOString(),
+        },
+        'json',
+      );
+      for await (const page of { [Symbol.asyncIterator]: () => download.pages }) void page;
+      return plans
+        .filter((p) => p.sql.includes('sensor_logs'))
+        .flatMap((p) => nodes(p.plan))
+        .filter((n) => n['Relation Name']?.startsWith('sensor_logs'))
+        .reduce((sum, n) => sum + handled(n), 0);
+    };
+    const before = await work();
+    // Each row once (and the one past each page's end at most).
+    expect(before).toBeGreaterThanOrEqual(SECONDS);
+    expect(before).toBeLessThanOrEqual(SECONDS * 1.01);
+    // The last test of the suite: the others must see a database that was never analyzed.
+    await db.query(`ANALYZE sensor_logs`);
+    expect(await work()).toBe(before);
+  }, 180_000);
+});
