@@ -45,9 +45,9 @@ export function* copyChunks(fleet: Fleet, n: number): Generator<string> {
   }
 }
 
-/** A live reading of sensor number c, stamped now (as a gateway sends it). */
-export function readingBody(fleet: Fleet, c: number): string {
-  const all = fleet.sitesSensors;
+/** A live reading of sensor number c of the first `sites` sites, stamped now (as a gateway sends it). */
+export function readingBody(fleet: Fleet, c: number, sites = fleet.sitesSensors.length): string {
+  const all = fleet.sitesSensors.slice(0, sites);
   const site = all[c % all.length];
   const sensor = site[Math.floor(c / all.length) % site.length];
   return `{"sensorID":${sensor},"value":${(c % 1000) / 10},"timestamp":"${new Date().toISOString()}"}`;

@@ -7,7 +7,8 @@
 //   npx tsx bench/ingest.ts
 // Env: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_DURATION seconds a
 // run (default 10), BENCH_BATCH_CONNECTIONS (default 4), BENCH_SINGLE_CONNECTIONS (default 32),
-// BENCH_SKIP_PGLITE=1, BENCH_SUBSCRIBERS=n (n live stream subscribers of site 1 during every run;
+// BENCH_SKIP_PGLITE=1, BENCH_READING_SITES=n (single readings go to the first n of the 50 sites;
+// 1: one busy site), BENCH_SUBSCRIBERS=n (n live stream subscribers of site 1 during every run;
 // the figures go to the section "Ingest with n stream subscribers"). The real server runs in a child
 // process on a loopback port; PostgreSQL runs in a schema of its own, dropped after.
 // BENCH_COMPARE_ROOT=<another checkout> runs instead, on PostgreSQL with group commit, that checkout's
@@ -40,6 +41,8 @@ const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 0);
 /** Which loads to run: batch, single or both (for a quick look at one; the reports need both). */
 const KINDS = (process.env.BENCH_KINDS ?? 'batch,single').split(',');
 const SITES = 50;
+/** Sites the single readings go to (the first n): 1 is one busy site, whose rows every write touches. */
+const READING_SITES = Number(process.env.BENCH_READING_SITES ?? SITES);
 /** Batches prepared per server run: (2 s warm-up + DURATION) at up to ~400 req/s. */
 const BATCH_PREPARED = (DURATION + 2) * 400;
 const SECRET = 'bench-secret-123456';
@@ -139,7 +142,7 @@ async function measure(
         'single',
         SINGLE_CONNECTIONS,
         '/v1/edge/readings/sensor',
-        (c: number) => readingBody(fleet, c),
+        (c: number) => readingBody(fleet, c, READING_SITES),
         1,
       ],
     ] as const

@@ -41,7 +41,13 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
   // A client that loses its server must not crash the process: an idle one the pool replaces; one
   // in use (between two statements of a transaction) fails its next statement, and is dropped on release.
   pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
+  // jit=off again on every connection: a DATABASE_URL with its own `options` parameter replaces the
+  // options above (pg lets the URL win), and the service's queries must not be compiled whatever
+  // the URL says.
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    client.query('SET jit = off').catch(() => {});
+  });
   const q = (c: pg.PoolClient): Transaction => ({
     async query<T>(sql: string, params?: unknown[], options?: QueryOptions): Promise<T[]> {
       const result = options?.prepared
