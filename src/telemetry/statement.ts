@@ -167,10 +167,16 @@ export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: L
   }
 
   if (sites?.length) {
-    // LastCommunication is when the service received the upload: the clock of this transaction.
+    // LastCommunication is when the service received the upload (the clock of this transaction), to
+    // the second: a site's row is written at most once a second, and never waited for. At a busy site
+    // every statement would otherwise update the same row, and each would wait for the one before to
+    // commit (a row lock held through its commit): writes of one site in a line behind the slowest.
+    // A row another statement is writing right now is skipped: that one stores a time as recent.
     ctes.push(
       `ws AS (UPDATE sites SET last_communication = now()
-        WHERE site_id = ANY(${p(sites, 'int4[]')}) AND (last_communication IS NULL OR last_communication < now()) RETURNING 1)`,
+        WHERE site_id IN (SELECT site_id FROM sites WHERE site_id = ANY(${p(sites, 'int4[]')})
+          AND (last_communication IS NULL OR last_communication < now() - interval '1 second')
+          ORDER BY site_id FOR UPDATE SKIP LOCKED) RETURNING 1)`,
     );
   }
   // In insert mode a log job stores all its entries; the query counts what the upserts stored, per
