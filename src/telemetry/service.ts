@@ -61,6 +61,7 @@ export class TelemetryService {
         ? new RollupRefresher(db.bounded(config.WRITE_TIMEOUT_MS), {
             intervalMs: config.ROLLUP_REFRESH_MS,
             batch: config.ROLLUP_BATCH,
+            busy: () => this.writer.busy(),
             onError: (err) =>
               opts.log.warn(
                 { err },

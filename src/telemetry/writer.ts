@@ -84,6 +84,8 @@ export class TelemetryWriter {
   private inFlight = 0;
   private queued = 0;
   private lastConflict = 0;
+  /** Epoch ms at which uploads last waited for a free write slot. */
+  private lastWaited = 0;
   private scheduled = false;
   private idleWaiters: (() => void)[] = [];
 
@@ -132,6 +134,14 @@ export class TelemetryWriter {
     });
   }
 
+  /**
+   * Whether uploads are arriving faster than they are written: some waited for a write slot within
+   * the last `ms` (the rollup refresher then yields, see RollupRefresher).
+   */
+  busy(ms = 1000): boolean {
+    return Date.now() - this.lastWaited < ms;
+  }
+
   /** Resolves once nothing is queued or being written (at shutdown: before the database closes). */
   idle(): Promise<void> {
     if (!this.queued && !this.inFlight) return Promise.resolve();
@@ -161,6 +171,7 @@ export class TelemetryWriter {
           this.wakeIfIdle();
         });
       }
+      if (lane.queue.length) this.lastWaited = Date.now();
     }
   }
 

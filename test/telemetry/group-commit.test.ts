@@ -107,6 +107,29 @@ describeEachBackend('telemetry group commit', (backend) => {
     expect(late.sent).toHaveLength(2);
   });
 
+  it('says it is busy while uploads wait for a write slot (the rollup refresher then yields)', async () => {
+    // Writes are held until the gate opens, so the second upload must wait for the only slot.
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const held = instrument(t.ctx.db, (db) => ({
+      query: async (sql, params, options) => (await gate, db.query(sql, params, options)),
+    }));
+    const writer = new TelemetryWriter(held, new Partitions(t.ctx.db), {
+      group: true,
+      maxInFlight: 1,
+      maxPerLane: 1,
+    });
+    expect(writer.busy()).toBe(false);
+    const first = writer.submit(job(entry(1301)), soon());
+    await new Promise((r) => setImmediate(r)); // the first is being written (held at the gate)
+    const waiting = writer.submit(job(entry(1302)), soon());
+    await until(() => writer.busy());
+    open();
+    await Promise.all([first, waiting]);
+    // Nothing waits any more: busy ends with the window it looks back over.
+    expect(writer.busy(0)).toBe(false);
+  });
+
   it('puts a key written twice in one group in a later statement of the same transaction', async () => {
     const { writer, sent } = await writerWith(true);
     const counts = await Promise.all([

@@ -192,12 +192,35 @@ export interface RefresherOptions {
   intervalMs: number;
   batch: number;
   onError: (err: unknown) => void;
+  /** Whether uploads are waiting to be written right now (TelemetryWriter.busy): the refresher then yields. */
+  busy?: () => boolean;
 }
 
 /**
- * Background refresh: every interval, and at once again while a batch came back full; quarters are
- * rolled up once they have ended (see refreshMarked). Stale buckets are read from the logs meanwhile,
- * so the refresher only decides how fast summaries are, never whether they are right.
+ * The share of the time the refresher works while uploads wait to be written. Every mark it takes is
+ * work the uploads wait behind (the same cores, the same disk): under a burst of uploads it works
+ * this share of the time, so ingest keeps most of the machine, and it still never stops, so a
+ * backlog left by a burst stays bounded; it catches up at full speed once the burst is over.
+ * Summaries are exact meanwhile: a stale quarter is read from the logs.
+ */
+export const BUSY_SHARE = 0.2;
+
+/**
+ * How long the refresher waits after a cycle that took `took` ms: none after a full batch (more is
+ * waiting), the interval otherwise; while uploads wait (`busy`), long enough that its work is at
+ * most BUSY_SHARE of the time.
+ */
+export function pauseAfter(full: boolean, took: number, intervalMs: number, busy: boolean): number {
+  const idle = full ? 0 : intervalMs;
+  if (!busy) return idle;
+  return Math.max(idle, Math.ceil((took * (1 - BUSY_SHARE)) / BUSY_SHARE));
+}
+
+/**
+ * Background refresh: every interval, and at once again while a batch came back full, unless uploads
+ * are waiting (BUSY_SHARE); quarters are rolled up once they have ended (see refreshMarked). Stale
+ * buckets are read from the logs meanwhile, so the refresher only decides how fast summaries are,
+ * never whether they are right.
  */
 export class RollupRefresher {
   private timer: NodeJS.Timeout | undefined;
@@ -225,9 +248,19 @@ export class RollupRefresher {
   private schedule(ms: number): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
-      this.running = this.cycle().then((full) => this.schedule(full ? 0 : this.opts.intervalMs));
+      const started = Date.now();
+      this.running = this.cycle().then((full) => this.schedule(this.pause(full, started)));
     }, ms);
     this.timer.unref();
+  }
+
+  private pause(full: boolean, started: number): number {
+    return pauseAfter(
+      full,
+      Date.now() - started,
+      this.opts.intervalMs,
+      this.opts.busy?.() ?? false,
+    );
   }
 
   /** true when some kind had a full batch (more is waiting). */
