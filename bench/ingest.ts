@@ -180,6 +180,39 @@ async function measure(
   return runs;
 }
 
+/**
+ * The refresher's backlog right after a batch run (stale quarters the run left, rolled up while
+ * uploads waited at most BUSY_SHARE of the time), and how long the running server then takes to roll
+ * them all up: what the ingest figure did not pay for yet.
+ */
+async function rollupCatchUp(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const pending = async () =>
+    Number(
+      (
+        await client.query(
+          `SELECT count(*)::int AS n FROM rollup_dirty WHERE bucket <= now() - interval '15 minutes'`,
+        )
+      ).rows[0].n,
+    );
+  try {
+    const left = await pending();
+    const t0 = performance.now();
+    let n = left;
+    while (n > 0 && performance.now() - t0 < 300_000) {
+      await new Promise((r) => setTimeout(r, 200));
+      n = await pending();
+    }
+    const s = ((performance.now() - t0) / 1000).toFixed(1);
+    const line = `${left.toLocaleString('en-US')} stale quarters left at the end of the run, ${n ? `${n} still stale after ${s} s` : `all rolled up ${s} s later`}`;
+    console.log(line);
+    return line;
+  } finally {
+    await client.end();
+  }
+}
+
 /** (b): the rows of the first n batches, COPY'd into an emptied sensor_logs by one plain client. */
 async function rawCopy(url: string, fleet: Fleet, batches: number): Promise<Run> {
   const client = new pg.Client({ connectionString: url });
@@ -315,6 +348,7 @@ async function main() {
   });
   if (comparing) return compare(comparing);
   const runs: Run[] = [];
+  const catchUp: string[] = [];
   const before = loadavg()[0];
   const idle = await cpuIdle(3000);
   // On each database (a) and (c) with and without group commit; on PostgreSQL then (b) with the rows (a) stored.
@@ -341,6 +375,8 @@ async function main() {
             counter,
           )),
         );
+        if (backend === 'postgres' && group && KINDS.includes('batch'))
+          catchUp.push(await rollupCatchUp(env.DATABASE_URL!));
       } finally {
         await stop();
       }
@@ -351,7 +387,12 @@ async function main() {
   const streams = SUBSCRIBERS
     ? `\n\nDuring every run ${SUBSCRIBERS} live stream subscribers of site 1 (one of the 50) were connected (raw HTTP, in the load generator's process), so the server also sent each event of site 1 ${SUBSCRIBERS} times.`
     : '';
-  const text = report(runs, { cpu, before, idle, duration: DURATION }) + streams;
+  const text =
+    report(runs, { cpu, before, idle, duration: DURATION }) +
+    (catchUp.length
+      ? `\n- Rollups after the batch run with group commit: ${catchUp.join('; ')}.`
+      : '') +
+    streams;
   if (process.env.BENCH_WRITE === '0') return void console.log(text);
   writeResultsSection(
     SUBSCRIBERS ? `Ingest with ${SUBSCRIBERS} stream subscribers` : 'Ingest',
