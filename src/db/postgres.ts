@@ -50,18 +50,17 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
   });
   const q = (c: pg.PoolClient): Transaction => ({
     async query<T>(sql: string, params?: unknown[], options?: QueryOptions): Promise<T[]> {
-      const result = options?.prepared
-        ? await c.query<QueryResultRow, unknown[]>({
-            name: statementName(sql),
-            text: sql,
-            values: params,
-          })
-        : await c.query<QueryResultRow, unknown[]>(sql, params);
+      const result = await send(
+        c,
+        options?.prepared
+          ? { name: statementName(sql), text: sql, values: params }
+          : { text: sql, values: params },
+      );
       // The caller names the shape of its rows (Queryable.query<T>); pg's is an open record.
       return result.rows as T[];
     },
     async exec(sql) {
-      await c.query(sql);
+      await send(c, { text: sql });
     },
   });
 
@@ -156,7 +155,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
   const indexOrdered = async <T>(c: pg.PoolClient, sql: string, params?: unknown[]) => {
     await c.query(`BEGIN; ${INDEX_ORDER}`);
     try {
-      const result = await c.query<QueryResultRow, unknown[]>(sql, params);
+      const result = await send(c, { text: sql, values: params });
       await c.query('COMMIT');
       return result.rows as T[];
     } catch (err) {
@@ -180,6 +179,32 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     close: () => pool.end(),
   });
   return view(Infinity);
+}
+
+/**
+ * One statement through pg's callback interface, wrapped in a promise of our own, for every statement
+ * that returns rows. Not pg's promise interface (`client.query(text)` without a callback): there the
+ * values of the rows outlive the statement. Measured on 87 KB text values (an image slice as base64)
+ * read one after another: with pg's promise, 70 % of what was allocated between two young-generation
+ * collections survived the first (still referenced, as far as that collection could tell) and was
+ * moved to the old generation at the next (10 of 15 MB, --trace-gc-nvp), where only a full
+ * collection frees it; with a callback, nothing survived.
+ * The same held for a pg Query built by hand whose callback was set after it was made, so the
+ * difference lies in pg and V8, not in this code. In the server an image bundle of 41 MB made the
+ * heap grow by 100 MB before a full collection (the old generation, or the large-object space
+ * for values over 128 KB), and resident memory by 55 to 70 MB; with a callback the heap stays
+ * within a few MB of where it started, and the bytes die young.
+ */
+function send(c: pg.PoolClient, config: pg.QueryConfig): Promise<pg.QueryResult<QueryResultRow>> {
+  return new Promise<pg.QueryResult<QueryResultRow>>((resolve, reject) =>
+    c.query(config, (err: Error | null, result: pg.QueryResult<QueryResultRow>) =>
+      err ? reject(err) : resolve(result),
+    ),
+  ).catch((err: Error) => {
+    // As pg's promise does: a stack that leads back to the caller, not to the socket's read.
+    Error.captureStackTrace(err);
+    throw err;
+  });
 }
 
 const names = new Map<string, string>();

@@ -33,7 +33,7 @@ export function testImages(): TestImage[] {
       ContentType: 'image/jpeg',
       bytes: randomBytes(200_000),
     },
-    // Larger than one read slice (1 MiB): streamed in three slices.
+    // Larger than one read slice (64 KiB): streamed in 39 slices.
     {
       UUID: uuid('aaaa0001', 2),
       Kind: 'ticket',
