@@ -32,7 +32,7 @@ export interface paths {
         };
         /**
          * Liveness and database check (no token)
-         * @description For load balancers and monitors: never rate-limited, no token. 503 (with retry-after) while the database does not answer within 1.5 s.
+         * @description For load balancers and monitors: never rate-limited, no token. 503 (with retry-after) while the database does not answer within 1.5 s. With MQTT_URL set, `mqtt` tells whether the broker connections are up and whether this instance is the Sparkplug host; a broker that is down never fails the check (the service still takes HTTP uploads).
          */
         get: operations["getHealth"];
         put?: never;
@@ -1720,6 +1720,13 @@ export interface components {
             status: "ok";
             /** @description pglite (embedded) or postgres */
             database: string;
+            /** @description only when MQTT_URL is set */
+            mqtt?: {
+                /** @description every MQTT connection of this instance is up */
+                connected: boolean;
+                /** @description this instance is the Sparkplug host application now */
+                sparkplugHost: boolean;
+            };
         };
         /** IssueTokenDto */
         IssueTokenDto: {
