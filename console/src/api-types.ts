@@ -3320,6 +3320,20 @@ export interface components {
                 ContentType: string;
                 DataBase64: string;
             }[];
+            sparkplugMetrics?: {
+                /** @description a Sparkplug id: no /, + or # */
+                GroupID: string;
+                /** @description a Sparkplug id: no /, + or # */
+                EdgeNodeID: string;
+                /** @description a Sparkplug id: no /, + or # */
+                DeviceID?: string | null;
+                MetricName: string;
+                SiteSensorID?: number;
+                SiteFlowMeterID?: number;
+                SitePumpID?: number;
+                SiteTankGroupID?: number;
+                Field?: string;
+            }[];
         };
         /**
          * ImportSummaryDto
@@ -3410,6 +3424,21 @@ export interface components {
          */
         StreamConfigDto: {
             siteId: number;
+        };
+        /**
+         * StreamEdgeDto
+         * @description event: edge. A Sparkplug edge node or device with equipment of the site went online (birth) or offline (death)
+         */
+        StreamEdgeDto: {
+            siteId: number;
+            /** @description the Sparkplug group id */
+            groupId: string;
+            /** @description the Sparkplug edge node id */
+            edgeNodeId: string;
+            /** @description the Sparkplug device id; null for the edge node itself */
+            deviceId: string | null;
+            /** @description true at a birth, false at a death */
+            online: boolean;
         };
     };
     responses: never;

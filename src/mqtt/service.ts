@@ -69,6 +69,16 @@ export class MqttService {
     });
   }
 
+  /** The Sparkplug host, while this instance is it. */
+  get sparkplugHost(): SparkplugHost | undefined {
+    return this.host;
+  }
+
+  /** The JSON topics' handler. */
+  get jsonTopics(): JsonTopics {
+    return this.json;
+  }
+
   status(): MqttStatus {
     const host = this.host?.client;
     return {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll } from 'vitest';
 import type { Config } from '../../src/config.js';
+import { createMetrics, type ServiceMetrics } from '../../src/metrics.js';
 import { describeWith, mqttUrl } from '../needs.js';
 import { startApp, type Backend, type TestContext } from '../helper.js';
 import { until } from '../wait.js';
@@ -36,11 +37,23 @@ export function mqttConfig(overrides: Partial<Config> = {}): Partial<Config> {
 
 /** The app with MQTT on, for a whole suite, once its connections are up and subscribed. */
 export function mqttSuite(backend: Backend, overrides: Partial<Config> = {}) {
-  const t = {} as { ctx: TestContext; config: Partial<Config>; prefix: string };
+  const t = {} as {
+    ctx: TestContext;
+    config: Partial<Config>;
+    prefix: string;
+    metrics: ServiceMetrics;
+    /** site_monitor_mqtt_messages_total of a result. */
+    counted(result: string): Promise<number>;
+  };
   beforeAll(async () => {
     t.config = mqttConfig(overrides);
     t.prefix = t.config.MQTT_TOPIC_PREFIX!;
-    t.ctx = await startApp(backend, { config: t.config });
+    t.metrics = createMetrics();
+    t.counted = async (result) =>
+      (
+        await t.metrics.registry.getSingleMetric('site_monitor_mqtt_messages_total')!.get()
+      ).values.find((v) => v.labels.result === result)?.value ?? 0;
+    t.ctx = await startApp(backend, { config: t.config, metrics: t.metrics });
     await until(() => t.ctx.app.mqtt?.status().connected, 'the MQTT connections');
   });
   afterAll(async () => t.ctx?.close());

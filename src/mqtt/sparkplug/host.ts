@@ -228,7 +228,7 @@ export class SparkplugHost {
     this.rebirth(node, why);
   }
 
-  /** NCMD Node Control/Rebirth = true, at most once a second per node. */
+  /** NCMD Node Control/Rebirth = true, at most once a second per node until it births. */
   private rebirth(node: NodeState, why: string) {
     const now = Date.now();
     if (now - node.lastRebirth < REBIRTH_GAP_MS) return;
@@ -256,6 +256,8 @@ export class SparkplugHost {
     this.clearGap(node);
     node.pending.clear();
     node.born = true;
+    // Born again: the next trouble may ask at once.
+    node.lastRebirth = 0;
     node.seq =
       payload.seq !== undefined && payload.seq >= 0 && payload.seq <= 255 ? payload.seq : 0;
     const bdSeq = payload.metrics.find((m) => m.name === 'bdSeq')?.value;
