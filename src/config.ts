@@ -74,6 +74,9 @@ export const ConfigSchema = Type.Object({
   MQTT_HOST_ID: Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$', default: 'site-monitor' }),
   MQTT_CLIENT_ID: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._:-]{1,100}$' })),
   MQTT_REORDER_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),
+  // How long the broker keeps this instance's JSON session (its unacknowledged and queued messages)
+  // while the instance is away: a week by default.
+  MQTT_SESSION_EXPIRY_S: Type.Integer({ minimum: 0, maximum: 4_294_967_295, default: 604_800 }),
   MQTT_CA_FILE: Type.Optional(Type.String({ minLength: 1 })),
   // Put before every topic (JSON and Sparkplug alike), e.g. `staging/`, for a broker shared by
   // several deployments (or test runs); empty (the default) for the topics of contract 14.

@@ -22,8 +22,6 @@ import { HostLease } from './lease.js';
 
 /** MQTT.js handles one message of a connection at a time while its PUBACK waits for the commit: a few connections let commits overlap. */
 const JSON_CONNECTIONS_PG = 4;
-/** Unacknowledged JSON messages wait this long for us while we are away (a restart, a crash). */
-const SESSION_EXPIRY_S = 7 * 86_400;
 /** Reason codes of a PUBACK that refuses a message (MQTT 5): stored nothing, do not send it again. */
 const REFUSED: Record<number, number> = { 400: 153, 403: 135, 404: 131, 413: 149 };
 
@@ -99,7 +97,7 @@ export class MqttService {
           url: config.MQTT_URL!,
           clientId: `${this.clientId}-j${i}`,
           clean: false,
-          sessionExpirySeconds: SESSION_EXPIRY_S,
+          sessionExpirySeconds: config.MQTT_SESSION_EXPIRY_S,
           caFile: config.MQTT_CA_FILE,
           log,
           name: `JSON topics (${i + 1}/${count})`,

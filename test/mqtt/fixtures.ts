@@ -31,6 +31,8 @@ export function mqttConfig(overrides: Partial<Config> = {}): Partial<Config> {
     MQTT_CLIENT_ID: `${id}-svc`,
     MQTT_TOPIC_PREFIX: `${id}/`,
     MQTT_REORDER_MS: 500,
+    // The broker forgets a suite's sessions soon after it ends.
+    MQTT_SESSION_EXPIRY_S: 300,
     ...overrides,
   };
 }
