@@ -6,6 +6,7 @@ import { idPath } from '../../telemetry/equipment.js';
 import { endConnection, openConnection } from '../connection.js';
 import type { MqttServiceOptions } from '../service.js';
 import { loadNodeBindings, type NodeBindings } from './bindings.js';
+import type { Entry } from '../../telemetry/kinds.js';
 import { DataType, decodePayload, encodePayload, type Metric, type Payload } from './codec.js';
 import { toEntries } from './records.js';
 
@@ -20,6 +21,8 @@ const NAMESPACE = 'spBv1.0';
 const CONTROL = /^(bdSeq$|Node Control\/|Properties\/)/;
 /** Messages of one node waiting to be written; past this they are dropped (and counted). */
 const MAX_QUEUED = 10_000;
+/** Messages of one node written together, at most. */
+const MAX_BATCHED = 500;
 /** Log-once keys kept; past this the memory starts again (a node sending ever new names). */
 const MAX_LOGGED = 10_000;
 /** How often a node may be asked to rebirth while it does not. */
@@ -56,6 +59,15 @@ interface NodeState {
   bindingsAt: number;
   chain: Promise<void>;
   queued: number;
+  /** The values of the write queued last, while it has not started: later messages join it. */
+  open: Pending[] | undefined;
+}
+
+/** The values of one message, waiting to be written. */
+interface Pending {
+  deviceId: string;
+  named: { name: string; metric: Metric }[];
+  payloadTs: number | undefined;
 }
 
 export class SparkplugHost {
@@ -203,6 +215,7 @@ export class SparkplugHost {
           bindingsAt: 0,
           chain: Promise.resolve(),
           queued: 0,
+          open: undefined,
         }),
       );
     return node;
@@ -344,53 +357,75 @@ export class SparkplugHost {
       );
       return;
     }
-    this.enqueue(node, () => this.write(node, deviceId ?? '', named, payload.timestamp));
+    const item = { deviceId: deviceId ?? '', named, payloadTs: payload.timestamp };
+    // Joins the node's write that has not started yet, if the last thing queued is one.
+    if (node.open && node.open.length < MAX_BATCHED) return void node.open.push(item);
+    const batch: Pending[] = [item];
+    this.enqueue(node, () => {
+      if (node.open === batch) node.open = undefined;
+      return this.write(node, batch);
+    });
+    node.open = batch;
   }
 
-  private async write(
-    node: NodeState,
-    deviceId: string,
-    named: { name: string; metric: Metric }[],
-    payloadTs: number | undefined,
-  ) {
+  /**
+   * Writes the values of one or more messages of a node (those that arrived while its previous
+   * write ran: one upload each for logs and readings, in the order they came).
+   */
+  private async write(node: NodeState, batch: Pending[]) {
     const bindings = await this.bindingsOf(node);
-    const { logs, readings, unbound, invalid } = toEntries(bindings, deviceId, named, payloadTs);
-    for (const [names, what] of [
-      [unbound, 'has no binding; ignored'],
-      [invalid, 'has a value that does not fit its binding; dropped'],
-    ] as const)
-      for (const name of names)
-        this.once(`${node.group}/${node.node}/${deviceId}\u0000${name}`, () =>
-          this.o.log.info(
-            {
-              groupId: node.group,
-              edgeNodeId: node.node,
-              deviceId: deviceId || null,
-              metric: name,
-            },
-            `mqtt: a Sparkplug metric ${what} (logged once)`,
-          ),
-        );
-    if (!logs.length) return this.count(invalid.length ? 'malformed' : 'ignored');
+    const logs: Entry[] = [];
+    const readings: Entry[] = [];
+    const outcome: ('stored' | 'ignored' | 'malformed')[] = [];
+    for (const { deviceId, named, payloadTs } of batch) {
+      const converted = toEntries(bindings, deviceId, named, payloadTs);
+      for (const [names, what] of [
+        [converted.unbound, 'has no binding; ignored'],
+        [converted.invalid, 'has a value that does not fit its binding; dropped'],
+      ] as const)
+        for (const name of names)
+          this.once(`${node.group}/${node.node}/${deviceId}\u0000${name}`, () =>
+            this.o.log.info(
+              {
+                groupId: node.group,
+                edgeNodeId: node.node,
+                deviceId: deviceId || null,
+                metric: name,
+              },
+              `mqtt: a Sparkplug metric ${what} (logged once)`,
+            ),
+          );
+      outcome.push(
+        converted.logs.length ? 'stored' : converted.invalid.length ? 'malformed' : 'ignored',
+      );
+      for (const e of converted.logs) logs.push({ ...e, index: logs.length });
+      for (const e of converted.readings) readings.push({ ...e, index: readings.length });
+    }
+    const ok = (stored: boolean) =>
+      outcome.forEach((r) => this.count(r === 'stored' && !stored ? 'rejected' : r));
+    if (!logs.length) return ok(true);
     const access = siteAccess(bindings.sites);
     const pathOf = idPath('', false);
+    const deadline = Date.now() + this.o.config.WRITE_TIMEOUT_MS;
     try {
-      const deadline = () => Date.now() + this.o.config.WRITE_TIMEOUT_MS;
-      await this.o.telemetry.store(access, 'log', logs, pathOf, deadline(), 'mqtt');
-      if (readings.length)
-        await this.o.telemetry.store(access, 'reading', readings, pathOf, deadline(), 'mqtt');
-      this.count('stored');
+      // Submitted together, the writer may commit both in one transaction.
+      await Promise.all([
+        this.o.telemetry.store(access, 'log', logs, pathOf, deadline, 'mqtt'),
+        readings.length
+          ? this.o.telemetry.store(access, 'reading', readings, pathOf, deadline, 'mqtt')
+          : undefined,
+      ]);
+      ok(true);
     } catch (err) {
-      this.count('rejected');
-      this.once(`${node.group}/${node.node}/${deviceId}\u0000(write)`, () =>
+      ok(false);
+      this.once(`${node.group}/${node.node}\u0000(write)`, () =>
         this.o.log.warn(
           {
             groupId: node.group,
             edgeNodeId: node.node,
-            deviceId: deviceId || null,
             err: err instanceof HttpError ? err.message : err,
           },
-          'mqtt: Sparkplug data could not be stored (logged once per device)',
+          'mqtt: Sparkplug data could not be stored (logged once per node)',
         ),
       );
     }
@@ -423,6 +458,8 @@ export class SparkplugHost {
 
   /** Runs a node's writes one after another; a failure is logged, never thrown. */
   private enqueue(node: NodeState, task: () => Promise<void>) {
+    // Whatever comes after this task is written after it.
+    node.open = undefined;
     node.queued++;
     node.chain = node.chain
       .then(task)
