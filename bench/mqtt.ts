@@ -48,7 +48,8 @@ async function provision(db: Database): Promise<number[]> {
   });
   await importDocument(db, doc);
   await upsertClient(db, { clientId: 'bench', clientSecret: SECRET, siteIds: '*' });
-  return doc.sensors!.map((s) => s.SiteSensorID);
+  // The first NODES x METRICS sensors (the demo adds the sensors of meters, pumps and tanks after).
+  return doc.sensors!.map((s) => s.SiteSensorID).slice(0, NODES * METRICS);
 }
 
 const countLogs = async (db: Database, from: number, to: number) =>
@@ -102,6 +103,7 @@ async function main() {
       MQTT_CLIENT_ID: `${id}-svc`,
       MQTT_TOPIC_PREFIX: prefix,
       MQTT_SESSION_EXPIRY_S: '60',
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
     });
     const base = `http://127.0.0.1:${port}`;
     try {

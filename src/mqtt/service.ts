@@ -23,7 +23,7 @@ import { HostLease } from './lease.js';
 /** MQTT.js handles one message of a connection at a time while its PUBACK waits for the commit: a few connections let commits overlap. */
 const JSON_CONNECTIONS_PG = 4;
 /** Reason codes of a PUBACK that refuses a message (MQTT 5): stored nothing, do not send it again. */
-const REFUSED: Record<number, number> = { 400: 153, 403: 135, 404: 131, 413: 149 };
+const REFUSED: Record<number, number> = { 400: 153, 403: 135, 404: 131, 413: 153 };
 
 export interface MqttServiceOptions {
   db: Database;
@@ -148,6 +148,15 @@ export class MqttService {
         }
       }
       this.o.onMessage?.(answer.result);
+      if (answer.statusCode !== 201)
+        this.o.log.info(
+          {
+            topic,
+            statusCode: answer.statusCode,
+            error: (answer.body as { message?: string }).message,
+          },
+          'mqtt: a JSON message was refused',
+        );
       const responseTopic = packet.properties?.responseTopic;
       const client = this.clients.find((c) => c.connected);
       if (responseTopic && client && !/[#+]/.test(responseTopic))
