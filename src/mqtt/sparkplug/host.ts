@@ -406,28 +406,37 @@ export class SparkplugHost {
     if (!logs.length) return ok(true);
     const access = siteAccess(bindings.sites);
     const pathOf = idPath('', false);
-    const deadline = Date.now() + this.o.config.WRITE_TIMEOUT_MS;
-    try {
-      // Submitted together, the writer may commit both in one transaction.
-      await Promise.all([
-        this.o.telemetry.store(access, 'log', logs, pathOf, deadline, 'mqtt'),
-        readings.length
-          ? this.o.telemetry.store(access, 'reading', readings, pathOf, deadline, 'mqtt')
-          : undefined,
-      ]);
-      ok(true);
-    } catch (err) {
-      ok(false);
-      this.once(`${node.group}/${node.node}\u0000(write)`, () =>
-        this.o.log.warn(
-          {
-            groupId: node.group,
-            edgeNodeId: node.node,
-            err: err instanceof HttpError ? err.message : err,
-          },
-          'mqtt: Sparkplug data could not be stored (logged once per node)',
-        ),
-      );
+    // While the database cannot store them (down, or slower than the data comes), the node's values
+    // wait and are tried again; its later messages queue behind them (up to MAX_QUEUED writes).
+    for (let attempt = 0; ; attempt++) {
+      const deadline = Date.now() + this.o.config.WRITE_TIMEOUT_MS;
+      try {
+        // Submitted together, the writer may commit both in one transaction.
+        await Promise.all([
+          this.o.telemetry.store(access, 'log', logs, pathOf, deadline, 'mqtt'),
+          readings.length
+            ? this.o.telemetry.store(access, 'reading', readings, pathOf, deadline, 'mqtt')
+            : undefined,
+        ]);
+        return ok(true);
+      } catch (err) {
+        const refused = err instanceof HttpError && err.statusCode < 500;
+        this.once(`${node.group}/${node.node}\u0000(write)`, () =>
+          this.o.log.warn(
+            {
+              groupId: node.group,
+              edgeNodeId: node.node,
+              err: err instanceof HttpError ? err.message : err,
+            },
+            refused
+              ? 'mqtt: Sparkplug data was refused (logged once per node)'
+              : 'mqtt: Sparkplug data could not be stored yet; trying again (logged once per node)',
+          ),
+        );
+        if (refused || this.closing) return ok(false);
+        await new Promise((r) => setTimeout(r, Math.min(5000, 200 * 2 ** attempt)).unref());
+        if (this.closing) return ok(false);
+      }
     }
   }
 
