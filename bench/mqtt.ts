@@ -268,7 +268,7 @@ async function main() {
         '',
         '| what | amount | result | target |',
         '|---|---|---|---|',
-        `| Sparkplug B DDATA into the database (${NODES} devices x ${METRICS} metrics, alias, QoS 0) | ${spValues} values | ${spRate} values/s (records: one sensor log and one reading each) | >= 50,000 values/s: ${spRate >= 50_000 ? 'met' : 'missed'} |`,
+        `| Sparkplug B DDATA into the database (${NODES} devices x ${METRICS} metrics, alias, QoS 0) | ${spValues} values | ${spRate} values/s (each value a sensor log, and submitted as a reading too) | >= 50,000 values/s: ${spRate >= 50_000 ? 'met' : 'missed'} |`,
         `| JSON topics, batches of ${BATCH} sensor logs, QoS 1, ${CLIENTS} gateways | ${BATCHES * BATCH} records | ${jsonRate} records/s | >= 0.5 x HTTP = ${Math.round(httpRate / 2)}: ${jsonRate >= httpRate / 2 ? 'met' : 'missed'} |`,
         `| HTTP batch upload, the same records, ${CLIENTS} clients | ${BATCHES * BATCH} records | ${httpRate} records/s (${errors} errors) | |`,
         `| publish -> \`reading\` event on the stream, ${achieved} values/s for ${LATENCY_S} s (${received} of ${sent} events received) | ${sent} values | p50 ${hist.pct(0.5)} ms, p99 ${hist.pct(0.99)} ms, max ${hist.max.toFixed(1)} ms | p99 <= 100 ms: ${hist.pct(0.99) <= 100 ? 'met' : 'missed'} |`,

@@ -80,8 +80,12 @@ export function openConnection(o: ConnectionOptions): MqttClient {
   return client;
 }
 
+/** Connections being ended by us (their close is no news). */
+const ending = new WeakSet<MqttClient>();
+
 /** Ends a connection; `force`: without waiting for messages in flight (they are redelivered). */
 export const endConnection = (client: MqttClient, force = false) =>
   new Promise<void>((resolve) => {
+    ending.add(client);
     client.end(force, {}, () => resolve());
   });
