@@ -103,6 +103,26 @@ describeMqtt('Sparkplug B host', (backend) => {
       value: 1.5,
       timestamp: new Date(T0).toISOString(),
     });
+    // On the live stream as an upload's: a reading event, and a logs event.
+    const events = await t.ctx.db.query<{ type: string; data: string }>(
+      `SELECT type, data FROM stream_events WHERE type IN ('reading', 'logs') ORDER BY xid, id`,
+    );
+    expect(events.map((e) => ({ type: e.type, ...JSON.parse(e.data) }))).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          type: 'reading',
+          siteId: 1,
+          kind: 'sensor',
+          record: { sensorID: SENSORS[0], value: 1.5, timestamp: new Date(T0).toISOString() },
+        }),
+        expect.objectContaining({
+          type: 'logs',
+          siteId: 1,
+          kind: 'sensor',
+          from: new Date(T0).toISOString(),
+        }),
+      ]),
+    );
     // The unbound metric alone: nothing stored, the message counted as ignored.
     await node.data(0, [undefined, undefined, 7], { timestamp: T0 + 1000 });
     await until(async () => (await t.counted('ignored')) > ignored, 'the ignored message');

@@ -45,7 +45,10 @@ interface DeviceState {
 interface NodeState {
   group: string;
   node: string;
+  /** Its data is taken (a birth seen, no gap since). */
   born: boolean;
+  /** Online since its birth, until its death (a gap does not change it). */
+  online: boolean;
   bdSeq: number | undefined;
   /** The last seq accepted. */
   seq: number;
@@ -204,6 +207,7 @@ export class SparkplugHost {
           group,
           node: nodeId,
           born: false,
+          online: false,
           bdSeq: undefined,
           seq: 0,
           aliases: new Map(),
@@ -269,6 +273,7 @@ export class SparkplugHost {
     this.clearGap(node);
     node.pending.clear();
     node.born = true;
+    node.online = true;
     // Born again: the next trouble may ask at once.
     node.lastRebirth = 0;
     node.seq =
@@ -287,9 +292,10 @@ export class SparkplugHost {
   private nodeDeath(node: NodeState, msg: Message) {
     const bdSeq = msg.payload.metrics.find((m) => m.name === 'bdSeq')?.value;
     // A will of an older session (its bdSeq not this birth's) says nothing of the node now.
-    if (!node.born || (node.bdSeq !== undefined && bdSeq !== node.bdSeq))
+    if (!node.online || (node.bdSeq !== undefined && bdSeq !== node.bdSeq))
       return this.count('ignored');
     node.born = false;
+    node.online = false;
     node.pending.clear();
     this.clearGap(node);
     this.count('stored');
