@@ -155,6 +155,21 @@ describeMqtt('Sparkplug B host', (backend) => {
     expect(await rows()).toEqual([{ pressure: 4.25, running: true }]);
   });
 
+  it('puts messages that arrive out of seq order back in order within the reorder window', async () => {
+    const rebirths = node.rebirths;
+    const s = node.seq;
+    node.seq = (s + 1) % 256; // the later message first
+    await node.data(0, [undefined, 21.5], { timestamp: T0 + 150_000 });
+    node.seq = s;
+    await node.data(0, [undefined, 20.5], { timestamp: T0 + 140_000 });
+    node.seq = (s + 2) % 256;
+    await until(
+      async () => (await sensorLogs(SENSORS[1])).filter((r) => r.value > 20).length === 2,
+      'both messages stored',
+    );
+    expect(node.rebirths).toBe(rebirths);
+  });
+
   it('drops a message after a seq gap and asks the node to rebirth (NCMD)', async () => {
     const rebirths = node.rebirths;
     node.skipSeq();
