@@ -1,5 +1,6 @@
 import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { JsonTopics } from '../../src/mqtt/json.js';
 import { until } from '../wait.js';
 import { describeMqtt, gateway, mqttSuite, request } from './fixtures.js';
 
@@ -115,6 +116,19 @@ describeMqtt('MQTT JSON topics', (backend) => {
       { qos: 1 },
     );
     await until(async () => (await sensorRows(SENSOR)).some((r) => r.value === 9.25), 'the log');
+  });
+
+  it('refuses a message over BODY_LIMIT (413) without reading it', async () => {
+    const small = new JsonTopics(t.ctx.app.telemetry, { ...t.ctx.app.config, BODY_LIMIT: 1024 });
+    const big = JSON.stringify(
+      Array.from({ length: 40 }, (_, i) => ({ sensorID: SENSOR, value: i, timestamp: at(60 + i) })),
+    );
+    expect(big.length).toBeGreaterThan(1024);
+    expect(await small.handle(topic(1, 'logs/sensor'), Buffer.from(big))).toMatchObject({
+      result: 'malformed',
+      statusCode: 413,
+      body: { statusCode: 413, error: 'Payload Too Large' },
+    });
   });
 
   it('shows the broker connection in /health', async () => {
