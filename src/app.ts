@@ -17,6 +17,7 @@ import { ErrorBody } from './schemas/common.js';
 import { routes } from './routes/index.js';
 import { StreamService } from './stream/service.js';
 import { TelemetryService } from './telemetry/service.js';
+import { MqttService } from './mqtt/service.js';
 import type { FastifyTypebox } from './http.js';
 
 export type { FastifyTypebox } from './http.js';
@@ -93,6 +94,23 @@ export async function buildApp(
   });
   app.decorate('telemetry', telemetry);
   app.addHook('onReady', async () => telemetry.start());
+  // Edge devices over MQTT (off without MQTT_URL). It stops taking messages, and finishes those it
+  // is storing, before the writer is waited for.
+  const mqtt = config.MQTT_URL
+    ? new MqttService({
+        db: app.db,
+        config,
+        telemetry,
+        log: app.log,
+        onMessage: metrics ? (result) => metrics.mqttMessage(result) : undefined,
+        onCommit: () => stream.committed(),
+      })
+    : undefined;
+  app.decorate('mqtt', mqtt);
+  if (mqtt) {
+    app.addHook('onReady', async () => mqtt.start());
+    app.addHook('preClose', () => mqtt.close());
+  }
   // Writes of requests whose client has gone (so the server may close at once) still finish before the database closes.
   app.addHook('preClose', () => telemetry.close());
 

@@ -63,6 +63,24 @@ export const ConfigSchema = Type.Object({
   // its address (keep it private: loopback or an internal network) and port (0: no metrics at all).
   METRICS_HOST: Type.String({ default: '127.0.0.1' }),
   METRICS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 9464 }),
+  // Edge devices over MQTT (docs/mqtt.md): off unless MQTT_URL is set (mqtt:// or mqtts://, user and
+  // password in the URL, never logged). MQTT_HOST_ID names the Sparkplug host application and the
+  // shared subscription group of the JSON topics; MQTT_CLIENT_ID is this instance's fixed client id
+  // (its persistent session keeps unacknowledged JSON messages across a crash; default: the host id
+  // and the machine's name, so set one per instance when several run on one machine). A gap in a
+  // Sparkplug node's seq not filled within MQTT_REORDER_MS asks it to rebirth. MQTT_CA_FILE: a PEM
+  // file of the authorities a mqtts:// broker's certificate is checked against (default: Node's).
+  MQTT_URL: Type.Optional(Type.String({ pattern: '^mqtts?://' })),
+  MQTT_HOST_ID: Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$', default: 'site-monitor' }),
+  MQTT_CLIENT_ID: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._:-]{1,100}$' })),
+  MQTT_REORDER_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),
+  // How long the broker keeps this instance's JSON session (its unacknowledged and queued messages)
+  // while the instance is away: a week by default.
+  MQTT_SESSION_EXPIRY_S: Type.Integer({ minimum: 0, maximum: 4_294_967_295, default: 604_800 }),
+  MQTT_CA_FILE: Type.Optional(Type.String({ minLength: 1 })),
+  // Put before every topic (JSON and Sparkplug alike), e.g. `staging/`, for a broker shared by
+  // several deployments (or test runs); empty (the default) for the topics of contract 14.
+  MQTT_TOPIC_PREFIX: Type.String({ pattern: '^([A-Za-z0-9._-]+/)*$', default: '' }),
 });
 
 export type Config = Static<typeof ConfigSchema>;

@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+
 // Typed errors carry their HTTP status; the one error handler (plugins/errors.ts) shapes the body.
 export interface ErrorDetail {
   path: string;
@@ -37,4 +39,14 @@ export const UNSTORED =
 export function listIds(ids: readonly (number | string)[], max = 5): string {
   const named = ids.slice(0, max).join(', ');
   return ids.length > max ? `${named} and ${ids.length - max} more` : named;
+}
+
+/** The contract's error body (section 1) of a status: every 4xx and 5xx answer, and MQTT responses. */
+export function errorBody(statusCode: number, message: string, details?: ErrorDetail[]) {
+  return {
+    statusCode,
+    error: STATUS_CODES[statusCode] ?? 'Error',
+    message,
+    ...(details?.length ? { details } : {}),
+  };
 }

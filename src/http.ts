@@ -11,6 +11,7 @@ import type { Database } from './db/index.js';
 import type { TokenService } from './auth/tokens.js';
 import type { StreamService } from './stream/service.js';
 import type { TelemetryService } from './telemetry/service.js';
+import type { MqttService } from './mqtt/service.js';
 
 // The typed Fastify instance every route file takes, and what the app decorates it with. Routes
 // import this file, never app.ts, so the app can import the routes without a cycle.
@@ -30,5 +31,7 @@ declare module 'fastify' {
     tokens: TokenService;
     stream: StreamService;
     telemetry: TelemetryService;
+    /** The MQTT client side (contract 14); undefined without MQTT_URL. */
+    mqtt: MqttService | undefined;
   }
 }

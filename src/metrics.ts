@@ -41,7 +41,8 @@ export function createMetrics(): ServiceMetrics {
   // Every series exists from the start (at 0), so rates and alerts see the first increase.
   for (const result of MQTT_RESULTS) mqtt.inc({ result }, 0);
   for (const kind of TELEMETRY_KINDS)
-    for (const type of ['log', 'reading'] as const) ingested.inc({ kind, source: 'http', type }, 0);
+    for (const type of ['log', 'reading'] as const)
+      for (const source of ['http', 'mqtt'] as const) ingested.inc({ kind, source, type }, 0);
   return {
     registry,
     ingested: (kind, type, source, count) => ingested.inc({ kind, source, type }, count),

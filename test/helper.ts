@@ -5,6 +5,7 @@ import { openPglite } from '../src/db/pglite.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { migrate } from '../src/db/migrate.js';
 import type { Database } from '../src/db/index.js';
+import type { ServiceMetrics } from '../src/metrics.js';
 import { upsertClient, type NewClient } from '../src/auth/clients.js';
 import { generateDemo, type DemoOptions } from '../src/provisioning/demo.js';
 import { importDocument } from '../src/provisioning/import.js';
@@ -81,11 +82,20 @@ export interface TestContext {
 /** The app on a fresh database, with the demo document (or the given one) imported. */
 export async function startApp(
   backend: Backend,
-  opts: { config?: Partial<Config>; demo?: DemoOptions | false; logger?: object } = {},
+  opts: {
+    config?: Partial<Config>;
+    demo?: DemoOptions | false;
+    logger?: object;
+    metrics?: ServiceMetrics;
+  } = {},
 ): Promise<TestContext> {
   const db = await openTestDb(backend);
   if (opts.demo !== false) await importDocument(db, generateDemo(opts.demo ?? {}));
-  const app = await buildApp(testConfig(opts.config), { db, logger: opts.logger ?? false });
+  const app = await buildApp(testConfig(opts.config), {
+    db,
+    logger: opts.logger ?? false,
+    metrics: opts.metrics,
+  });
   await app.ready();
   let n = 0;
   return {

@@ -6,7 +6,7 @@ import { describe } from 'vitest';
 // No imports from src/: the reporter reads the types of this file in the main Vitest process.
 
 /** A database the tests run on, or a service or program a suite needs. */
-export type Need = 'pglite' | 'postgres' | 'redis' | 'haproxy' | 'pg_dump';
+export type Need = 'pglite' | 'postgres' | 'redis' | 'haproxy' | 'pg_dump' | 'mosquitto';
 
 /** Whether a program answers its version flag (it is installed and on PATH). */
 const runs = (program: string, flag: string) =>
@@ -27,6 +27,22 @@ export interface SuiteNotes {
   eachBackend?: boolean;
   /** Set when the suite was skipped because something it needs is missing here. */
   skipped?: Skip;
+}
+
+/** The MQTT broker the MQTT suites use: TEST_MQTT_URL, else the local Mosquitto. */
+export const mqttUrl = (env: Record<string, string | undefined> = process.env) =>
+  env.TEST_MQTT_URL ?? 'mqtt://127.0.0.1:1883';
+
+let brokerAnswers: boolean | undefined;
+/** Whether something accepts TCP connections at the broker's address (looked at once per process). */
+function brokerUp(url: string): boolean {
+  if (brokerAnswers !== undefined) return brokerAnswers;
+  const u = new URL(url);
+  const port = Number(u.port || (u.protocol === 'mqtts:' ? 8883 : 1883));
+  const probe = `require('net').connect(${port}, ${JSON.stringify(u.hostname)}).on('connect', () => process.exit(0)).on('error', () => process.exit(1))`;
+  brokerAnswers =
+    spawnSync(process.execPath, ['-e', probe], { stdio: 'ignore', timeout: 3000 }).status === 0;
+  return brokerAnswers;
 }
 
 const PG_COMMAND = 'npm run test:pg';
@@ -64,6 +80,13 @@ export function unavailable(
       return runs('haproxy', '-v')
         ? undefined
         : { reason: 'needs haproxy on PATH (apt-get install haproxy)', howToRun: REDIS_COMMAND };
+    case 'mosquitto':
+      return brokerUp(mqttUrl(env))
+        ? undefined
+        : {
+            reason: `needs an MQTT broker at ${mqttUrl(env)} (apt-get install mosquitto; mosquitto -d -c /etc/mosquitto/mosquitto.conf)`,
+            howToRun: 'mosquitto -d -c /etc/mosquitto/mosquitto.conf && npm test',
+          };
     case 'pg_dump':
       return runs('pg_dump', '--version') && runs('pg_restore', '--version')
         ? undefined

@@ -32,7 +32,7 @@ export interface paths {
         };
         /**
          * Liveness and database check (no token)
-         * @description For load balancers and monitors: never rate-limited, no token. 503 (with retry-after) while the database does not answer within 1.5 s.
+         * @description For load balancers and monitors: never rate-limited, no token. 503 (with retry-after) while the database does not answer within 1.5 s. With MQTT_URL set, `mqtt` tells whether the broker connections are up and whether this instance is the Sparkplug host; a broker that is down never fails the check (the service still takes HTTP uploads).
          */
         get: operations["getHealth"];
         put?: never;
@@ -1720,6 +1720,13 @@ export interface components {
             status: "ok";
             /** @description pglite (embedded) or postgres */
             database: string;
+            /** @description only when MQTT_URL is set */
+            mqtt?: {
+                /** @description every MQTT connection of this instance is up */
+                connected: boolean;
+                /** @description this instance is the Sparkplug host application now */
+                sparkplugHost: boolean;
+            };
         };
         /** IssueTokenDto */
         IssueTokenDto: {
@@ -3313,6 +3320,20 @@ export interface components {
                 ContentType: string;
                 DataBase64: string;
             }[];
+            sparkplugMetrics?: {
+                /** @description a Sparkplug id: no /, + or # */
+                GroupID: string;
+                /** @description a Sparkplug id: no /, + or # */
+                EdgeNodeID: string;
+                /** @description a Sparkplug id: no /, + or # */
+                DeviceID?: string | null;
+                MetricName: string;
+                SiteSensorID?: number;
+                SiteFlowMeterID?: number;
+                SitePumpID?: number;
+                SiteTankGroupID?: number;
+                Field?: string;
+            }[];
         };
         /**
          * ImportSummaryDto
@@ -3403,6 +3424,21 @@ export interface components {
          */
         StreamConfigDto: {
             siteId: number;
+        };
+        /**
+         * StreamEdgeDto
+         * @description event: edge. A Sparkplug edge node or device with equipment of the site went online (birth) or offline (death)
+         */
+        StreamEdgeDto: {
+            siteId: number;
+            /** @description the Sparkplug group id */
+            groupId: string;
+            /** @description the Sparkplug edge node id */
+            edgeNodeId: string;
+            /** @description the Sparkplug device id; null for the edge node itself */
+            deviceId: string | null;
+            /** @description true at a birth, false at a death */
+            online: boolean;
         };
     };
     responses: never;

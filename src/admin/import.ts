@@ -1,4 +1,5 @@
-import { EQUIPMENT, type EquipmentKind } from '../equipment.js';
+import { EQUIPMENT, TELEMETRY_KINDS, type EquipmentKind } from '../equipment.js';
+import { boundEquipment } from '../provisioning/sparkplug.js';
 import type { Database, Queryable } from '../db/index.js';
 import type { Access } from '../auth/access.js';
 import { badRequest, HttpError } from '../errors.js';
@@ -147,6 +148,7 @@ async function authorizeDocument(
     'bigint',
     registers.map((r) => r.SiteIODeviceRegisterID),
   );
+  await authorizeBindings(db, doc, actor);
   registers.forEach((r, i) => {
     const device = String(r.SiteModbusInOutDeviceID);
     const site = devicesInDoc.get(device) ?? devicesNow.get(device);
@@ -156,6 +158,61 @@ async function authorizeDocument(
     if (was !== undefined && !actor.canReachSite(was))
       throw refuse(`/registers/${i}/SiteIODeviceRegisterID`);
   });
+}
+
+/**
+ * A Sparkplug binding is of its equipment's site: that equipment (in the document, or where it is
+ * now) must be at one of the actor's sites, and so must the equipment a binding it replaces names.
+ */
+async function authorizeBindings(
+  db: Queryable,
+  doc: ProvisioningDocument,
+  actor: Access,
+): Promise<void> {
+  const bindings = doc.sparkplugMetrics ?? [];
+  if (!bindings.length) return;
+  const named = bindings.map((b, i) => {
+    try {
+      return boundEquipment(b, `sparkplugMetrics[${i}]`);
+    } catch {
+      return undefined; // the import names it (400)
+    }
+  });
+  for (const kind of TELEMETRY_KINDS) {
+    const { list, listIdField, table, idColumn } = EQUIPMENT[kind];
+    const inDoc = new Map(
+      ((doc[list as SitedList] ?? []) as readonly SitedIn[]).map((r) => [
+        String(r[listIdField]),
+        r.SiteID,
+      ]),
+    );
+    const ids = named.filter((n) => n?.kind === kind).map((n) => n!.id);
+    const now = await sitesNow(db, table, idColumn, 'int', ids);
+    named.forEach((n, i) => {
+      if (n?.kind !== kind) return;
+      const site = inDoc.get(String(n.id)) ?? now.get(String(n.id));
+      if (site !== undefined && !actor.canReachSite(site))
+        throw refuse(`/sparkplugMetrics/${i}/${n.idField}`);
+    });
+  }
+  const replaced = await db.query<{ i: number; site: number | null }>(
+    `SELECT u.i, coalesce(s.site_id, m.site_id, p.site_id, t.site_id) AS site
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u(g, n, d, m, i)
+       JOIN sparkplug_metrics b ON (b.group_id, b.edge_node_id, b.device_id, b.metric_name) = (u.g, u.n, u.d, u.m)
+       LEFT JOIN sensors s ON b.kind = 'sensor' AND s.sensor_id = b.equipment_id
+       LEFT JOIN flow_meters m ON b.kind = 'meter' AND m.meter_id = b.equipment_id
+       LEFT JOIN pumps p ON b.kind = 'pump' AND p.pump_id = b.equipment_id
+       LEFT JOIN tank_groups t ON b.kind = 'tank' AND t.tank_group_id = b.equipment_id`,
+    [
+      bindings.map((b) => b.GroupID),
+      bindings.map((b) => b.EdgeNodeID),
+      bindings.map((b) => b.DeviceID ?? ''),
+      bindings.map((b) => b.MetricName),
+    ],
+  );
+  for (const r of replaced)
+    if (r.site !== null && !actor.canReachSite(r.site))
+      throw refuse(`/sparkplugMetrics/${Number(r.i) - 1}/MetricName`);
 }
 
 /** `registers[5].SiteModbusInOutDeviceID` -> `/registers/5/SiteModbusInOutDeviceID` */

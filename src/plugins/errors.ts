@@ -1,8 +1,9 @@
-import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { HttpError, UNSTORED, type ErrorDetail } from '../errors.js';
+import { errorBody, HttpError, UNSTORED, type ErrorDetail } from '../errors.js';
 import { detailsOf, type AjvIssue } from '../schemas/validation-errors.js';
 import { isDatabaseUnavailable } from '../db/deadline.js';
+
+export { errorBody };
 
 /** Seconds a client is asked to wait before it tries a 503 again. */
 export const RETRY_AFTER_S = 5;
@@ -12,15 +13,6 @@ declare module 'fastify' {
     /** The status of a request the database could not serve: 503 (with retry-after) unless a route says 500 (uploads: "could not be stored"). */
     whenUnavailable?: 500 | 503;
   }
-}
-
-export function errorBody(statusCode: number, message: string, details?: ErrorDetail[]) {
-  return {
-    statusCode,
-    error: STATUS_CODES[statusCode] ?? 'Error',
-    message,
-    ...(details?.length ? { details } : {}),
-  };
 }
 
 /** The one place that turns errors into the contract's error body; 5xx never show their cause. */

@@ -77,6 +77,8 @@ const SITE_OF: Record<string, { table: string; id: string; site: string; type: s
   device: { table: 'modbus_devices', id: 'device_id', site: 'site_id', type: 'int' },
   register: { table: 'registers', id: 'register_id', site: 'site_id', type: 'bigint' },
   sensor: { table: 'sensors', id: 'sensor_id', site: 'site_id', type: 'int' },
+  meter: { table: 'flow_meters', id: 'meter_id', site: 'site_id', type: 'int' },
+  pump: { table: 'pumps', id: 'pump_id', site: 'site_id', type: 'int' },
   tank: { table: 'tank_groups', id: 'tank_group_id', site: 'site_id', type: 'int' },
   transaction: { table: 'transactions', id: 'transaction_id', site: 'site_id', type: 'int' },
   camera: { table: 'cameras', id: 'camera_id', site: 'site_id', type: 'int' },

@@ -83,6 +83,7 @@ export function generateDemo(
     cameras: [],
     transactions: [],
     images: [],
+    sparkplugMetrics: [],
   };
   const nCompanies = Math.min(2, nSites);
   const companyName = (c: number) => COMPANY_NAMES[(c - 1) % COMPANY_NAMES.length];

@@ -60,6 +60,27 @@ const ImageIn = Type.Object({
   DataBase64: Type.String({ minLength: 4, maxLength: 14_000_000 }),
 });
 
+/** A Sparkplug id (group, edge node, device): one MQTT topic level, no wildcard. */
+const SparkplugId = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: '^[^/+#]+$',
+  description: 'a Sparkplug id: no /, + or #',
+});
+
+/** A binding of a Sparkplug metric to one field of one piece of equipment (contract 14). */
+const SparkplugMetricIn = Type.Object({
+  GroupID: SparkplugId,
+  EdgeNodeID: SparkplugId,
+  DeviceID: Type.Optional(Nullable(SparkplugId)),
+  MetricName: Type.String({ minLength: 1, maxLength: 500 }),
+  SiteSensorID: Type.Optional(Type.Integer()),
+  SiteFlowMeterID: Type.Optional(Type.Integer()),
+  SitePumpID: Type.Optional(Type.Integer()),
+  SiteTankGroupID: Type.Optional(Type.Integer()),
+  Field: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+});
+
 export const ProvisioningDocument = Type.Object(
   {
     companies: Type.Optional(Type.Array(recordSchema(records.COMPANY, 'in'))),
@@ -113,6 +134,7 @@ export const ProvisioningDocument = Type.Object(
       ),
     ),
     images: Type.Optional(Type.Array(ImageIn)),
+    sparkplugMetrics: Type.Optional(Type.Array(SparkplugMetricIn)),
   },
   { additionalProperties: false },
 );
@@ -186,6 +208,7 @@ export interface TransactionIn extends SitedIn {
 }
 export type ClientIn = Static<typeof ClientIn>;
 export type ImageIn = Static<typeof ImageIn>;
+export type SparkplugMetricIn = Static<typeof SparkplugMetricIn>;
 
 export interface ProvisioningDocument {
   companies?: CompanyIn[];
@@ -201,6 +224,7 @@ export interface ProvisioningDocument {
   cameras?: CameraIn[];
   transactions?: TransactionIn[];
   images?: ImageIn[];
+  sparkplugMetrics?: SparkplugMetricIn[];
 }
 
 /** The type and the schema name the same lists (else this does not compile). */

@@ -21,6 +21,7 @@ import { replaceActuatorChildren, replaceRoles, replaceSensorLinks } from './lin
 import { columnsOf, toRows, upsertRows } from './upsert.js';
 import { checkImages, upsertChanges, upsertImages } from './tickets.js';
 import { publishConfigChanges } from '../stream/publish.js';
+import { checkSparkplugMetrics, sparkplugEquipment, upsertSparkplugMetrics } from './sparkplug.js';
 
 export { ImportError } from './checks.js';
 
@@ -78,6 +79,7 @@ export async function importDocument(
   return db.transaction(async (tx) => {
     await opts.authorize?.(tx, doc);
     const refs = await collectReferences(tx, doc);
+    const bindings = checkSparkplugMetrics(doc, refs);
     const linkSites = await linkedSites(tx, doc);
     const linksBefore = await readLinks(tx, linkSites);
     const summary: ImportSummary = {};
@@ -128,6 +130,7 @@ export async function importDocument(
       await upsertChanges(tx, doc.transactions ?? []),
     );
     count('images', doc.images?.length ?? 0, await upsertImages(tx, doc.images ?? [], stamp));
+    count('sparkplugMetrics', bindings.length, await upsertSparkplugMetrics(tx, bindings, stamp));
     for (const c of doc.clients ?? []) await upsertClient(tx, c);
     count('clients', doc.clients?.length ?? 0, doc.clients?.length ?? 0);
     // Live stream subscribers re-read the configuration of these sites. Actuator children carry no
@@ -172,6 +175,8 @@ async function collectReferences(db: Queryable, doc: ProvisioningDocument): Prom
   refs.add('device', doc.modbusDevices, 'SiteModbusInOutDeviceID', (r) => r.SiteID);
   refs.add('sensor', doc.sensors, 'SiteSensorID', (r) => r.SiteID);
   refs.add('tank', doc.tankGroups, 'SiteTankGroupID', (r) => r.SiteID);
+  refs.add('meter', doc.flowMeters, 'SiteFlowMeterID', (r) => r.SiteID);
+  refs.add('pump', doc.pumps, 'SitePumpID', (r) => r.SiteID);
   refs.add('camera', doc.cameras, 'CameraID', (r) => r.SiteID);
   refs.add('transaction', doc.transactions, 'TransactionID', (r) => r.SiteID);
 
@@ -298,5 +303,7 @@ async function collectReferences(db: Queryable, doc: ProvisioningDocument): Prom
       refs.siteOf('transaction', m.TransactionID, `images[${i}].TransactionID`, m.SiteID);
     if (m.CameraID != null) refs.siteOf('camera', m.CameraID, `images[${i}].CameraID`, m.SiteID);
   });
+  // Equipment bound to Sparkplug metrics (checked with the bindings, checkSparkplugMetrics).
+  for (const [kind, ids] of sparkplugEquipment(doc)) await refs.load(kind, ids);
   return refs;
 }

@@ -18,12 +18,27 @@ export async function healthRoutes(app: FastifyTypebox): Promise<void> {
         security: [],
         summary: 'Liveness and database check (no token)',
         description:
-          'For load balancers and monitors: never rate-limited, no token. 503 (with retry-after) while the database does not answer within 1.5 s.',
+          'For load balancers and monitors: never rate-limited, no token. 503 (with retry-after) while the database does not answer within 1.5 s. ' +
+          'With MQTT_URL set, `mqtt` tells whether the broker connections are up and whether this instance is the Sparkplug host; ' +
+          'a broker that is down never fails the check (the service still takes HTTP uploads).',
         response: {
           200: Type.Object(
             {
               status: Type.Literal('ok'),
               database: Type.String({ description: 'pglite (embedded) or postgres' }),
+              mqtt: Type.Optional(
+                Type.Object(
+                  {
+                    connected: Type.Boolean({
+                      description: 'every MQTT connection of this instance is up',
+                    }),
+                    sparkplugHost: Type.Boolean({
+                      description: 'this instance is the Sparkplug host application now',
+                    }),
+                  },
+                  { description: 'only when MQTT_URL is set' },
+                ),
+              ),
             },
             { title: 'HealthDto' },
           ),
@@ -37,7 +52,8 @@ export async function healthRoutes(app: FastifyTypebox): Promise<void> {
       } catch {
         throw new HttpError(503, 'database unavailable');
       }
-      return { status: 'ok' as const, database: request.db.kind };
+      const mqtt = app.mqtt?.status();
+      return { status: 'ok' as const, database: request.db.kind, ...(mqtt && { mqtt }) };
     },
   );
 }

@@ -6,7 +6,7 @@ import { tail } from './frames.js';
 
 // Reading stream_events in stream order, and an event as the subscribers take it.
 
-export type EventType = 'reading' | 'logs' | 'alarm' | 'config';
+export type EventType = 'reading' | 'logs' | 'alarm' | 'config' | 'edge';
 
 export interface StreamEvent {
   xid: number;

@@ -143,3 +143,34 @@ export async function publishConfigChanges(
   );
   return rows.map((r) => r.site_id);
 }
+
+/** A Sparkplug edge node (deviceId null) or device that went online (birth) or offline (death). */
+export interface EdgeEvent {
+  siteId: number;
+  groupId: string;
+  edgeNodeId: string;
+  deviceId: string | null;
+  online: boolean;
+}
+
+/** Stores `edge` events (one per site concerned) in their own statement, and wakes the other instances. */
+export async function publishEdgeEvents(db: Queryable, events: EdgeEvent[]): Promise<void> {
+  if (!events.length) return;
+  await db.query(
+    `WITH ev AS (${INSERT} SELECT site, 'edge', data FROM unnest($1::int[], $2::text[]) AS u(site, data) RETURNING 1),
+     wake AS (SELECT pg_notify(${CHANNEL_SQL}, '') WHERE EXISTS (SELECT 1 FROM ev))
+     SELECT count(*)::int AS n FROM ev LEFT JOIN wake ON true`,
+    [
+      events.map((e) => e.siteId),
+      events.map((e) =>
+        JSON.stringify({
+          siteId: e.siteId,
+          groupId: e.groupId,
+          edgeNodeId: e.edgeNodeId,
+          deviceId: e.deviceId,
+          online: e.online,
+        }),
+      ),
+    ],
+  );
+}

@@ -52,3 +52,23 @@ export const READING_DTO = {
   pump: recordSchema('pump', 'reading'),
   tank: recordSchema('tank', 'reading'),
 } as const;
+
+const BATCH_READINGS_TITLE: Record<TelemetryKind, string> = {
+  sensor: 'BatchSensorReadingsDto',
+  meter: 'BatchFlowMeterReadingsDto',
+  pump: 'BatchPumpReadingsDto',
+  tank: 'BatchTankReadingsDto',
+};
+
+/** A batch of logs: a bare array of at most maxBatch records. */
+export const logBatch = (kind: TelemetryKind, maxBatch: number) =>
+  Type.Array(LOG_DTO[kind], {
+    maxItems: maxBatch,
+    description: `at most ${maxBatch} ${equipmentLabel(kind)} logs`,
+  });
+
+export const readingBatch = (kind: TelemetryKind, maxBatch: number) =>
+  Type.Object(
+    { readings: Type.Array(READING_DTO[kind], { maxItems: maxBatch }) },
+    { title: BATCH_READINGS_TITLE[kind] },
+  );

@@ -41,6 +41,7 @@ describe('OpenAPI document', () => {
       'StreamLogsDto',
       'StreamAlarmDto',
       'StreamConfigDto',
+      'StreamEdgeDto',
     ])
       expect(stream).toContain(`#/components/schemas/${dto}`);
   });

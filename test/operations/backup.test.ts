@@ -113,13 +113,15 @@ describe('backup and restore of the embedded database (site-monitor backup FILE 
     const olderFile = join(dir, 'older.backup');
     const made = await cli(older, 'backup', olderFile);
     expect(made.code, made.stderr).toBe(0);
-    expect(made.stderr).toContain(`schema version ${latestVersion() - 1})`);
+    // The version before the last (migration numbers may have gaps while branches merge).
+    const previous = Number(files.at(-2)!.slice(0, 3));
+    expect(made.stderr).toContain(`schema version ${previous})`);
 
     const migrated = join(dir, 'migrated');
     const restored = await cli(migrated, 'restore', olderFile);
     expect(restored.code, restored.stderr).toBe(0);
     expect(restored.stderr).toContain(
-      `schema version ${latestVersion() - 1}, migrated to ${latestVersion()} (${files.at(-1)})`,
+      `schema version ${previous}, migrated to ${latestVersion()} (${files.at(-1)})`,
     );
     const back = await connect({ DATA_DIR: migrated });
     try {

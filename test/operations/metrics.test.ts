@@ -178,7 +178,7 @@ describeEachBackend('Prometheus metrics', (backend) => {
     });
     expect(value(families, 'process_resident_memory_bytes')).toBeGreaterThan(0);
 
-    // The ingest counter is exactly what the uploads stored, per kind and type.
+    // The ingest counter is exactly what the uploads stored, per kind, type and source.
     const ingested = families.get('site_monitor_ingested_records_total')!.samples;
     const counted = Object.fromEntries(
       ingested.map((s) => [`${s.labels.kind} ${s.labels.type} ${s.labels.source}`, s.value]),
@@ -192,6 +192,15 @@ describeEachBackend('Prometheus metrics', (backend) => {
       'meter reading http': 2,
       'pump reading http': 0,
       'tank reading http': 0,
+      // Gateways over MQTT (none here): the series exist from the start at 0.
+      'sensor log mqtt': 0,
+      'meter log mqtt': 0,
+      'pump log mqtt': 0,
+      'tank log mqtt': 0,
+      'sensor reading mqtt': 0,
+      'meter reading mqtt': 0,
+      'pump reading mqtt': 0,
+      'tank reading mqtt': 0,
     });
     // Six 15-minute buckets changed: sensor 10100 three, meter 10301 one, sensor 10101 and meter 10302 one each.
     expect(value(families, 'site_monitor_rollup_pending_buckets')).toBe(backlogBefore! + 6);

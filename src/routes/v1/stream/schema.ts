@@ -87,6 +87,23 @@ export const StreamConfigDto = Type.Object(
   },
 );
 
+export const StreamEdgeDto = Type.Object(
+  {
+    siteId: IntId,
+    groupId: Type.String({ description: 'the Sparkplug group id' }),
+    edgeNodeId: Type.String({ description: 'the Sparkplug edge node id' }),
+    deviceId: Type.Union([Type.String(), Type.Null()], {
+      description: 'the Sparkplug device id; null for the edge node itself',
+    }),
+    online: Type.Boolean({ description: 'true at a birth, false at a death' }),
+  },
+  {
+    title: 'StreamEdgeDto',
+    description:
+      'event: edge. A Sparkplug edge node or device with equipment of the site went online (birth) or offline (death)',
+  },
+);
+
 /** The 200 body: Server-Sent Events text, described frame by frame. */
 export const StreamEvents = Type.String({
   description: [
@@ -101,7 +118,9 @@ export const StreamEvents = Type.String({
     '`logs`: `{ siteId, kind, ids, from, to, count }`, the logs one upload stored for one site and kind',
     '(equipment ids, earliest and latest timestamp, rows stored);',
     '`alarm`: `{ siteId, status, alarm }`, status created, duplicate or resolved, alarm as in the active list;',
-    "`config`: `{ siteId }`, an import changed the site's configuration: read it again.",
+    "`config`: `{ siteId }`, an import changed the site's configuration: read it again;",
+    '`edge`: `{ siteId, groupId, edgeNodeId, deviceId, online }`, a Sparkplug edge node (deviceId null) or device',
+    'bound to equipment of the site went online (its birth) or offline (its death).',
   ].join(' '),
   example: [
     'id: m1-efwnq4',
@@ -123,5 +142,6 @@ export const StreamEvents = Type.String({
     logs: StreamLogsDto,
     alarm: StreamAlarmDto,
     config: StreamConfigDto,
+    edge: StreamEdgeDto,
   },
 });

@@ -1,31 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import type { TelemetryKind } from '../../../telemetry/kinds.js';
-import { equipmentLabel } from '../../../equipment.js';
-import { LOG_DTO, READING_DTO } from '../../../telemetry/records.js';
+import { LOG_DTO, logBatch, READING_DTO, readingBatch } from '../../../telemetry/records.js';
 
-export { LOG_DTO, READING_DTO };
+export { LOG_DTO, logBatch, READING_DTO, readingBatch };
 
 // Upload DTOs (interface 2.10, contract 6), derived from the one field table in telemetry/kinds.ts.
-
-const BATCH_READINGS_TITLE: Record<TelemetryKind, string> = {
-  sensor: 'BatchSensorReadingsDto',
-  meter: 'BatchFlowMeterReadingsDto',
-  pump: 'BatchPumpReadingsDto',
-  tank: 'BatchTankReadingsDto',
-};
-
-/** A batch of logs: a bare array of at most maxBatch records. */
-export const logBatch = (kind: TelemetryKind, maxBatch: number) =>
-  Type.Array(LOG_DTO[kind], {
-    maxItems: maxBatch,
-    description: `at most ${maxBatch} ${equipmentLabel(kind)} logs`,
-  });
-
-export const readingBatch = (kind: TelemetryKind, maxBatch: number) =>
-  Type.Object(
-    { readings: Type.Array(READING_DTO[kind], { maxItems: maxBatch }) },
-    { title: BATCH_READINGS_TITLE[kind] },
-  );
 
 const GenericEntry = Type.Object(
   {},

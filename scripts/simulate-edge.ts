@@ -1,0 +1,309 @@
+// A Sparkplug B edge gateway simulator: `npm run simulate-edge -- --url mqtt://… --nodes N --metrics M
+// --rate R`. Each node births (NBIRTH with bdSeq, then a DBIRTH per device with every metric's name
+// and alias), publishes DDATA by alias at R values per second in all, answers rebirth requests
+// (NCMD Node Control/Rebirth), and with --outage-after/--outage-for drops off the broker (its will,
+// NDEATH, is published), keeps measuring, and after reconnecting births again and backfills what
+// it measured meanwhile as historical metrics. --print-bindings prints the provisioning document
+// (sparkplugMetrics) that binds its metrics to sensors. The tests and bench/mqtt.ts use EdgeNode.
+
+import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
+import mqtt, { type MqttClient } from 'mqtt';
+import { DataType, encodePayload, type Metric } from '../src/mqtt/sparkplug/codec.js';
+
+export const metricName = (i: number) => `Sensors/S${i}`;
+
+export interface EdgeNodeOptions {
+  url: string;
+  group: string;
+  node: string;
+  /** Device ids of the node. */
+  devices: string[];
+  /** Metrics per device. */
+  metrics: number;
+  /** MQTT_TOPIC_PREFIX of the service. */
+  prefix?: string;
+  /** Birth again when asked (NCMD Node Control/Rebirth); default true. */
+  answerRebirth?: boolean;
+}
+
+/** One edge node of the simulator, with its devices: births, data, deaths, rebirths. */
+export class EdgeNode {
+  client!: MqttClient;
+  seq = 0;
+  bdSeq = 0;
+  /** Rebirth requests received. */
+  rebirths = 0;
+  readonly root: string;
+
+  constructor(readonly o: EdgeNodeOptions) {
+    this.root = `${o.prefix ?? ''}spBv1.0/${o.group}`;
+  }
+
+  topic(type: string, device?: string) {
+    return `${this.root}/${type}/${this.o.node}${device ? `/${device}` : ''}`;
+  }
+
+  /** Connects with its death certificate as will (bdSeq of this session), then births. */
+  async connect(): Promise<void> {
+    const will = encodePayload({
+      timestamp: Date.now(),
+      metrics: [{ name: 'bdSeq', datatype: DataType.UInt64, value: this.bdSeq }],
+    });
+    this.client = await mqtt.connectAsync(this.o.url, {
+      protocolVersion: 5,
+      clientId: `sim-${this.o.group}-${this.o.node}-${Math.random().toString(36).slice(2, 8)}`,
+      clean: true,
+      reconnectPeriod: 0,
+      will: { topic: this.topic('NDEATH'), payload: Buffer.from(will), qos: 1, retain: false },
+    });
+    await this.client.subscribeAsync(this.topic('NCMD'), { qos: 0 });
+    this.client.on('message', (topic) => {
+      if (topic !== this.topic('NCMD')) return;
+      this.rebirths++;
+      if (this.o.answerRebirth !== false) void this.birth();
+    });
+    await this.birth();
+  }
+
+  private nextSeq(): number {
+    const s = this.seq;
+    this.seq = (this.seq + 1) % 256;
+    return s;
+  }
+
+  async birth(values?: (device: number, metric: number) => number): Promise<void> {
+    this.seq = 0;
+    const now = Date.now();
+    await this.publish(this.topic('NBIRTH'), {
+      timestamp: now,
+      seq: this.nextSeq(),
+      metrics: [
+        { name: 'bdSeq', datatype: DataType.UInt64, value: this.bdSeq, timestamp: now },
+        { name: 'Node Control/Rebirth', datatype: DataType.Boolean, value: false, timestamp: now },
+      ],
+    });
+    for (let d = 0; d < this.o.devices.length; d++)
+      await this.publish(this.topic('DBIRTH', this.o.devices[d]), {
+        timestamp: now,
+        seq: this.nextSeq(),
+        metrics: Array.from({ length: this.o.metrics }, (_, i) => ({
+          name: metricName(i),
+          alias: i + 1,
+          datatype: DataType.Double,
+          timestamp: now,
+          value: values ? values(d, i) : 0,
+        })),
+      });
+  }
+
+  /** DDATA of one device: `values[i]` of metric i (by alias, or by name), at `timestamp`. */
+  async data(
+    device: number,
+    values: (number | undefined)[],
+    opts: { timestamp?: number; historical?: boolean; byName?: boolean; qos?: 0 | 1 } = {},
+  ): Promise<void> {
+    const ts = opts.timestamp ?? Date.now();
+    const metrics: Metric[] = [];
+    values.forEach((value, i) => {
+      if (value === undefined) return;
+      metrics.push({
+        ...(opts.byName ? { name: metricName(i) } : { alias: i + 1 }),
+        datatype: DataType.Double,
+        timestamp: ts,
+        historical: opts.historical,
+        value,
+      });
+    });
+    await this.publish(
+      this.topic('DDATA', this.o.devices[device]),
+      { timestamp: ts, seq: this.nextSeq(), metrics },
+      opts.qos,
+    );
+  }
+
+  /** NDATA: metrics of the node itself, by name, at `timestamp`. */
+  async nodeData(metrics: Metric[], timestamp = Date.now()): Promise<void> {
+    await this.publish(this.topic('NDATA'), {
+      timestamp,
+      seq: this.nextSeq(),
+      metrics: metrics.map((m) => ({ timestamp, ...m })),
+    });
+  }
+
+  /** A message whose seq is lost on the way (the next one shows a gap). */
+  skipSeq(): void {
+    this.nextSeq();
+  }
+
+  async deviceDeath(device: number): Promise<void> {
+    await this.publish(this.topic('DDEATH', this.o.devices[device]), {
+      timestamp: Date.now(),
+      seq: this.nextSeq(),
+      metrics: [],
+    });
+  }
+
+  /** A clean disconnect: NDEATH published by the node itself, then the next session's bdSeq. */
+  async death(): Promise<void> {
+    await this.publish(this.topic('NDEATH'), {
+      timestamp: Date.now(),
+      metrics: [{ name: 'bdSeq', datatype: DataType.UInt64, value: this.bdSeq }],
+    });
+    await this.client.endAsync();
+    this.bdSeq = (this.bdSeq + 1) % 256;
+  }
+
+  /** Drops the connection without a word: the broker publishes the will (NDEATH). */
+  async vanish(): Promise<void> {
+    await this.client.endAsync(true);
+    // endAsync(true) closes without DISCONNECT? MQTT.js sends none when forced, so the will goes out.
+    this.bdSeq = (this.bdSeq + 1) % 256;
+  }
+
+  async publish(topic: string, payload: Parameters<typeof encodePayload>[0], qos: 0 | 1 = 0) {
+    await this.client.publishAsync(topic, Buffer.from(encodePayload(payload)), { qos });
+  }
+
+  async close(): Promise<void> {
+    if (this.client?.connected) await this.client.endAsync();
+  }
+}
+
+/** The provisioning document that binds metric i of device d of node n to `sensors[k]`, in order. */
+export function bindingsDocument(
+  group: string,
+  nodes: { node: string; devices: string[] }[],
+  metrics: number,
+  sensors: number[],
+) {
+  const sparkplugMetrics: Record<string, unknown>[] = [];
+  let k = 0;
+  for (const n of nodes)
+    for (const device of n.devices)
+      for (let i = 0; i < metrics && k < sensors.length; i++)
+        sparkplugMetrics.push({
+          GroupID: group,
+          EdgeNodeID: n.node,
+          DeviceID: device,
+          MetricName: metricName(i),
+          SiteSensorID: sensors[k++],
+          Field: 'value',
+        });
+  return { sparkplugMetrics };
+}
+
+const nodeName = (n: number) => `node-${n + 1}`;
+const devicesOf = (n: number, perNode: number) =>
+  Array.from({ length: perNode }, (_, d) => `dev-${n + 1}-${d + 1}`);
+
+async function main() {
+  const { values: a } = parseArgs({
+    options: {
+      url: { type: 'string', default: 'mqtt://127.0.0.1:1883' },
+      group: { type: 'string', default: 'sim' },
+      prefix: { type: 'string', default: '' },
+      nodes: { type: 'string', default: '1' },
+      devices: { type: 'string', default: '1' },
+      metrics: { type: 'string', default: '10' },
+      rate: { type: 'string', default: '100' },
+      duration: { type: 'string', default: '0' },
+      'outage-after': { type: 'string', default: '0' },
+      'outage-for': { type: 'string', default: '10' },
+      'print-bindings': { type: 'boolean', default: false },
+      sensors: { type: 'string', default: '10100,10101,10102,10103,10104,10105' },
+    },
+  });
+  const nodes = Number(a.nodes);
+  const perNode = Number(a.devices);
+  const metrics = Number(a.metrics);
+  const shape = Array.from({ length: nodes }, (_, n) => ({
+    node: nodeName(n),
+    devices: devicesOf(n, perNode),
+  }));
+  if (a['print-bindings']) {
+    const sensors = a.sensors.split(',').map(Number);
+    process.stdout.write(
+      `${JSON.stringify(bindingsDocument(a.group, shape, metrics, sensors), null, 2)}\n`,
+    );
+    return;
+  }
+  const sims = shape.map(
+    (s) =>
+      new EdgeNode({
+        url: a.url,
+        group: a.group,
+        prefix: a.prefix,
+        node: s.node,
+        devices: s.devices,
+        metrics,
+      }),
+  );
+  await Promise.all(sims.map((s) => s.connect()));
+  // Every tick, each device sends all its metrics; ticks are spaced to make --rate values/s in all.
+  const perTick = nodes * perNode * metrics;
+  const tickMs = Math.max(1, (1000 * perTick) / Number(a.rate));
+  const outageAt = Number(a['outage-after']) * 1000;
+  const outageMs = Number(a['outage-for']) * 1000;
+  const endAt = Number(a.duration) ? Date.now() + Number(a.duration) * 1000 : Infinity;
+  const started = Date.now();
+  let sent = 0;
+  let down = false;
+  const backlog: { ts: number; values: number[][][] }[] = [];
+  const valuesNow = (ts: number) =>
+    sims.map((_, n) =>
+      Array.from({ length: perNode }, (_, d) =>
+        Array.from(
+          { length: metrics },
+          (_, i) => Math.round((50 + 10 * Math.sin(ts / 60_000 + n + d + i)) * 100) / 100,
+        ),
+      ),
+    );
+  process.stdout.write(
+    `simulating ${nodes} node(s) x ${perNode} device(s) x ${metrics} metric(s) at ${a.rate} values/s on ${a.url} (group ${a.group})\n`,
+  );
+  for (;;) {
+    const ts = Date.now();
+    if (ts > endAt) break;
+    if (
+      outageAt &&
+      !down &&
+      !backlog.length &&
+      ts - started > outageAt &&
+      ts - started < outageAt + outageMs
+    ) {
+      down = true;
+      process.stdout.write('outage: nodes disconnect (their wills, NDEATH, go out)\n');
+      await Promise.all(sims.map((s) => s.vanish()));
+    }
+    const values = valuesNow(ts);
+    if (down) {
+      backlog.push({ ts, values });
+      if (ts - started >= outageAt + outageMs) {
+        down = false;
+        process.stdout.write(
+          `back: births, then ${backlog.length} tick(s) of historical backfill\n`,
+        );
+        await Promise.all(sims.map((s) => s.connect()));
+        for (const b of backlog.splice(0))
+          for (let n = 0; n < sims.length; n++)
+            for (let d = 0; d < perNode; d++)
+              await sims[n].data(d, b.values[n][d], { timestamp: b.ts, historical: true });
+      }
+    } else {
+      for (let n = 0; n < sims.length; n++)
+        for (let d = 0; d < perNode; d++) await sims[n].data(d, values[n][d], { timestamp: ts });
+      sent += perTick;
+    }
+    const wait = tickMs - (Date.now() - ts);
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  }
+  process.stdout.write(`sent ${sent} values\n`);
+  await Promise.all(sims.map((s) => s.death()));
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href)
+  main().catch((err) => {
+    process.stderr.write(`simulate-edge: ${err?.stack ?? err}\n`);
+    process.exit(1);
+  });
