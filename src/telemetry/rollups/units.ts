@@ -256,9 +256,13 @@ function linkColumns(spec: UnitSpec): string[] {
   return spec.integrals.flatMap((f) => {
     const w = `(PARTITION BY id, grp${f.always ? '' : `, ${f.t1} IS NULL`} ORDER BY t0)`;
     const dt = `date_part('epoch', ${f.t1} - lag(${f.t2}) OVER ${w})`;
+    // Values under 1e-290 count as 0 here: their product with a gap could round to 0, which the
+    // database refuses as an underflow (the integral changes by less than 1e-280).
+    const v = (x: string) => `CASE WHEN abs(${x}) < 1e-290 THEN 0 ELSE ${x} END`;
+    const prev = v(`lag(${f.v2}) OVER ${w}`);
     return [
-      `coalesce(lag(${f.v2}) OVER ${w} * ${dt}, 0) AS ${f.prefix}_ls`,
-      `coalesce((lag(${f.v2}) OVER ${w} + ${f.v1}) / 2 * ${dt}, 0) AS ${f.prefix}_ll`,
+      `coalesce(${prev} * ${dt}, 0) AS ${f.prefix}_ls`,
+      `coalesce((${prev} + ${v(f.v1)}) / 2 * ${dt}, 0) AS ${f.prefix}_ll`,
     ];
   });
 }
