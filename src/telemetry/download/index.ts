@@ -121,7 +121,7 @@ export async function* prefetched<T, P>(
 }
 
 /** Each site's zone for timeZone "site": UTC where it has none; 400 for a zone the service does not know. */
-async function siteZones(db: Queryable, siteIds: number[]): Promise<Map<number, string>> {
+export async function siteZones(db: Queryable, siteIds: number[]): Promise<Map<number, string>> {
   const rows = await db.query<{ site_id: number; time_zone: string | null }>(
     `SELECT site_id, time_zone FROM sites WHERE site_id = ANY($1::int[])`,
     [siteIds],

@@ -73,7 +73,7 @@ const SAMPLE_COLUMNS: Record<TelemetryKind, string[]> = {
   tank: ['e_min', 'e_max', 'x_min', 'x_max', 'tv_latest'],
 };
 
-const ms = (c: string) => `date_part('epoch', ${c}) * 1000`;
+const ms = (c: string) => `round(date_part('epoch', ${c}) * 1000)`;
 
 function integralColumns(f: IntegralField): string[] {
   return [
