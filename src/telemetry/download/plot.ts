@@ -91,13 +91,13 @@ export function planSegments(start: number, end: number, n: number, stale: numbe
 }
 
 const ms = (c: string) => `round(date_part('epoch', ${c}) * 1000)`;
-/** The time and value of the first unit in `order`, as two columns. */
-const pick = (name: string, t: string, v: string, order: string) =>
-  `(array_agg(${ms(t)} ORDER BY ${order}))[1] AS ${name}_t, (array_agg(${v} ORDER BY ${order}))[1] AS ${name}_v`;
-
+// Each part's first, last, lowest and highest sample as plain min/max over arrays (compared element by
+// element): [time, value] for first and last, [value, time] for the lowest (the earliest of equal
+// values), [value, -time] for the highest. No per-part sort.
+const t = (c: string) => `round(date_part('epoch', ${c}) * 1000)`;
 const PLOT_SQL = `
-  SELECT s.part, ${pick('first', 'first_ts', 'v_first', 'first_ts')}, ${pick('last', 'last_ts', 'v_last', 'last_ts DESC')},
-    ${pick('lo', 'v_tmin', 'v_min', 'v_min, v_tmin')}, ${pick('hi', 'v_tmax', 'v_max', 'v_max DESC, v_tmax')}
+  SELECT s.part, min(ARRAY[${t('first_ts')}, v_first]) AS first, max(ARRAY[${t('last_ts')}, v_last]) AS last,
+    min(ARRAY[v_min, ${t('v_tmin')}]) AS lo, max(ARRAY[v_max, -${t('v_tmax')}]) AS hi
   FROM unnest($2::int[], $3::float8[], $4::float8[], $5::int[]) AS s(level, a, b, part)
   CROSS JOIN LATERAL (
     SELECT r.first_ts, r.v_first, r.last_ts, r.v_last, r.v_min, r.v_tmin, r.v_max, r.v_tmax FROM sensor_rollups r
@@ -120,7 +120,7 @@ export async function openPlot(db: Queryable, access: Access, body: PlotBody): P
     )
   ).map((r) => Number(r.b));
   const segments = planSegments(start, end, body.intervals, stale);
-  const rows = await db.query<Record<string, number | null>>(PLOT_SQL, [
+  const rows = await db.query<Record<'first' | 'last' | 'lo' | 'hi', number[]>>(PLOT_SQL, [
     body.sensorId,
     segments.map((s) => s[0]),
     segments.map((s) => s[1]),
@@ -130,8 +130,10 @@ export async function openPlot(db: Queryable, access: Access, body: PlotBody): P
   const records: Values[] = [];
   for (const r of rows) {
     const picked = new Map<number, number>();
-    for (const p of ['first', 'last', 'lo', 'hi'])
-      if (r[`${p}_t`] !== null) picked.set(Number(r[`${p}_t`]), Number(r[`${p}_v`]));
+    picked.set(Number(r.first[0]), Number(r.first[1]));
+    picked.set(Number(r.last[0]), Number(r.last[1]));
+    picked.set(Number(r.lo[1]), Number(r.lo[0]));
+    picked.set(-Number(r.hi[1]), Number(r.hi[0]));
     for (const t of [...picked.keys()].sort((x, y) => x - y))
       records.push([body.sensorId, new Date(t).toISOString(), picked.get(t)!]);
   }

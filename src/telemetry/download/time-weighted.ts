@@ -14,6 +14,7 @@ import {
   type SummaryRequest,
 } from './summaries.js';
 import { integralBetween, type Sample } from './value-function.js';
+import { zoneAlignment } from './zones.js';
 
 // Time-weighted summaries (contract 13). The units of each output bucket are those of the
 // event-weighted summaries (summaries.ts: rollups where clean, logs of stale quarters and of the cut
@@ -141,6 +142,29 @@ function edgesSql(spec: UnitSpec): string {
   return `SELECT i.id, ${cols.join(', ')} FROM unnest($1::int[]) AS i(id) ORDER BY i.id`;
 }
 
+const WIDTH_MS = { '15m': 15 * 60_000, '1h': 3_600_000, '1d': 86_400_000 } as const;
+
+/**
+ * The buckets computed here where the zone's clock lines up with them over the whole range (UTC
+ * quarters, hours and days): the same instants the database gives, without asking it.
+ */
+function alignedBuckets(req: SummaryRequest): { s: number; a: number; b: number }[] | undefined {
+  if (req.interval === 'all') return [{ s: req.start, a: req.start, b: req.end }];
+  const align = zoneAlignment(req.zone, req.start, req.end);
+  const fits =
+    req.interval === '15m'
+      ? align !== 'none'
+      : req.interval === '1h'
+        ? align === 'utc' || align === 'hour'
+        : align === 'utc';
+  if (!fits) return undefined;
+  const w = WIDTH_MS[req.interval];
+  const out: { s: number; a: number; b: number }[] = [];
+  for (let s = Math.floor(req.start / w) * w; s < req.end; s += w)
+    out.push({ s, a: Math.max(s, req.start), b: Math.min(s + w, req.end) });
+  return out;
+}
+
 export interface TimeWeightedSummaries {
   id: number;
   rows: Values[];
@@ -168,7 +192,8 @@ export async function queryTimeWeighted(
   ];
   const [rows, buckets, edges, steps] = await Promise.all([
     db.query<Row>(bucketRowsSql(spec, req, level), params),
-    db.query<{ s: number; a: number; b: number }>(bucketsSql(req), [null, ...params.slice(1, 4)]),
+    alignedBuckets(req) ??
+      db.query<{ s: number; a: number; b: number }>(bucketsSql(req), [null, ...params.slice(1, 4)]),
     db.query<Record<string, number | number[] | null>>(edgesSql(spec), params.slice(0, 3)),
     kind === 'sensor'
       ? db.query<{ id: number; step: boolean }>(
@@ -178,6 +203,12 @@ export async function queryTimeWeighted(
       : Promise.resolve([]),
   ]);
   const stepped = new Map(steps.map((s) => [s.id, s.step]));
+  const bucketList: Bucket[] = buckets.map((x) => ({
+    ...x,
+    s: Number(x.s),
+    aIso: new Date(Number(x.a)).toISOString(),
+    bIso: new Date(Number(x.b)).toISOString(),
+  }));
   const byId = new Map<number, Row[]>();
   for (const r of rows) {
     const id = Number(r.id);
@@ -194,7 +225,7 @@ export async function queryTimeWeighted(
       prev: sample(edge[`${f.prefix}__prev`]),
       next: sample(edge[`${f.prefix}__next`]),
     }));
-    const records = summarize(kind, id, buckets, byId.get(id) ?? [], fields);
+    const records = summarize(kind, id, bucketList, byId.get(id) ?? [], fields);
     if (records.length) out.push({ id, rows: records });
   }
   return out;
@@ -202,6 +233,14 @@ export async function queryTimeWeighted(
 
 const sample = (x: unknown): Sample | undefined =>
   Array.isArray(x) ? { t: Number(x[0]), v: Number(x[1]) } : undefined;
+
+interface Bucket {
+  s: number;
+  a: number;
+  b: number;
+  aIso: string;
+  bIso: string;
+}
 
 interface FieldState {
   f: IntegralField;
@@ -214,11 +253,20 @@ interface FieldState {
 function summarize(
   kind: TelemetryKind,
   id: number,
-  buckets: { s: number; a: number; b: number }[],
+  buckets: Bucket[],
   rows: Row[],
   fields: FieldState[],
 ): Values[] {
-  const p = (f: IntegralField, r: Row, c: string) => r[`${f.prefix}__${c}`] as number | null;
+  const keys = fields.map(({ f, stepped }) => {
+    const k = (c: string) => `${f.prefix}__${c}`;
+    return {
+      t1: k('t1'),
+      v1: k('v1'),
+      t2: k('t2'),
+      v2: k('v2'),
+      integral: k(stepped ? 'is' : 'il'),
+    };
+  });
   // The row of each bucket, and per field the first sample of the next bucket that carries it.
   const rowAt: (Row | undefined)[] = new Array(buckets.length);
   let j = 0;
@@ -226,33 +274,36 @@ function summarize(
     while (j < rows.length && Number(rows[j].s) < buckets[i].s) j++;
     rowAt[i] = j < rows.length && Number(rows[j].s) === buckets[i].s ? rows[j] : undefined;
   }
-  const nextAt = fields.map((st) => {
+  const nextAt = fields.map((st, k) => {
+    const key = keys[k];
     const next: (Sample | undefined)[] = new Array(buckets.length);
     let n = st.next;
     for (let i = buckets.length - 1; i >= 0; i--) {
       next[i] = n;
       const r = rowAt[i];
-      if (r && p(st.f, r, 't1') !== null) n = { t: p(st.f, r, 't1')!, v: p(st.f, r, 'v1')! };
+      if (r && r[key.t1] !== null) n = { t: r[key.t1] as number, v: r[key.v1] as number };
     }
     return next;
   });
   const prevs = fields.map((st) => st.prev);
   const out: Values[] = [];
+  const tw: Record<string, number | null> = {};
   for (let i = 0; i < buckets.length; i++) {
     const { a, b } = buckets[i];
     const r = rowAt[i];
-    const tw: Record<string, number | null> = {};
     let covered = false;
-    fields.forEach((st, k) => {
+    for (let k = 0; k < fields.length; k++) {
+      const st = fields[k];
+      const key = keys[k];
       const prev = prevs[k];
       const next = nextAt[k][i];
       let integral = 0;
       let length = 0;
-      const t1 = r ? p(st.f, r, 't1') : null;
+      const t1 = r ? (r[key.t1] as number | null) : null;
       if (r && t1 !== null) {
-        const first = { t: t1, v: p(st.f, r, 'v1')! };
-        const last = { t: p(st.f, r, 't2')!, v: p(st.f, r, 'v2')! };
-        integral = p(st.f, r, st.stepped ? 'is' : 'il') ?? 0;
+        const first = { t: t1, v: r[key.v1] as number };
+        const last = { t: r[key.t2] as number, v: r[key.v2] as number };
+        integral = (r[key.integral] as number | null) ?? 0;
         length = (last.t - first.t) / 1000;
         if (prev) {
           integral += integralBetween(prev, first, a, first.t, st.stepped);
@@ -269,15 +320,9 @@ function summarize(
       }
       if (length > 0) covered = true;
       tw[st.f.prefix] = length > 0 ? integral / length : null;
-    });
+    }
     if (!r && !covered) continue;
-    out.push([
-      id,
-      new Date(a).toISOString(),
-      new Date(b).toISOString(),
-      r ? Number(r.count) : 0,
-      ...FIELDS[kind](r, tw),
-    ]);
+    out.push([id, buckets[i].aIso, buckets[i].bIso, r ? r.count : 0, ...FIELDS[kind](r, tw)]);
   }
   return out;
 }
