@@ -18,7 +18,7 @@ interface Props {
   zone: string;
   units?: string;
   label: string;
-  /** The x axis's range in seconds (the requested range), rather than that of the data. */
+  /** The x axis's range in seconds (the requested range) rather than that of the data, unless zoomed in. */
   span?: [number, number];
 }
 
@@ -32,7 +32,14 @@ export function Chart({ x, series, zone, units, label, span }: Props) {
         width: width(),
         height: Math.min(360, Math.max(220, Math.round(width() * 0.45))),
         tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), zone),
-        scales: { x: { time: true, range: span && (() => span) } },
+        scales: {
+          x: {
+            time: true,
+            // The whole data (its first draw, a double click) shows the whole span; a zoom keeps its own.
+            range: (_u, min, max) =>
+              span && min <= x[0] && max >= x[x.length - 1] ? span : [min, max],
+          },
+        },
         axes: [{ stroke: '#333' }, { stroke: '#333', label: units, size: 60 }],
         series: [
           { label: 'Time' },
