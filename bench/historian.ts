@@ -103,7 +103,10 @@ async function main() {
 
     const port = await freePort();
     const url = new URL(DB_URL);
-    url.searchParams.set('options', `-c search_path=${schema}`);
+    // The options of a connection string replace those the service sets (src/db/postgres.ts: jit=off),
+    // so they are repeated here: with JIT on, plans whose estimates are large on never-analyzed tables
+    // spend 100 ms and more compiling (the first run of this bench, 2026-11-25-historian.txt, did).
+    url.searchParams.set('options', `-c jit=off -c search_path=${schema}`);
     stop = await startServer(port, { DATABASE_URL: url.toString(), RATE_LIMIT_MAX: '100000000' });
     const base = `http://127.0.0.1:${port}`;
     const tk = (

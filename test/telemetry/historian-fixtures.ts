@@ -13,6 +13,14 @@ export function stored(sent: Pt[]): Pt[] {
   return [...m].map(([t, v]) => ({ t, v })).sort((a, b) => a.t - b.t);
 }
 
+/**
+ * One record per time, the last sent: what one upload request holds in these tests (replacing records
+ * go in a later request; within one request the contract does not order records of the same key).
+ */
+export const lastPerTime = (pts: Pt[]): Pt[] => [
+  ...new Map(pts.map((p) => [p.t, p] as const)).values(),
+];
+
 /** v(t), or null outside [first, last]. */
 export function valueAt(s: Pt[], t: number, step: boolean): number | null {
   if (!s.length || t < s[0].t || t > s[s.length - 1].t) return null;

@@ -3,8 +3,15 @@ import { expect, it } from 'vitest';
 import { refreshAll, refreshMarked } from '../../src/telemetry/rollups/refresh.js';
 import { UNITS } from '../../src/telemetry/rollups/units.js';
 import { bearer, describeEachBackend } from '../helper.js';
-import { PUMP, SENSOR, SENSOR_2, suiteApp, TANK } from './fixtures.js';
-import { close, integrate, stored, timeWeighted, type Pt } from './historian-fixtures.js';
+import { METER, PUMP, SENSOR, SENSOR_2, suiteApp, TANK } from './fixtures.js';
+import {
+  close,
+  integrate,
+  lastPerTime,
+  stored,
+  timeWeighted,
+  type Pt,
+} from './historian-fixtures.js';
 
 // Time-weighted summaries (contract 13) against an integration computed here from the records sent:
 // random irregular series (gaps, samples on bucket edges, late, replayed and replacing records,
@@ -82,12 +89,17 @@ describeEachBackend('historian: time-weighted summaries', (backend) => {
     ]);
   });
 
-  it('pumps and tanks: runningPercent over time, averages over time', async () => {
+  it('meters, pumps and tanks: runningPercent over time, averages over time', async () => {
     await upload('pump', [
       { sitePumpID: PUMP, timestamp: iso(T0 - HOUR), running: false, pressure: 10 },
       { sitePumpID: PUMP, timestamp: iso(T0 + 15 * MIN), running: true },
       { sitePumpID: PUMP, timestamp: iso(T0 + 45 * MIN), running: false, pressure: 20 },
       { sitePumpID: PUMP, timestamp: iso(T0 + 2 * HOUR), running: false, pressure: 20 },
+    ]);
+    await upload('meter', [
+      { flowMeterID: METER, timestamp: iso(T0), flowRate: 10, totalVolume: 5 },
+      { flowMeterID: METER, timestamp: iso(T0 + 30 * MIN), totalVolume: 8 },
+      { flowMeterID: METER, timestamp: iso(T0 + 2 * HOUR), flowRate: 30, totalVolume: 9 },
     ]);
     await upload('tank', [
       { siteTankGroupID: TANK, timestamp: iso(T0), entryTankLevel: 0 },
@@ -107,6 +119,10 @@ describeEachBackend('historian: time-weighted summaries', (backend) => {
       const atStart = 10 + (10 * 60) / 105;
       expect(pump.avgPressure).toBeCloseTo((((atStart + 20) / 2) * 45 + 20 * 15) / 60, 9);
       expect(pump.count).toBe(2);
+      // Flow rate: the line from 10 (0:00) to 30 (2:00) over the first hour: 15. Volume as in §6.
+      const [meter] = await load({ ...body, meterIds: [METER] }, 'meters');
+      expect(meter).toMatchObject({ count: 2, volume: 3, lastTotalVolume: 8, avgPressure: null });
+      expect(meter.avgFlowRate).toBeCloseTo(15, 9);
       const [tank] = await load({ ...body, tankGroupIds: [TANK] }, 'tanks');
       expect(tank.avgEntryTankLevel).toBeCloseTo(3, 9);
       expect(tank.avgExitTankLevel).toBeNull(); // one sample: |C| = 0
@@ -151,7 +167,8 @@ describeEachBackend('historian: time-weighted summaries', (backend) => {
         sent.forEach((p, i) => batches[(i * 7 + s.seed) % s.batches].push(p));
         batches.push(sent.slice(0, 2)); // a replay of records already stored
         const final = new Map<number, number>();
-        for (const [b, batch] of batches.entries()) {
+        for (const [b, all] of batches.entries()) {
+          const batch = lastPerTime(all);
           if (!batch.length) continue;
           // Within one batch the last record of a key wins, as across batches.
           await upload(

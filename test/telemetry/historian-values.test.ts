@@ -8,7 +8,7 @@ import { offsetMinutes } from '../../src/telemetry/download/zones.js';
 import { bearer, describeEachBackend } from '../helper.js';
 import { SENSOR, SENSOR_2, SITE2_SENSOR, suiteApp } from './fixtures.js';
 import { parseCsv, expectError, downloader } from './download-fixtures.js';
-import { plotValues, stored, valueAt, type Pt } from './historian-fixtures.js';
+import { lastPerTime, plotValues, stored, valueAt, type Pt } from './historian-fixtures.js';
 
 // Interpolated values and plot values (contract 13) against a direct computation from the samples
 // sent, with rollups refreshed fully, partly or not at all; every status of both routes.
@@ -118,12 +118,14 @@ describeEachBackend('historian: interpolated and plot values', (backend) => {
         await reset(SENSOR_2, s.step);
         const sent = s.samples.map(([o, v]) => ({ t: T0 + o, v }));
         const half = Math.ceil(sent.length / 2);
-        await upload(SENSOR_2, sent.slice(half)); // later records first
+        const later = lastPerTime(sent.slice(half));
+        const earlier = lastPerTime(sent.slice(0, half));
+        await upload(SENSOR_2, later); // later records first
         if (s.refresh === 'all') await refreshAll(t.ctx.db);
-        await upload(SENSOR_2, sent.slice(0, half));
+        await upload(SENSOR_2, earlier);
         if (s.refresh === 'some') await refreshMarked(t.ctx.db, UNITS.sensor, 3);
         if (s.refresh === 'all') await refreshAll(t.ctx.db);
-        const series = stored(sent);
+        const series = stored([...later, ...earlier]);
         const what = `series ${JSON.stringify(series)} step ${s.step}`;
 
         // Times, in the order given.

@@ -7,7 +7,7 @@ import { SEPARATOR, type Format, type Page } from '../../export/records.js';
 import type { TelemetryKind } from '../kinds.js';
 import { estimateElements, querySummaries, summaryFieldNames, type Interval } from './summaries.js';
 import { isKnownZone } from './zones.js';
-import { queryTimeWeighted } from './time-weighted.js';
+import { encodeJson, queryTimeWeighted } from './time-weighted.js';
 
 // The download engine behind POST /v1/<kind>/logs/load and /v1/sensors/logs/raw: checks a request
 // (times, span, zone, equipment, access) and yields its records page by page.
@@ -74,10 +74,11 @@ export async function openSummaries(
           queryTimeWeighted(db, kind, { ids: group, start, end, interval, zone }),
         ),
       );
-      return parts
+      const records = parts
         .flat()
         .sort((x, y) => x.id - y.id)
         .flatMap((p) => p.rows);
+      return format === 'json' ? { text: encodeJson(summaryFieldNames(kind), records) } : records;
     }
     const parts = await Promise.all(
       [...byZone].map(([zone, group]) =>

@@ -49,10 +49,17 @@ const probe = (op: '<=' | '>', order: 'DESC' | 'ASC', bound: string) =>
 const around = (op: '<=' | '>', order: 'DESC' | 'ASC') =>
   `coalesce(${probe(op, order, ` AND ts ${op === '<=' ? '>' : '<='} q.t ${op === '<=' ? '-' : '+'} interval '1 day'`)}, ${probe(op, order, '')})`;
 
-/** For each sensor and instant (ordered by sensor, then n): the samples around it. */
+/**
+ * For each sensor and instant (ordered by sensor, then n): the samples around it. A stepped sensor
+ * needs no sample after t, only its latest sample of all (once per sensor), to know where v ends.
+ */
 const VALUES_SQL = (instants: string) => `
-  SELECT i.id, round(date_part('epoch', q.t) * 1000) AS t, ${around('<=', 'DESC')} AS prev, ${around('>', 'ASC')} AS next
-  FROM unnest($4::int[]) AS i(id) CROSS JOIN (${instants}) q
+  SELECT i.id, round(date_part('epoch', q.t) * 1000) AS t, i.latest, ${around('<=', 'DESC')} AS prev,
+    CASE WHEN i.step THEN NULL ELSE ${around('>', 'ASC')} END AS next
+  FROM (SELECT u.id, u.step, (SELECT round(date_part('epoch', ts) * 1000) FROM sensor_logs
+          WHERE sensor_id = u.id ORDER BY ts DESC LIMIT 1) AS latest
+        FROM unnest($4::int[], $5::boolean[]) AS u(id, step)) i
+  CROSS JOIN (${instants}) q
   ORDER BY i.id, q.n`;
 
 /** Checks the request (400/404/403) and returns its records. */
@@ -109,6 +116,7 @@ export async function openInterpolated(
   );
   const zones =
     zoneName === 'site' && range ? await siteZones(db, [...new Set(sites.values())]) : undefined;
+  const stepsOf = (group: number[]) => group.map((id) => steps.get(id) ?? false);
   const zoneOf = (id: number) => (zones ? zones.get(sites.get(id)!)! : zoneName);
 
   async function* pages(): AsyncGenerator<Values[]> {
@@ -125,7 +133,7 @@ export async function openInterpolated(
             VALUES_SQL(
               `SELECT t, n FROM unnest($1::timestamptz[]) WITH ORDINALITY AS u(t, n) WHERE $2::int IS NULL AND $3::text IS NULL`,
             ),
-            [times.map((t) => new Date(t).toISOString()), null, null, group],
+            [times.map((t) => new Date(t).toISOString()), null, null, group, stepsOf(group)],
           )
         : await db.query<Row>(
             VALUES_SQL(`SELECT t, t AS n FROM (${gridSql(body.interval!)}) g
@@ -135,6 +143,7 @@ export async function openInterpolated(
               new Date(range!.end).toISOString(),
               zoneOf(group[0]),
               group,
+              stepsOf(group),
             ],
           );
       yield rows.map((r) => [
@@ -150,6 +159,7 @@ export async function openInterpolated(
 interface Row {
   id: number;
   t: number;
+  latest: number | null;
   prev: number[] | null;
   next: number[] | null;
 }
@@ -159,6 +169,7 @@ function valueAt(r: Row, stepped: boolean): number | null {
   if (!r.prev) return null;
   const p = { t: Number(r.prev[0]), v: Number(r.prev[1]) };
   if (p.t === t) return p.v;
+  if (stepped) return r.latest !== null && t <= Number(r.latest) ? p.v : null;
   if (!r.next) return null;
   return valueBetween(p, { t: Number(r.next[0]), v: Number(r.next[1]) }, t, stepped);
 }

@@ -77,11 +77,12 @@ const SAMPLE_COLUMNS: Record<TelemetryKind, string[]> = {
 const ms = (c: string) => `round(date_part('epoch', ${c}) * 1000)`;
 
 function integralColumns(f: IntegralField): string[] {
+  // A field that is never null (sensors) has its first and last values among the sample columns.
   return [
     `${ms(f.t1)} AS ${f.prefix}__t1`,
-    `${f.v1} AS ${f.prefix}__v1`,
+    ...(f.always ? [] : [`${f.v1} AS ${f.prefix}__v1`]),
     `${ms(f.t2)} AS ${f.prefix}__t2`,
-    `${f.v2} AS ${f.prefix}__v2`,
+    ...(f.always ? [] : [`${f.v2} AS ${f.prefix}__v2`]),
     ...f.modes.map((m) => `${f.prefix}_${m} AS ${f.prefix}__${m}`),
   ];
 }
@@ -163,6 +164,34 @@ function alignedBuckets(req: SummaryRequest): { s: number; a: number; b: number 
   for (let s = Math.floor(req.start / w) * w; s < req.end; s += w)
     out.push({ s, a: Math.max(s, req.start), b: Math.min(s + w, req.end) });
   return out;
+}
+
+/**
+ * Records as the JSON objects of export/records.ts, joined by "," (an encoded page): a number as its
+ * shortest text, null for null and non-finite numbers, strings quoted. Several times faster than
+ * encoding value by value there, for the hundred thousand elements of a year of hours.
+ */
+export function encodeJson(fields: string[], records: Values[]): string {
+  const keys = fields.map((f, i) => `${i ? ',' : '{'}${JSON.stringify(f)}:`);
+  const parts: string[] = new Array(records.length);
+  for (let r = 0; r < records.length; r++) {
+    const row = records[r];
+    let line = '';
+    for (let i = 0; i < keys.length; i++) {
+      const v = row[i];
+      line +=
+        keys[i] +
+        (typeof v === 'number'
+          ? Number.isFinite(v)
+            ? String(v)
+            : 'null'
+          : v === null || v === undefined
+            ? 'null'
+            : JSON.stringify(v));
+    }
+    parts[r] = `${line}}`;
+  }
+  return parts.join(',');
 }
 
 export interface TimeWeightedSummaries {
@@ -261,9 +290,9 @@ function summarize(
     const k = (c: string) => `${f.prefix}__${c}`;
     return {
       t1: k('t1'),
-      v1: k('v1'),
+      v1: f.always ? f.v1 : k('v1'),
       t2: k('t2'),
-      v2: k('v2'),
+      v2: f.always ? f.v2 : k('v2'),
       integral: k(stepped ? 'is' : 'il'),
     };
   });
