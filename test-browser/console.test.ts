@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
+  blueInkNearTop,
   gzippedJsBytes,
   inkOf,
   lowContrast,
@@ -15,6 +16,10 @@ import {
 
 const SITE = 'Pecos SWD 1';
 const SENSOR = { id: 10100, name: 'Discharge Pressure 1' };
+const iso = (ms: number) => new Date(ms).toISOString();
+/** A datetime-local value in the browser's zone (Paris in these tests). */
+const local = (ms: number) =>
+  new Date(ms).toLocaleString('sv-SE', { timeZone: 'Europe/Paris' }).slice(0, 16).replace(' ', 'T');
 
 describe('the console in Chromium', () => {
   const ctx = useServiceAndBrowser();
@@ -143,11 +148,6 @@ describe('the console in Chromium', () => {
     expect(await lowContrast(page)).toEqual([]);
 
     // A custom range of 24 whole hours (typed in the browser's zone, Paris here), per hour: 24 buckets.
-    const local = (ms: number) =>
-      new Date(ms)
-        .toLocaleString('sv-SE', { timeZone: 'Europe/Paris' })
-        .slice(0, 16)
-        .replace(' ', 'T');
     const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
     await page.getByRole('button', { name: 'Custom' }).click();
     await page.getByLabel('From').fill(local(hour - 48 * 3_600_000));
@@ -169,6 +169,180 @@ describe('the console in Chromium', () => {
     expect(await page.locator('figcaption').textContent()).toContain(`${raw} values`);
     expect(await inkOf(page, '.chart canvas')).toBeGreaterThan(1000);
     expect(page.url()).toContain('raw=1');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('offers a time-weighted average beside the sample average: the request carries it, the chart and the CSV show what came back', async () => {
+    // Reported by exception (contract 13's example): 100 for 58 minutes, one sample of 200, back to 100.
+    const hour = Math.floor((Date.now() - 20 * 86_400_000) / 3_600_000) * 3_600_000;
+    const at = (minute: number, value: number) => ({
+      sensorID: SENSOR.id,
+      timestamp: iso(hour + minute * 60_000),
+      value,
+    });
+    const seed = await ctx.svc.post('/v1/edge/logs/sensor/batch', [
+      at(-60, 100),
+      at(0, 100),
+      at(58, 100),
+      at(59, 200),
+      at(60, 100),
+      at(120, 100),
+    ]);
+    expect(seed.status).toBe(201);
+    const [from, to] = [hour - 3_600_000, hour + 2 * 3_600_000];
+    const span = { start: iso(from), end: iso(to), interval: '1h', timeZone: 'UTC' };
+    const avgOf = async (calculationBasis: string) => {
+      const res = await ctx.svc.post('/v1/sensors/logs/load', {
+        sensorIds: [SENSOR.id],
+        ...span,
+        calculationBasis,
+      });
+      return res.body.find((b: { start: string }) => Date.parse(b.start) === hour).avg as number;
+    };
+    const byEvent = await avgOf('eventWeighted');
+    const byTime = await avgOf('timeWeighted');
+    expect(byEvent).toBeCloseTo(400 / 3, 6);
+    expect(byTime).toBeCloseTo((58 * 100 + 150 + 150) / 60, 6);
+
+    const { page, errors, context } = await openPage(ctx.browser);
+    await signIn(page, ctx.svc);
+    const loads: unknown[] = [];
+    page.on('request', (r) => {
+      if (r.url().endsWith('/v1/sensors/logs/load')) loads.push(r.postDataJSON());
+    });
+    await page.goto(
+      `${ctx.svc.base}/console/charts?site=1&kind=sensor&id=${SENSOR.id}&range=custom&from=${local(from)}&to=${local(to)}&interval=1h&tz=utc`,
+    );
+    const chart = page.getByRole('img', { name: `Chart of ${SENSOR.name}` });
+    const caption = page.locator('figcaption');
+    await chart.locator('canvas').waitFor();
+    expect(loads.at(-1)).toEqual({
+      sensorIds: [SENSOR.id],
+      ...span,
+      calculationBasis: 'eventWeighted',
+    });
+    // Pointing at the middle of the three hourly buckets (the x axis spans the requested range) shows
+    // its average in the chart's legend, formatted as the legend formats numbers.
+    const legendAt = async (label: string) => {
+      const box = (await chart.locator('.u-over').boundingBox())!;
+      await page.mouse.move(box.x + 2, box.y + 2);
+      await page.mouse.move(box.x + box.width / 3, box.y + box.height / 2);
+      return chart.evaluate(
+        (el, l) =>
+          [...el.querySelectorAll('.u-series')]
+            .find((r) => r.querySelector('.u-label')?.textContent === l)
+            ?.querySelector('.u-value')?.textContent,
+        label,
+      );
+    };
+    const shown = (v: number) =>
+      page.evaluate((x) => new Intl.NumberFormat(navigator.language).format(x), v);
+    await expect.poll(() => legendAt('Average')).toBe(await shown(byEvent));
+
+    await page.getByLabel('Average', { exact: true }).selectOption({ label: 'Time-weighted' });
+    await expect.poll(() => caption.textContent()).toContain('1h summaries, time-weighted');
+    expect(page.url()).toContain('avg=time');
+    expect(loads.at(-1)).toEqual({
+      sensorIds: [SENSOR.id],
+      ...span,
+      calculationBasis: 'timeWeighted',
+    });
+    await expect.poll(() => legendAt('Time-weighted average')).toBe(await shown(byTime));
+    expect(await shown(byTime)).not.toBe(await shown(byEvent));
+
+    // The CSV is the same request as text/csv: the time-weighted buckets on screen.
+    const points = Number(await chart.getAttribute('data-points'));
+    const [csvRequest, download] = await Promise.all([
+      page.waitForRequest((r) => r.url().endsWith('/v1/sensors/logs/load')),
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download CSV' }).click(),
+    ]);
+    expect(csvRequest.headers().accept).toBe('text/csv');
+    expect(csvRequest.postDataJSON()).toEqual(loads.at(-2));
+    const csv = readFileSync((await download.path())!, 'utf8')
+      .trim()
+      .split(/\r?\n/);
+    expect(csv[0]).toBe('sensorID,start,end,count,min,max,avg,first,last');
+    expect(csv.length - 1).toBe(points);
+    const middle = csv.slice(1).find((l) => Date.parse(l.split(',')[1]) === hour)!;
+    expect(Number(middle.split(',')[6])).toBeCloseTo(byTime, 6);
+    expect(download.suggestedFilename()).toBe(`sensor-${SENSOR.id}-1h-time-weighted.csv`);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('draws raw values over a year from plot values: a spike the daily average hides is drawn, asked of the plot route at one part per two pixels; the CSV is what is shown', async () => {
+    // A day, 100 days ago, of one sample every five minutes around 800, and one of 25,000.
+    const step = 300_000;
+    const day = Math.floor((Date.now() - 100 * 86_400_000) / 86_400_000) * 86_400_000;
+    const spikeAt = day + 12 * 3_600_000 + 7 * step;
+    const logs = Array.from({ length: 288 }, (_, i) => ({
+      sensorID: SENSOR.id,
+      timestamp: iso(day + i * step),
+      value: day + i * step === spikeAt ? 25_000 : 800 + (i % 12),
+    }));
+    expect((await ctx.svc.post('/v1/edge/logs/sensor/batch', logs)).status).toBe(201);
+    const daily = await ctx.svc.post('/v1/sensors/logs/load', {
+      sensorIds: [SENSOR.id],
+      start: iso(day),
+      end: iso(day + 86_400_000),
+      interval: '1d',
+      timeZone: 'UTC',
+    });
+    expect(daily.body[0].max).toBe(25_000);
+    expect(daily.body[0].avg).toBeLessThan(1000);
+
+    const { page, errors, context } = await openPage(ctx.browser);
+    await signIn(page, ctx.svc);
+    await page.goto(
+      `${ctx.svc.base}/console/charts?site=1&kind=sensor&id=${SENSOR.id}&range=1y&tz=utc`,
+    );
+    const chart = page.getByRole('img', { name: `Chart of ${SENSOR.name}` });
+    const caption = page.locator('figcaption');
+    await expect.poll(() => caption.textContent()).toContain('1d summaries');
+    await chart.locator('canvas').waitFor();
+    // Daily sample averages: the spike lifts the scale (its max is drawn) but the average stays low.
+    expect(await blueInkNearTop(page)).toBe(0);
+
+    const [request] = await Promise.all([
+      page.waitForRequest((r) => r.url().endsWith('/v1/sensors/logs/plot')),
+      page.getByLabel('Raw values').check(),
+    ]);
+    const body = request.postDataJSON();
+    const width = await chart.evaluate((el) => el.clientWidth);
+    expect(body).toEqual({
+      sensorId: SENSOR.id,
+      start: expect.any(String),
+      end: expect.any(String),
+      intervals: Math.min(2000, Math.round(Math.max(280, width) / 2)),
+    });
+    expect(Date.parse(body.end) - Date.parse(body.start)).toBe(365 * 86_400_000);
+    const rows: { timestamp: string; value: number }[] = await (await request.response())!.json();
+    expect(rows.length).toBeLessThanOrEqual(4 * body.intervals);
+    expect(rows.find((r) => Date.parse(r.timestamp) === spikeAt)?.value).toBe(25_000);
+    await expect.poll(() => chart.getAttribute('data-points')).toBe(String(rows.length));
+    expect(await caption.textContent()).toContain(
+      `raw values (plot values of ${body.intervals} parts)`,
+    );
+    expect(await caption.textContent()).toContain(`${rows.length} values`);
+    // The value line itself now reaches the top of the scale: the peak is visible.
+    await expect.poll(() => blueInkNearTop(page)).toBeGreaterThan(0);
+    expect(page.url()).toContain('raw=1');
+
+    const [csvRequest, download] = await Promise.all([
+      page.waitForRequest(
+        (r) => r.url().endsWith('/v1/sensors/logs/plot') && r.headers().accept === 'text/csv',
+      ),
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download CSV' }).click(),
+    ]);
+    expect(csvRequest.postDataJSON()).toEqual(body);
+    const csv = readFileSync((await download.path())!, 'utf8')
+      .trim()
+      .split(/\r?\n/);
+    expect(csv[0]).toBe('sensorID,timestamp,value');
+    expect(csv.slice(1).map((l) => Number(l.split(',')[2]))).toEqual(rows.map((r) => r.value));
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -162,6 +162,25 @@ export const inkOf = (page: Page, selector: string) =>
     return n;
   });
 
+/**
+ * Pixels of the chart's main series colour (#1f5fbf, the average or the raw value; min and max are
+ * green and red) in the top `fraction` of its plot area: whether that line reaches the top of the scale.
+ */
+export const blueInkNearTop = (page: Page, fraction = 0.3) =>
+  page.locator('.chart').evaluate((chart, f) => {
+    const canvas = chart.querySelector('canvas')!;
+    const box = canvas.getBoundingClientRect();
+    const over = chart.querySelector('.u-over')!.getBoundingClientRect();
+    const k = canvas.width / box.width;
+    const [x0, y0] = [(over.left - box.left) * k, (over.top - box.top) * k];
+    const [w, h] = [over.width * k, over.height * k * f];
+    const d = canvas.getContext('2d')!.getImageData(x0, y0, w, h).data;
+    let n = 0;
+    for (let i = 0; i < d.length; i += 4)
+      if (d[i + 3] > 0 && d[i + 2] > 140 && d[i] < 120 && d[i + 2] > d[i + 1] + 40) n++;
+    return n;
+  }, fraction);
+
 export { waitFor };
 
 /**

@@ -21,7 +21,10 @@ export type ErrorBody = Schemas['ErrorBody'];
 export type Kind = Schemas['StreamReadingDto']['kind'];
 /** Bucket widths of the summary downloads. */
 export type Interval = NonNullable<Schemas['SensorLogsLoadDto']['interval']>;
-export type SensorRawLog = Schemas['SensorRawLogDto'];
+/** How summary averages are taken: mean of the samples, or mean over time (contract 13). */
+export type CalculationBasis = NonNullable<Schemas['SensorLogsLoadDto']['calculationBasis']>;
+/** A stored sample of the plot values of a sensor (first, last, min and max of each part). */
+export type SensorPlotValue = Schemas['SensorPlotValueDto'];
 export type SensorSummary = Schemas['SensorLogSummaryDto'];
 export type MeterSummary = Schemas['MeterLogSummaryDto'];
 export type PumpSummary = Schemas['PumpLogSummaryDto'];

@@ -1380,6 +1380,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sensors/logs/interpolated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Interpolated values of sensors
+         * @description The value of each sensor at each instant of a grid on a zone's clock (interval, start and end, end included) or at the given times: stepped sensors (Step: true in the provisioning document) hold each sample until the next, continuous ones follow the straight line between the samples around t. Null before the first and after the latest sample. Ordered by sensor id, then time (for times, in the order given). At most 100,000 values; span at most 366 days. Unknown sensors: 404 (checked first); any sensor of a site out of reach: 403. JSON, or CSV when the Accept header prefers it.
+         */
+        post: operations["loadSensorInterpolatedValues"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sensors/logs/plot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Plot values of one sensor
+         * @description [start, end) cut into intervals equal parts; for each part that holds samples, its first, last, lowest and highest sample (the earliest of equal values), each sample once, ascending by time: stored samples only, never averages, so peaks survive any zoom. At most 4 x intervals elements; span at most 366 days. Unknown sensors: 404 (checked first); any sensor of a site out of reach: 403. JSON, or CSV when the Accept header prefers it.
+         */
+        post: operations["loadSensorPlotValues"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/edge/alarms": {
         parameters: {
             query?: never;
@@ -2583,6 +2623,11 @@ export interface components {
              * @default UTC
              */
             timeZone?: string;
+            /**
+             * @description eventWeighted: averages are means of the samples. timeWeighted (contract 13): averages (and pump runningPercent) are means over time of the value function (stepped or continuous) over the part of each bucket between the first and latest samples of that field; buckets between samples get elements with count 0; values at bucket edges come from the samples around them, even outside [start, end)
+             * @default eventWeighted
+             */
+            calculationBasis?: "eventWeighted" | "timeWeighted";
         };
         /**
          * SensorLogSummaryDto
@@ -2626,6 +2671,11 @@ export interface components {
              * @default UTC
              */
             timeZone?: string;
+            /**
+             * @description eventWeighted: averages are means of the samples. timeWeighted (contract 13): averages (and pump runningPercent) are means over time of the value function (stepped or continuous) over the part of each bucket between the first and latest samples of that field; buckets between samples get elements with count 0; values at bucket edges come from the samples around them, even outside [start, end)
+             * @default eventWeighted
+             */
+            calculationBasis?: "eventWeighted" | "timeWeighted";
         };
         /** MeterLogSummaryDto */
         MeterLogSummaryDto: {
@@ -2668,6 +2718,11 @@ export interface components {
              * @default UTC
              */
             timeZone?: string;
+            /**
+             * @description eventWeighted: averages are means of the samples. timeWeighted (contract 13): averages (and pump runningPercent) are means over time of the value function (stepped or continuous) over the part of each bucket between the first and latest samples of that field; buckets between samples get elements with count 0; values at bucket edges come from the samples around them, even outside [start, end)
+             * @default eventWeighted
+             */
+            calculationBasis?: "eventWeighted" | "timeWeighted";
         };
         /**
          * PumpLogSummaryDto
@@ -2713,6 +2768,11 @@ export interface components {
              * @default UTC
              */
             timeZone?: string;
+            /**
+             * @description eventWeighted: averages are means of the samples. timeWeighted (contract 13): averages (and pump runningPercent) are means over time of the value function (stepped or continuous) over the part of each bucket between the first and latest samples of that field; buckets between samples get elements with count 0; values at bucket edges come from the samples around them, even outside [start, end)
+             * @default eventWeighted
+             */
+            calculationBasis?: "eventWeighted" | "timeWeighted";
         };
         /** TankLogSummaryDto */
         TankLogSummaryDto: {
@@ -2758,6 +2818,61 @@ export interface components {
              * @description UTC, with milliseconds
              */
             timestamp: string;
+        };
+        /**
+         * SensorLogsInterpolatedDto
+         * @description either interval (with start and end) or times, not both; at most 100,000 values in all
+         */
+        SensorLogsInterpolatedDto: {
+            /** @description ids of the sensors (1 to 100) */
+            sensorIds: number[];
+            /** @description first instant of the grid range (inclusive); with interval, omitted with times */
+            start?: string;
+            /** @description last instant of the grid range (inclusive), after start; span at most 366 days */
+            end?: string;
+            /** @description grid step on the clock of timeZone: whole minutes, five minutes, quarters, hours or local midnights; every grid instant t with start <= t <= end. Not with times */
+            interval?: "1m" | "5m" | "15m" | "1h" | "1d";
+            /**
+             * @description IANA zone whose clock the grid follows, or "site" for each sensor's own site zone
+             * @default UTC
+             */
+            timeZone?: string;
+            /** @description instants (1 to 10,000, any order) instead of a grid; start and end are then omitted */
+            times?: string[];
+        };
+        /** SensorInterpolatedValueDto */
+        SensorInterpolatedValueDto: {
+            sensorID: number;
+            /**
+             * Format: date-time
+             * @description UTC, with milliseconds
+             */
+            timestamp: string;
+            /** @description v(t) of the sensor's mode: stepped (the latest sample at or before t) or continuous (the straight line between the samples around t); null before the first or after the latest sample */
+            value: number | null;
+        };
+        /** SensorLogsPlotDto */
+        SensorLogsPlotDto: {
+            sensorId: number;
+            /** @description first instant of the range (inclusive) */
+            start: string;
+            /** @description end of the range (exclusive), after start; span at most 366 days */
+            end: string;
+            /** @description number of equal parts of [start, end) (whole milliseconds, the last part takes the remainder) */
+            intervals: number;
+        };
+        /**
+         * SensorPlotValueDto
+         * @description a stored sample
+         */
+        SensorPlotValueDto: {
+            sensorID: number;
+            /**
+             * Format: date-time
+             * @description UTC, with milliseconds
+             */
+            timestamp: string;
+            value: number;
         };
         /**
          * AlarmDto
@@ -3134,6 +3249,8 @@ export interface components {
                 Latitude?: number | null;
                 Longitude?: number | null;
                 RegisterIDs?: (string | number)[];
+                /** @description interpolation mode (contract 13): true stepped (counts, states, set-points), false continuous (the default) */
+                Step?: boolean;
             }[];
             flowMeters?: {
                 SiteFlowMeterID: number;
@@ -8785,6 +8902,201 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SensorRawLogDto"][];
+                    "text/csv": string;
+                };
+            };
+            /** @description Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, expired or invalid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Caller lacks permission for a requested site or equipment */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body is not JSON (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable or did not answer in time: nothing was changed; try again after retry-after seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    loadSensorInterpolatedValues: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description either interval (with start and end) or times, not both; at most 100,000 values in all */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SensorLogsInterpolatedDto"];
+            };
+        };
+        responses: {
+            /** @description the values: JSON, or CSV when the Accept header prefers text/csv (a header line of the field names, then one line per element; null as an empty field) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SensorInterpolatedValueDto"][];
+                    "text/csv": string;
+                };
+            };
+            /** @description Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, expired or invalid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Caller lacks permission for a requested site or equipment */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body is not JSON (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable or did not answer in time: nothing was changed; try again after retry-after seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    loadSensorPlotValues: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SensorLogsPlotDto"];
+            };
+        };
+        responses: {
+            /** @description the samples: JSON, or CSV when the Accept header prefers text/csv (a header line of the field names, then one line per element; null as an empty field) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SensorPlotValueDto"][];
                     "text/csv": string;
                 };
             };

@@ -1,10 +1,11 @@
 import { send } from './api.js';
 import type {
+  CalculationBasis,
   Interval,
   Kind,
   MeterSummary,
   PumpSummary,
-  SensorRawLog,
+  SensorPlotValue,
   SensorSummary,
   TankSummary,
 } from './api-schema.js';
@@ -20,8 +21,10 @@ export const RANGES: Record<string, { label: string; ms: number; interval: Inter
 };
 export const INTERVALS: Interval[] = ['15m', '1h', '1d'];
 export const isInterval = (s: string | null): s is Interval => INTERVALS.includes(s as Interval);
-/** Raw sensor values are offered up to this span (the route allows 60 days; more is unreadable as a line). */
-export const RAW_MAX_MS = 7 * 86_400_000;
+/** Raw sensor values (plot values: stored samples, peaks kept at any zoom) are offered up to the route's span. */
+export const RAW_MAX_MS = 366 * 86_400_000;
+/** Parts of the plot route for a chart of this width: about one per two pixels (1 to 2000). */
+export const plotParts = (width: number) => Math.min(2000, Math.max(1, Math.round(width / 2)));
 
 export interface ChartRequest {
   kind: Kind;
@@ -31,7 +34,11 @@ export interface ChartRequest {
   interval: Interval;
   /** 'UTC', 'site' or an IANA zone: where buckets start. */
   timeZone: string;
+  /** Summary averages: of the samples (eventWeighted) or over time (timeWeighted). */
+  basis: CalculationBasis;
   raw: boolean;
+  /** Parts of the plot route (raw values only). */
+  intervals: number;
 }
 
 /** The download call a chart shows, as JSON or (for the CSV button) as CSV. */
@@ -42,8 +49,18 @@ export function fetchChart(
 ): Promise<Response> {
   const opts = { accept, signal };
   if (r.raw)
-    return send('/v1/sensors/logs/raw', { sensorId: r.id, start: r.start, end: r.end }, opts);
-  const span = { start: r.start, end: r.end, interval: r.interval, timeZone: r.timeZone };
+    return send(
+      '/v1/sensors/logs/plot',
+      { sensorId: r.id, start: r.start, end: r.end, intervals: r.intervals },
+      opts,
+    );
+  const span = {
+    start: r.start,
+    end: r.end,
+    interval: r.interval,
+    timeZone: r.timeZone,
+    calculationBasis: r.basis,
+  };
   switch (r.kind) {
     case 'sensor':
       return send('/v1/sensors/logs/load', { sensorIds: [r.id], ...span }, opts);
@@ -58,7 +75,7 @@ export function fetchChart(
 
 /** The JSON rows of each download a chart shows. */
 export type ChartRows =
-  SensorRawLog[] | SensorSummary[] | MeterSummary[] | PumpSummary[] | TankSummary[];
+  SensorPlotValue[] | SensorSummary[] | MeterSummary[] | PumpSummary[] | TankSummary[];
 
 export interface ChartData {
   x: number[];
@@ -70,16 +87,17 @@ export interface ChartData {
 // Field names are the DTOs' (a renamed one fails the type check).
 const col = <R>(rows: R[], k: keyof R) =>
   rows.map((r) => (typeof r[k] === 'number' ? (r[k] as number) : null));
-const band = <R>(rows: R[], lo: keyof R, avg: keyof R, hi: keyof R): Series[] => [
+const band = <R>(rows: R[], lo: keyof R, avg: keyof R, hi: keyof R, tw: boolean): Series[] => [
   { label: 'Min', values: col(rows, lo), color: '#5a8f29', dashed: true },
-  { label: 'Average', values: col(rows, avg), color: '#1f5fbf' },
+  { label: tw ? 'Time-weighted average' : 'Average', values: col(rows, avg), color: '#1f5fbf' },
   { label: 'Max', values: col(rows, hi), color: '#b3261e', dashed: true },
 ];
 
 /** Series per kind: min/avg/max for sensors and tank levels, volume for meters, running % for pumps. */
-export function toSeries(kind: Kind, raw: boolean, rows: ChartRows, units?: string): ChartData {
-  if (raw) {
-    const raws = rows as SensorRawLog[];
+export function toSeries(r: ChartRequest, rows: ChartRows, units?: string): ChartData {
+  const tw = r.basis === 'timeWeighted';
+  if (r.raw) {
+    const raws = rows as SensorPlotValue[];
     return {
       x: raws.map((r) => Date.parse(r.timestamp) / 1000),
       series: [{ label: 'Value', values: col(raws, 'value'), color: '#1f5fbf' }],
@@ -88,11 +106,11 @@ export function toSeries(kind: Kind, raw: boolean, rows: ChartRows, units?: stri
     };
   }
   const x = (rows as { start: string }[]).map((r) => Date.parse(r.start) / 1000);
-  switch (kind) {
+  switch (r.kind) {
     case 'sensor':
       return {
         x,
-        series: band(rows as SensorSummary[], 'min', 'avg', 'max'),
+        series: band(rows as SensorSummary[], 'min', 'avg', 'max', tw),
         units,
         rows: rows.length,
       };
@@ -110,7 +128,7 @@ export function toSeries(kind: Kind, raw: boolean, rows: ChartRows, units?: stri
         x,
         series: [
           {
-            label: 'Running %',
+            label: tw ? 'Running % (time-weighted)' : 'Running %',
             values: col(rows as PumpSummary[], 'runningPercent'),
             color: '#1f5fbf',
           },
@@ -126,6 +144,7 @@ export function toSeries(kind: Kind, raw: boolean, rows: ChartRows, units?: stri
           'minEntryTankLevel',
           'avgEntryTankLevel',
           'maxEntryTankLevel',
+          tw,
         ),
         units: 'ft',
         rows: rows.length,

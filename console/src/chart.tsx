@@ -18,9 +18,11 @@ interface Props {
   zone: string;
   units?: string;
   label: string;
+  /** The x axis's range in seconds (the requested range) rather than that of the data, unless zoomed in. */
+  span?: [number, number];
 }
 
-export function Chart({ x, series, zone, units, label }: Props) {
+export function Chart({ x, series, zone, units, label, span }: Props) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = box.current!;
@@ -30,7 +32,14 @@ export function Chart({ x, series, zone, units, label }: Props) {
         width: width(),
         height: Math.min(360, Math.max(220, Math.round(width() * 0.45))),
         tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), zone),
-        scales: { x: { time: true } },
+        scales: {
+          x: {
+            time: true,
+            // The whole data (its first draw, a double click) shows the whole span; a zoom keeps its own.
+            range: (_u, min, max) =>
+              span && min <= x[0] && max >= x[x.length - 1] ? span : [min, max],
+          },
+        },
         axes: [{ stroke: '#333' }, { stroke: '#333', label: units, size: 60 }],
         series: [
           { label: 'Time' },
@@ -52,6 +61,6 @@ export function Chart({ x, series, zone, units, label }: Props) {
       resize.disconnect();
       plot.destroy();
     };
-  }, [x, series, zone, units]);
+  }, [x, series, zone, units, span?.[0], span?.[1]]);
   return <div class="chart" ref={box} role="img" aria-label={label} data-points={x.length} />;
 }

@@ -92,6 +92,12 @@ export const ProvisioningDocument = Type.Object(
       Type.Array(
         withExtra(recordSchema(records.SENSOR, 'in'), {
           RegisterIDs: Type.Optional(Type.Array(BigIdInput)),
+          Step: Type.Optional(
+            Type.Boolean({
+              description:
+                'interpolation mode (contract 13): true stepped (counts, states, set-points), false continuous (the default)',
+            }),
+          ),
         }),
       ),
     ),
@@ -166,6 +172,7 @@ export interface RegisterIn extends Fields {
 }
 export interface SensorIn extends SitedIn {
   SiteSensorID: number;
+  Step?: boolean;
   /** The registers it reads, in order; absent: its list is left as it is. */
   RegisterIDs?: BigId[];
 }

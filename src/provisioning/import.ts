@@ -111,7 +111,7 @@ export async function importDocument(
     await upsertList('registers', (r) => ({
       site_id: refs.siteOf('device', r.SiteModbusInOutDeviceID, ''),
     }));
-    await upsertList('sensors');
+    await upsertList('sensors', (r) => ({ step: r.Step ?? false }));
     await upsertList('flowMeters');
     await upsertList('pumps');
     await upsertList('tankGroups');
@@ -165,7 +165,11 @@ type RecordOf<L extends keyof ProvisioningDocument> = NonNullable<ProvisioningDo
 
 /** Columns a table has beyond its interface record (derived at import). */
 const extraColumns = (table: string) =>
-  table === 'registers' ? [{ column: 'site_id', kind: 'int' as const }] : [];
+  table === 'registers'
+    ? [{ column: 'site_id', kind: 'int' as const }]
+    : table === 'sensors'
+      ? [{ column: 'step', kind: 'bool' as const }]
+      : [];
 
 /** Checks every reference of the document against the document and the database. */
 async function collectReferences(db: Queryable, doc: ProvisioningDocument): Promise<References> {

@@ -102,6 +102,8 @@ export function validExamples(one: SiteOne, n: number): Record<string, Example> 
     loadPumpSummaries: { body: { pumpIds: [PUMP], ...RANGE } },
     loadTankSummaries: { body: { tankGroupIds: [TANK], ...RANGE } },
     loadSensorRawLogs: { body: { sensorId: SENSOR, ...RANGE } },
+    loadSensorInterpolatedValues: { body: { sensorIds: [SENSOR], ...RANGE, interval: '1h' } },
+    loadSensorPlotValues: { body: { sensorId: SENSOR, ...RANGE, intervals: 100 } },
     sendAlarm: {
       body: { siteId: 1, sensorID: SENSOR, alarmType: 'High', message: 'm', timestamp: TS },
       status: 201,
@@ -331,6 +333,7 @@ export function refusals(one: SiteOne): Refusal[] {
         ['getSiteConfig', { query: { siteId: 1 } }],
         ['uploadSensorLog', { body: upload }],
         ['loadSensorRawLogs', { body: { sensorId: SENSOR, ...RANGE } }],
+        ['loadSensorPlotValues', { body: { sensorId: SENSOR, ...RANGE, intervals: 10 } }],
         ['getTicketImage', { params: { uuid: one.ticketUuid } }],
         ['listClients', {}],
         ['streamEvents', { headers: { accept: 'text/event-stream' } }],
@@ -371,6 +374,11 @@ export function refusals(one: SiteOne): Refusal[] {
         ['getPumpRegisterUpdatesLight', { params: { pumpId: 999_999 }, query: { startDate: TS } }],
         ['getTankRegisters', { params: { tankGroupId: 999_999 } }],
         ['loadSensorRawLogs', { body: { sensorId: 999_999, ...RANGE } }],
+        ['loadSensorPlotValues', { body: { sensorId: 999_999, ...RANGE, intervals: 10 } }],
+        [
+          'loadSensorInterpolatedValues',
+          { body: { sensorIds: [999_999], times: ['2026-11-01T00:00:00Z'] } },
+        ],
         ['getTicketImage', { params: { uuid: UNKNOWN_UUID } }],
         ['updateClient', { params: { clientId: 'no-such-client' }, body: { disabled: true } }],
         ['rotateClientSecret', { params: { clientId: 'no-such-client' } }],

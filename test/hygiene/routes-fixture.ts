@@ -71,6 +71,16 @@ export function routeRequests(one: SiteOne): Record<string, (n: number) => Route
       url: '/v1/sensors/logs/raw',
       body: { sensorId: SENSOR, ...RANGE },
     }),
+    'POST /v1/sensors/logs/interpolated': () => ({
+      method: 'POST',
+      url: '/v1/sensors/logs/interpolated',
+      body: { sensorIds: [SENSOR], ...RANGE, interval: '1d' },
+    }),
+    'POST /v1/sensors/logs/plot': () => ({
+      method: 'POST',
+      url: '/v1/sensors/logs/plot',
+      body: { sensorId: SENSOR, ...RANGE, intervals: 100 },
+    }),
     'POST /v1/edge/alarms': () => ({
       method: 'POST',
       url: '/v1/edge/alarms',

@@ -23,6 +23,8 @@ const NEGOTIATING = [
   'POST /v1/pumps/logs/load',
   'POST /v1/tanks/logs/load',
   'POST /v1/sensors/logs/raw',
+  'POST /v1/sensors/logs/interpolated',
+  'POST /v1/sensors/logs/plot',
 ];
 
 const varies = (vary: unknown) =>

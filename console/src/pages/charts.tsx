@@ -1,10 +1,11 @@
-import { useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { saveAs } from '../api.js';
 import { Chart } from '../chart.js';
 import type { Kind } from '../api-schema.js';
 import {
   fetchChart,
   isInterval,
+  plotParts,
   RANGES,
   RAW_MAX_MS,
   toSeries,
@@ -23,7 +24,11 @@ const ZONES: { value: ZoneChoice; label: string }[] = [
   { value: 'browser', label: `Browser (${browserZone()})` },
 ];
 
-/** Charts: an equipment's summaries (or a sensor's raw values) over a range, interval and time zone; CSV of what is shown. */
+/**
+ * Charts: an equipment's summaries (sample or time-weighted averages) or a sensor's raw values (plot
+ * values: about one part per two pixels of the chart, peaks kept) over a range, interval and time
+ * zone; CSV of what is shown.
+ */
 export function ChartsPage() {
   const { query } = useRoute();
   const site = Number(query.get('site')) || 0;
@@ -47,6 +52,22 @@ export function ChartsPage() {
   const to = range === 'custom' ? Date.parse(query.get('to') ?? '') || now : now;
   const rawAllowed = kind === 'sensor' && to - from <= RAW_MAX_MS;
   const raw = rawAllowed && query.get('raw') === '1';
+  const timeWeighted = kind !== 'meter' && query.get('avg') === 'time';
+  // The width the chart will have, measured before it exists; a change of less than a tenth keeps the request.
+  const area = useRef<HTMLDivElement>(null);
+  const [width, setWidth] = useState(0);
+  useLayoutEffect(() => {
+    const el = area.current!;
+    const measure = () =>
+      setWidth((w) => {
+        const now = Math.max(280, el.clientWidth);
+        return Math.abs(now - w) < w / 10 ? w : now;
+      });
+    measure();
+    const resize = new ResizeObserver(measure);
+    resize.observe(el);
+    return () => resize.disconnect();
+  }, []);
   const state = {
     site,
     kind,
@@ -55,6 +76,7 @@ export function ChartsPage() {
     tz,
     interval,
     raw: raw ? 1 : '',
+    avg: timeWeighted ? 'time' : '',
     from: range === 'custom' ? query.get('from') : '',
     to: range === 'custom' ? query.get('to') : '',
   };
@@ -70,7 +92,7 @@ export function ChartsPage() {
   const zone = zoneOf(tz, siteZone);
   const picked = equipment.data?.equipment.find((e) => e.kind === kind && e.id === id);
   const request: ChartRequest | undefined =
-    picked && to > from
+    picked && to > from && width
       ? {
           kind: picked.kind,
           id,
@@ -78,25 +100,27 @@ export function ChartsPage() {
           end: new Date(to).toISOString(),
           interval,
           timeZone: tz === 'utc' ? 'UTC' : tz === 'site' ? 'site' : zone,
+          basis: timeWeighted ? 'timeWeighted' : 'eventWeighted',
           raw,
+          intervals: raw ? plotParts(width) : 0,
         }
       : undefined;
   // The caption travels with the data, so a chart still on screen while the next one loads keeps its own.
   const caption =
     picked &&
-    `${picked.name}: ${raw ? 'raw values' : `${interval} summaries`}, ${formatTime(from, zone)} to ${formatTime(to, zone)} (${zone})`;
+    `${picked.name}: ${raw ? `raw values (plot values of ${request?.intervals} parts)` : `${interval} summaries${timeWeighted ? ', time-weighted' : ''}`}, ${formatTime(from, zone)} to ${formatTime(to, zone)} (${zone})`;
   const data = useLoad(
     async (signal) =>
       request
         ? {
             ...toSeries(
-              request.kind,
-              raw,
+              request,
               (await (await fetchChart(request, 'application/json', signal)).json()) as ChartRows,
               picked?.units,
             ),
             caption,
             raw,
+            span: [from / 1000, to / 1000] as [number, number],
           }
         : undefined,
     [JSON.stringify(request), caption],
@@ -107,7 +131,7 @@ export function ChartsPage() {
     try {
       await saveAs(
         await fetchChart(request!, 'text/csv'),
-        `${kind}-${id}-${raw ? 'raw' : interval}.csv`,
+        `${kind}-${id}-${raw ? 'raw' : `${interval}${timeWeighted ? '-time-weighted' : ''}`}.csv`,
       );
     } catch (err) {
       setCsvError((err as Error).message);
@@ -218,6 +242,20 @@ export function ChartsPage() {
             ))}
           </select>
         </div>
+        {kind && kind !== 'meter' && (
+          <div>
+            <label for="chart-avg">Average</label>
+            <select
+              id="chart-avg"
+              value={timeWeighted ? 'time' : ''}
+              disabled={raw}
+              onChange={(e) => go({ avg: e.currentTarget.value })}
+            >
+              <option value="">Sample average</option>
+              <option value="time">Time-weighted</option>
+            </select>
+          </div>
+        )}
         {kind === 'sensor' && (
           <div class="check">
             <input
@@ -227,51 +265,54 @@ export function ChartsPage() {
               disabled={!rawAllowed}
               onChange={(e) => go({ raw: e.currentTarget.checked ? 1 : '' })}
             />
-            <label for="chart-raw">Raw values{rawAllowed ? '' : ' (7 days at most)'}</label>
+            <label for="chart-raw">Raw values{rawAllowed ? '' : ' (366 days at most)'}</label>
           </div>
         )}
       </form>
 
-      {!picked ? (
-        <p class="muted">
-          {site ? 'Choose equipment to chart.' : 'Choose a site, then equipment.'}
-        </p>
-      ) : to <= from ? (
-        <p class="error" role="alert">
-          The end of the range must be after its start.
-        </p>
-      ) : (
-        <Status load={data} what="the chart">
-          {(d) =>
-            d && (
-              <figure>
-                <figcaption>
-                  {d.caption} · {d.rows} {d.raw ? 'values' : 'buckets'}
-                </figcaption>
-                {d.rows ? (
-                  <Chart
-                    x={d.x}
-                    series={d.series}
-                    zone={zone}
-                    units={d.units}
-                    label={`Chart of ${picked.name}`}
-                  />
-                ) : (
-                  <p class="muted">No data in this range.</p>
-                )}
-                <button type="button" onClick={downloadCsv} disabled={!d.rows}>
-                  Download CSV
-                </button>
-                {csvError && (
-                  <p class="error" role="alert">
-                    {csvError}
-                  </p>
-                )}
-              </figure>
-            )
-          }
-        </Status>
-      )}
+      <div ref={area}>
+        {!picked ? (
+          <p class="muted">
+            {site ? 'Choose equipment to chart.' : 'Choose a site, then equipment.'}
+          </p>
+        ) : to <= from ? (
+          <p class="error" role="alert">
+            The end of the range must be after its start.
+          </p>
+        ) : (
+          <Status load={data} what="the chart">
+            {(d) =>
+              d && (
+                <figure>
+                  <figcaption>
+                    {d.caption} · {d.rows} {d.raw ? 'values' : 'buckets'}
+                  </figcaption>
+                  {d.rows ? (
+                    <Chart
+                      x={d.x}
+                      series={d.series}
+                      zone={zone}
+                      units={d.units}
+                      span={d.span}
+                      label={`Chart of ${picked.name}`}
+                    />
+                  ) : (
+                    <p class="muted">No data in this range.</p>
+                  )}
+                  <button type="button" onClick={downloadCsv} disabled={!d.rows}>
+                    Download CSV
+                  </button>
+                  {csvError && (
+                    <p class="error" role="alert">
+                      {csvError}
+                    </p>
+                  )}
+                </figure>
+              )
+            }
+          </Status>
+        )}
+      </div>
     </section>
   );
 }

@@ -4,6 +4,7 @@ import { siteRoutes } from './sites/index.js';
 import { configRoutes } from './config/index.js';
 import { telemetryRoutes } from './telemetry/index.js';
 import { downloadRoutes } from './telemetry/download.js';
+import { historianRoutes } from './telemetry/historian.js';
 import { alarmRoutes } from './alarms/index.js';
 import { transactionRoutes } from './transactions/index.js';
 import { imageRoutes } from './images/index.js';
@@ -21,6 +22,7 @@ export async function v1Routes(app: FastifyTypebox): Promise<void> {
   await app.register(configRoutes, { prefix: '/config' });
   await app.register(telemetryRoutes);
   await app.register(downloadRoutes);
+  await app.register(historianRoutes);
   await app.register(alarmRoutes);
   await app.register(transactionRoutes);
   await app.register(imageRoutes);

@@ -3,10 +3,11 @@ import { requireEquipment } from '../../auth/access.js';
 import type { Queryable } from '../../db/index.js';
 import { badRequest } from '../../errors.js';
 import { parseRange } from '../../time.js';
-import { SEPARATOR, type EncodedPage, type Format, type Page } from '../../export/records.js';
+import { SEPARATOR, type Format, type Page } from '../../export/records.js';
 import type { TelemetryKind } from '../kinds.js';
 import { estimateElements, querySummaries, summaryFieldNames, type Interval } from './summaries.js';
 import { isKnownZone } from './zones.js';
+import { encodeJson, queryTimeWeighted } from './time-weighted.js';
 
 // The download engine behind POST /v1/<kind>/logs/load and /v1/sensors/logs/raw: checks a request
 // (times, span, zone, equipment, access) and yields its records page by page.
@@ -24,6 +25,8 @@ export interface SummaryBody {
   end: string;
   interval?: Interval;
   timeZone?: string;
+  /** Contract 13: eventWeighted (the default, contract 6) or timeWeighted. */
+  calculationBasis?: 'eventWeighted' | 'timeWeighted';
 }
 
 export interface Download {
@@ -62,9 +65,21 @@ export async function openSummaries(
   const perId = Math.max(1, Math.floor(PAGE_ELEMENTS / (elements / ids.length)));
   const chunks: number[][] = [];
   for (let i = 0; i < ids.length; i += perId) chunks.push(ids.slice(i, i + perId));
-  const page = async (chunk: number[]): Promise<EncodedPage> => {
+  const page = async (chunk: number[]): Promise<Page> => {
     const byZone = new Map<string, number[]>();
     for (const id of chunk) byZone.set(zoneOf(id), [...(byZone.get(zoneOf(id)) ?? []), id]);
+    if (body.calculationBasis === 'timeWeighted') {
+      const parts = await Promise.all(
+        [...byZone].map(([zone, group]) =>
+          queryTimeWeighted(db, kind, { ids: group, start, end, interval, zone }),
+        ),
+      );
+      const records = parts
+        .flat()
+        .sort((x, y) => x.id - y.id)
+        .flatMap((p) => p.rows);
+      return format === 'json' ? { text: encodeJson(summaryFieldNames(kind), records) } : records;
+    }
     const parts = await Promise.all(
       [...byZone].map(([zone, group]) =>
         querySummaries(db, kind, { ids: group, start, end, interval, zone }, format),
@@ -107,7 +122,7 @@ export async function* prefetched<T, P>(
 }
 
 /** Each site's zone for timeZone "site": UTC where it has none; 400 for a zone the service does not know. */
-async function siteZones(db: Queryable, siteIds: number[]): Promise<Map<number, string>> {
+export async function siteZones(db: Queryable, siteIds: number[]): Promise<Map<number, string>> {
   const rows = await db.query<{ site_id: number; time_zone: string | null }>(
     `SELECT site_id, time_zone FROM sites WHERE site_id = ANY($1::int[])`,
     [siteIds],

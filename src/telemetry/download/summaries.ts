@@ -62,7 +62,7 @@ const floorTo = (t: number, ms: number) => Math.floor(t / ms) * ms;
 const ceilTo = (t: number, ms: number) => Math.ceil(t / ms) * ms;
 
 /** Rollup level (minutes) whose UTC-aligned buckets nest in every output bucket; 0: logs only. */
-function unitLevel(
+export function unitLevel(
   interval: Interval,
   zone: string,
   start: number,
@@ -80,7 +80,7 @@ function unitLevel(
  * The UTC instants that split [start, end) between the sources: logs in [start, s15) and [e15, end),
  * 15-minute rollups in [s15, a) and [b, e15), level rollups in [a, b).
  */
-function splitRange(start: number, end: number, level: number) {
+export function splitRange(start: number, end: number, level: number) {
   if (level === 0) return { s15: end, e15: end, a: end, b: end };
   let s15 = ceilTo(start, QUARTER);
   let e15 = floorTo(end, QUARTER);
@@ -91,7 +91,7 @@ function splitRange(start: number, end: number, level: number) {
   return { s15, e15, a, b };
 }
 
-const BUCKET: Record<Interval, { start: string; end: string }> = {
+export const BUCKET: Record<Interval, { start: string; end: string }> = {
   '15m': {
     start: `t0 - ((t0 AT TIME ZONE $4) - date_bin('15 minutes', t0 AT TIME ZONE $4, TIMESTAMP '2000-01-01'))`,
     end: `grp + interval '15 minutes'`,
@@ -115,11 +115,11 @@ const WIDTH: Record<Interval, number> = { '15m': 15, '1h': 60, '1d': 1440, all: 
  * out as they are, without merging, and only the rest (edges, stale buckets) is merged. Meters merge
  * everything: each bucket's volume links to the unit before it.
  */
-const directLevel = (spec: UnitSpec, interval: Interval, level: number) =>
+export const directLevel = (spec: UnitSpec, interval: Interval, level: number) =>
   !spec.chain && level > 0 && WIDTH[interval] === level;
 
 /** Clean rows of the level in [a, b) ($7, $8). */
-function levelRows(spec: UnitSpec, level: number): string {
+export function levelRows(spec: UnitSpec, level: number): string {
   const { rollupTable: t, idColumn: idc, no } = spec;
   const notStale =
     level === 15
@@ -137,7 +137,7 @@ const staleCte = (spec: UnitSpec, level: number) =>
 
 // Parameters: ids, start, end, zone, s15, e15, a, b (times as ISO text). Not every variant uses every
 // one; the casts in the final WHERE give each its type.
-const TYPED = `$2::timestamptz IS NOT NULL AND $3::timestamptz IS NOT NULL AND $4::text IS NOT NULL AND $5::timestamptz IS NOT NULL
+export const TYPED = `$2::timestamptz IS NOT NULL AND $3::timestamptz IS NOT NULL AND $4::text IS NOT NULL AND $5::timestamptz IS NOT NULL
    AND $6::timestamptz IS NOT NULL AND $7::timestamptz IS NOT NULL AND $8::timestamptz IS NOT NULL`;
 
 /**
@@ -152,6 +152,28 @@ function summarySql(
   format: Format,
   direct = directLevel(spec, interval, level),
 ): string {
+  const bucket = BUCKET[interval];
+  const group = `CASE WHEN t0 = '-infinity' THEN NULL ELSE ${bucket.start} END`;
+  const names = summaryFieldNames(spec.kind);
+  const lines = [
+    `SELECT id, grp AS s, ${summaryLine(spec.kind, format, names, 'greatest(grp, $2::timestamptz)', `least(${bucket.end}, $3::timestamptz)`)} AS line FROM merged`,
+  ];
+  if (direct)
+    lines.push(
+      `SELECT id, t0 AS s, ${summaryLine(spec.kind, format, names, 't0', `t0 + interval '${level} minutes'`)} AS line FROM l`,
+    );
+  return `WITH ${summaryUnits(spec, level, direct)},
+    merged AS (${mergeUnits(spec, 'units', group, 'id', false)}),
+    ${direct ? `l AS (${levelRows(spec, level)}),` : ''}
+    lines AS (${lines.join('\n  UNION ALL\n  ')})
+  SELECT id, string_agg(line, ${SQL_SEPARATOR[format]} ORDER BY s) AS text FROM lines WHERE ${TYPED} GROUP BY id ORDER BY id`;
+}
+
+/**
+ * The CTEs `stale` (levels above 15) and `units`: every unit covering [start, end) but the clean level
+ * rows that go out as they are when `direct` (parameters as summarySql; historian.ts uses it too).
+ */
+export function summaryUnits(spec: UnitSpec, level: number, direct: boolean): string {
   const { rollupTable: t, idColumn: idc, logTable, no } = spec;
   const clean = (r: string) =>
     `NOT EXISTS (SELECT 1 FROM rollup_dirty d WHERE d.kind = ${no} AND d.equipment_id = ${r}.${idc} AND d.bucket = ${r}.bucket)`;
@@ -207,21 +229,7 @@ function summarySql(
          FROM unnest($1::int[]) AS i(id)) p WHERE p.total_volume IS NOT NULL`,
     );
   }
-  const bucket = BUCKET[interval];
-  const group = `CASE WHEN t0 = '-infinity' THEN NULL ELSE ${bucket.start} END`;
-  const names = summaryFieldNames(spec.kind);
-  const lines = [
-    `SELECT id, grp AS s, ${summaryLine(spec.kind, format, names, 'greatest(grp, $2::timestamptz)', `least(${bucket.end}, $3::timestamptz)`)} AS line FROM merged`,
-  ];
-  if (direct)
-    lines.push(
-      `SELECT id, t0 AS s, ${summaryLine(spec.kind, format, names, 't0', `t0 + interval '${level} minutes'`)} AS line FROM l`,
-    );
-  return `WITH ${staleCte(spec, level)} units AS (${parts.join('\n  UNION ALL\n  ')}),
-    merged AS (${mergeUnits(spec, 'units', group, 'id')}),
-    ${direct ? `l AS (${levelRows(spec, level)}),` : ''}
-    lines AS (${lines.join('\n  UNION ALL\n  ')})
-  SELECT id, string_agg(line, ${SQL_SEPARATOR[format]} ORDER BY s) AS text FROM lines WHERE ${TYPED} GROUP BY id ORDER BY id`;
+  return `${staleCte(spec, level)} units AS (${parts.join('\n  UNION ALL\n  ')})`;
 }
 
 /** The encoded summaries of one equipment, in bucket order. */

@@ -51,6 +51,16 @@ export const summaryLoadDto = (kind: TelemetryKind, maxBatch: number) =>
             'IANA zone name whose clock the buckets follow, or "site" for each equipment\'s own site zone (UTC where it has none)',
         }),
       ),
+      calculationBasis: Type.Optional(
+        Type.Union([Type.Literal('eventWeighted'), Type.Literal('timeWeighted')], {
+          default: 'eventWeighted',
+          description:
+            'eventWeighted: averages are means of the samples. timeWeighted (contract 13): averages (and pump runningPercent) are ' +
+            'means over time of the value function (stepped or continuous) over the part of each bucket between the first and ' +
+            'latest samples of that field; buckets between samples get elements with count 0; values at bucket edges come ' +
+            'from the samples around them, even outside [start, end)',
+        }),
+      ),
     },
     { title: IDS[kind][1] },
   );

@@ -1,0 +1,181 @@
+import type { Access } from '../../auth/access.js';
+import { requireEquipment } from '../../auth/access.js';
+import type { Queryable } from '../../db/index.js';
+import { badRequest, invalidField } from '../../errors.js';
+import type { Values } from '../../export/records.js';
+import { parseRange, parseTime } from '../../time.js';
+import { EPOCH } from '../rollups/refresh.js';
+import { siteZones, type Download } from './index.js';
+import { valueBetween } from './value-function.js';
+import { isKnownZone } from './zones.js';
+
+// Interpolated values (contract 13): v(t) of each sensor at the instants of a grid on a zone's clock
+// or at given times. Each value takes the sample at or before t and the one after it, each one
+// indexed lookup bounded to the day around t first (so that it reads one or two monthly partitions),
+// then unbounded where that day holds none: the work follows the number of values, never the
+// number of logs in the range.
+
+export type GridInterval = '1m' | '5m' | '15m' | '1h' | '1d';
+
+export interface InterpolatedBody {
+  sensorIds: number[];
+  start?: string;
+  end?: string;
+  interval?: GridInterval;
+  timeZone?: string;
+  times?: string[];
+}
+
+export const INTERPOLATED_FIELDS = ['sensorID', 'timestamp', 'value'];
+const MAX_DAYS = 366;
+export const MAX_VALUES = 100_000;
+const MINUTES: Record<GridInterval, number> = { '1m': 1, '5m': 5, '15m': 15, '1h': 60, '1d': 1440 };
+
+/** The grid instants of [start, end] (both included) on the clock of $3, as SQL over $1 = start, $2 = end. */
+function gridSql(interval: GridInterval): string {
+  const floor =
+    interval === '1d'
+      ? `date_trunc('day', c AT TIME ZONE $3) AT TIME ZONE $3`
+      : `c - ((c AT TIME ZONE $3) - date_bin('${MINUTES[interval]} minutes', c AT TIME ZONE $3, TIMESTAMP '2000-01-01'))`;
+  // Every grid step holds one instant of this lattice (a local day lasts at least 23 hours).
+  const lattice = interval === '1d' ? '1 hour' : `${MINUTES[interval]} minutes`;
+  return `SELECT DISTINCT ${floor} AS t FROM (
+      SELECT generate_series(date_bin('${lattice}', $1::timestamptz, ${EPOCH}), $2::timestamptz, interval '${lattice}') AS c
+      UNION ALL SELECT $2::timestamptz) x`;
+}
+
+const probe = (op: '<=' | '>', order: 'DESC' | 'ASC', bound: string) =>
+  `(SELECT ARRAY[round(date_part('epoch', ts) * 1000), value] FROM sensor_logs WHERE sensor_id = i.id AND ts ${op} q.t${bound} ORDER BY ts ${order} LIMIT 1)`;
+const around = (op: '<=' | '>', order: 'DESC' | 'ASC') =>
+  `coalesce(${probe(op, order, ` AND ts ${op === '<=' ? '>' : '<='} q.t ${op === '<=' ? '-' : '+'} interval '1 day'`)}, ${probe(op, order, '')})`;
+
+/**
+ * For each sensor and instant (ordered by sensor, then n): the samples around it. A stepped sensor
+ * needs no sample after t, only its latest sample of all (once per sensor), to know where v ends.
+ */
+const VALUES_SQL = (instants: string) => `
+  SELECT i.id, round(date_part('epoch', q.t) * 1000) AS t, i.latest, ${around('<=', 'DESC')} AS prev,
+    CASE WHEN i.step THEN NULL ELSE ${around('>', 'ASC')} END AS next
+  FROM (SELECT u.id, u.step, (SELECT round(date_part('epoch', ts) * 1000) FROM sensor_logs
+          WHERE sensor_id = u.id ORDER BY ts DESC LIMIT 1) AS latest
+        FROM unnest($4::int[], $5::boolean[]) AS u(id, step)) i
+  CROSS JOIN (${instants}) q
+  ORDER BY i.id, q.n`;
+
+/** Checks the request (400/404/403) and returns its records. */
+export async function openInterpolated(
+  db: Queryable,
+  access: Access,
+  body: InterpolatedBody,
+): Promise<Download> {
+  const ids = [...new Set(body.sensorIds)].sort((x, y) => x - y);
+  let times: number[] | undefined;
+  let range: { start: number; end: number } | undefined;
+  if (body.times !== undefined) {
+    if (body.interval !== undefined)
+      throw badRequest('give either interval or times, not both', [
+        { path: '/times', message: 'not allowed with interval' },
+      ]);
+    if (body.start !== undefined || body.end !== undefined)
+      throw badRequest('with times, start and end are omitted', [
+        { path: body.start !== undefined ? '/start' : '/end', message: 'not allowed with times' },
+      ]);
+    times = body.times.map((text, i) => {
+      const t = parseTime(text);
+      if (t === undefined) throw invalidField(`/times/${i}`, 'is not an ISO 8601 date-time');
+      return t;
+    });
+    if (ids.length * times.length > MAX_VALUES) throw tooMany(ids.length * times.length);
+  } else {
+    if (body.interval === undefined)
+      throw badRequest('give interval (with start and end) or times', [
+        { path: '/interval', message: 'required without times' },
+      ]);
+    if (body.start === undefined || body.end === undefined)
+      throw badRequest('start and end are required with interval', [
+        { path: body.start === undefined ? '/start' : '/end', message: 'required with interval' },
+      ]);
+    range = parseRange(body.start, body.end, MAX_DAYS);
+    // Grid instants in [start, end]: at most one per step, plus one (local clocks repeat at most an hour).
+    const per = Math.floor((range.end - range.start) / (MINUTES[body.interval] * 60_000)) + 2;
+    if (ids.length * per > MAX_VALUES) throw tooMany(ids.length * per);
+  }
+  const zoneName = body.timeZone ?? 'UTC';
+  if (zoneName !== 'site' && !(await isKnownZone(db, zoneName)))
+    throw badRequest(`unknown time zone '${zoneName.slice(0, 64)}': use an IANA name or "site"`, [
+      { path: '/timeZone', message: 'unknown time zone' },
+    ]);
+  const sites = await requireEquipment(db, access, 'sensor', ids);
+  const steps = new Map(
+    (
+      await db.query<{ id: number; step: boolean }>(
+        `SELECT sensor_id AS id, step FROM sensors WHERE sensor_id = ANY($1::int[])`,
+        [ids],
+      )
+    ).map((r) => [r.id, r.step]),
+  );
+  const zones =
+    zoneName === 'site' && range ? await siteZones(db, [...new Set(sites.values())]) : undefined;
+  const stepsOf = (group: number[]) => group.map((id) => steps.get(id) ?? false);
+  const zoneOf = (id: number) => (zones ? zones.get(sites.get(id)!)! : zoneName);
+
+  async function* pages(): AsyncGenerator<Values[]> {
+    // Groups of sensors sharing a zone, in id order, at most ~10,000 values a query.
+    const groups: number[][] = [];
+    for (const id of ids) {
+      const last = groups[groups.length - 1];
+      if (last && zoneOf(last[0]) === zoneOf(id) && last.length < 100) last.push(id);
+      else groups.push([id]);
+    }
+    for (const group of groups) {
+      const rows = times
+        ? await db.query<Row>(
+            VALUES_SQL(
+              `SELECT t, n FROM unnest($1::timestamptz[]) WITH ORDINALITY AS u(t, n) WHERE $2::int IS NULL AND $3::text IS NULL`,
+            ),
+            [times.map((t) => new Date(t).toISOString()), null, null, group, stepsOf(group)],
+          )
+        : await db.query<Row>(
+            VALUES_SQL(`SELECT t, t AS n FROM (${gridSql(body.interval!)}) g
+                WHERE t >= $1::timestamptz AND t <= $2::timestamptz`),
+            [
+              new Date(range!.start).toISOString(),
+              new Date(range!.end).toISOString(),
+              zoneOf(group[0]),
+              group,
+              stepsOf(group),
+            ],
+          );
+      yield rows.map((r) => [
+        Number(r.id),
+        new Date(r.t).toISOString(),
+        valueAt(r, steps.get(Number(r.id)) ?? false),
+      ]);
+    }
+  }
+  return { fields: INTERPOLATED_FIELDS, pages: pages() };
+}
+
+interface Row {
+  id: number;
+  t: number;
+  latest: number | null;
+  prev: number[] | null;
+  next: number[] | null;
+}
+
+function valueAt(r: Row, stepped: boolean): number | null {
+  const t = Number(r.t);
+  if (!r.prev) return null;
+  const p = { t: Number(r.prev[0]), v: Number(r.prev[1]) };
+  if (p.t === t) return p.v;
+  if (stepped) return r.latest !== null && t <= Number(r.latest) ? p.v : null;
+  if (!r.next) return null;
+  return valueBetween(p, { t: Number(r.next[0]), v: Number(r.next[1]) }, t, stepped);
+}
+
+const tooMany = (n: number) =>
+  badRequest(
+    `the request would make about ${n} values, over ${MAX_VALUES}: ask for fewer sensors, a shorter range or a longer interval`,
+    [{ path: '/sensorIds', message: 'too many values' }],
+  );
