@@ -134,6 +134,7 @@ export async function openInterpolated(
               `SELECT t, n FROM unnest($1::timestamptz[]) WITH ORDINALITY AS u(t, n) WHERE $2::int IS NULL AND $3::text IS NULL`,
             ),
             [times.map((t) => new Date(t).toISOString()), null, null, group, stepsOf(group)],
+            { indexOrder: true },
           )
         : await db.query<Row>(
             VALUES_SQL(`SELECT t, t AS n FROM (${gridSql(body.interval!)}) g
@@ -145,6 +146,7 @@ export async function openInterpolated(
               group,
               stepsOf(group),
             ],
+            { indexOrder: true },
           );
       yield rows.map((r) => [
         Number(r.id),

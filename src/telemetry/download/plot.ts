@@ -120,13 +120,17 @@ export async function openPlot(db: Queryable, access: Access, body: PlotBody): P
     )
   ).map((r) => Number(r.b));
   const segments = planSegments(start, end, body.intervals, stale);
-  const rows = await db.query<Record<'first' | 'last' | 'lo' | 'hi', number[]>>(PLOT_SQL, [
-    body.sensorId,
-    segments.map((s) => s[0]),
-    segments.map((s) => s[1]),
-    segments.map((s) => s[2]),
-    segments.map((s) => s[3]),
-  ]);
+  const rows = await db.query<Record<'first' | 'last' | 'lo' | 'hi', number[]>>(
+    PLOT_SQL,
+    [
+      body.sensorId,
+      segments.map((s) => s[0]),
+      segments.map((s) => s[1]),
+      segments.map((s) => s[2]),
+      segments.map((s) => s[3]),
+    ],
+    { indexOrder: true },
+  );
   const records: Values[] = [];
   for (const r of rows) {
     const picked = new Map<number, number>();

@@ -220,10 +220,12 @@ export async function queryTimeWeighted(
     iso(b),
   ];
   const [rows, buckets, edges, steps] = await Promise.all([
-    db.query<Row>(bucketRowsSql(spec, req, level), params),
+    db.query<Row>(bucketRowsSql(spec, req, level), params, { indexOrder: true }),
     alignedBuckets(req) ??
       db.query<{ s: number; a: number; b: number }>(bucketsSql(req), [null, ...params.slice(1, 4)]),
-    db.query<Record<string, number | number[] | null>>(edgesSql(spec), params.slice(0, 3)),
+    db.query<Record<string, number | number[] | null>>(edgesSql(spec), params.slice(0, 3), {
+      indexOrder: true,
+    }),
     kind === 'sensor'
       ? db.query<{ id: number; step: boolean }>(
           `SELECT sensor_id AS id, step FROM sensors WHERE sensor_id = ANY($1::int[])`,
