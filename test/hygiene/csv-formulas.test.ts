@@ -19,8 +19,10 @@ import {
 // included) and JSON answers carry the values as they are.
 
 const TICKETS = '/v1/transactions/logs/load';
+const INTERPOLATED = '/v1/sensors/logs/interpolated';
+const PLOT = '/v1/sensors/logs/plot';
 /** Every route that can answer text/csv, and the case of this file that covers it. */
-const COVERED = [TICKETS, ...Object.values(LOAD_URL), RAW_URL].sort();
+const COVERED = [TICKETS, ...Object.values(LOAD_URL), RAW_URL, INTERPOLATED, PLOT].sort();
 const t = (hm: string) => `2026-05-01T${hm}:00Z`;
 
 describeEachBackend('CSV downloads neutralise formulas', (backend) => {
@@ -149,6 +151,23 @@ describeEachBackend('CSV downloads neutralise formulas', (backend) => {
     );
     expect(raw.text).toBe(
       `sensorID,value,timestamp\r\n${SENSOR},-3.5,2026-05-01T00:10:00.000Z\r\n${SENSOR},-1e-07,2026-05-01T00:20:00.000Z\r\n`,
+    );
+    // Historian routes: numbers only too.
+    const interpolated = await get(
+      INTERPOLATED,
+      { sensorIds: [SENSOR], times: [t('00:10'), t('00:15')] },
+      { accept: 'text/csv' },
+    );
+    expect(interpolated.text).toBe(
+      `sensorID,timestamp,value\r\n${SENSOR},2026-05-01T00:10:00.000Z,-3.5\r\n${SENSOR},2026-05-01T00:15:00.000Z,${-3.5 + ((-1e-7 - -3.5) * 300_000) / 600_000}\r\n`,
+    );
+    const plot = await get(
+      PLOT,
+      { sensorId: SENSOR, start: t('00:00'), end: t('01:00'), intervals: 1 },
+      { accept: 'text/csv' },
+    );
+    expect(plot.text).toBe(
+      `sensorID,timestamp,value\r\n${SENSOR},2026-05-01T00:10:00.000Z,-3.5\r\n${SENSOR},2026-05-01T00:20:00.000Z,-1e-7\r\n`,
     );
   });
 });
