@@ -3,6 +3,7 @@ import { expect, it } from 'vitest';
 import { refreshAll, refreshMarked } from '../../src/telemetry/rollups/refresh.js';
 import { UNITS } from '../../src/telemetry/rollups/units.js';
 import { bearer, describeEachBackend } from '../helper.js';
+import { parseCsv } from './download-fixtures.js';
 import { METER, PUMP, SENSOR, SENSOR_2, suiteApp, TANK } from './fixtures.js';
 import {
   close,
@@ -126,6 +127,23 @@ describeEachBackend('historian: time-weighted summaries', (backend) => {
       const [tank] = await load({ ...body, tankGroupIds: [TANK] }, 'tanks');
       expect(tank.avgEntryTankLevel).toBeCloseTo(3, 9);
       expect(tank.avgExitTankLevel).toBeNull(); // one sample: |C| = 0
+      // CSV: the same elements, field by field (null as an empty field).
+      for (const [path, ids, element] of [
+        ['pumps', { pumpIds: [PUMP] }, pump],
+        ['meters', { meterIds: [METER] }, meter],
+        ['tanks', { tankGroupIds: [TANK] }, tank],
+      ] as const) {
+        const res = await t.ctx.app.inject({
+          method: 'POST',
+          url: `/v1/${path}/logs/load`,
+          headers: { ...bearer(t.token), 'content-type': 'application/json', accept: 'text/csv' },
+          payload: { ...body, ...ids },
+        });
+        expect(res.statusCode, res.body).toBe(200);
+        const [head, line] = parseCsv(res.body);
+        expect(head).toEqual(Object.keys(element));
+        expect(line).toEqual(Object.values(element).map((v) => (v === null ? '' : String(v))));
+      }
     }
   });
 

@@ -7,7 +7,7 @@ import { SEPARATOR, type Format, type Page } from '../../export/records.js';
 import type { TelemetryKind } from '../kinds.js';
 import { estimateElements, querySummaries, summaryFieldNames, type Interval } from './summaries.js';
 import { isKnownZone } from './zones.js';
-import { encodeJson, queryTimeWeighted } from './time-weighted.js';
+import { queryTimeWeighted } from './time-weighted.js';
 
 // The download engine behind POST /v1/<kind>/logs/load and /v1/sensors/logs/raw: checks a request
 // (times, span, zone, equipment, access) and yields its records page by page.
@@ -71,14 +71,13 @@ export async function openSummaries(
     if (body.calculationBasis === 'timeWeighted') {
       const parts = await Promise.all(
         [...byZone].map(([zone, group]) =>
-          queryTimeWeighted(db, kind, { ids: group, start, end, interval, zone }),
+          queryTimeWeighted(db, kind, { ids: group, start, end, interval, zone }, format),
         ),
       );
-      const records = parts
-        .flat()
-        .sort((x, y) => x.id - y.id)
-        .flatMap((p) => p.rows);
-      return format === 'json' ? { text: encodeJson(summaryFieldNames(kind), records) } : records;
+      const sorted = parts.flat().sort((x, y) => x.id - y.id);
+      return format === 'json'
+        ? { text: sorted.map((p) => p.text).join(SEPARATOR.json) }
+        : sorted.flatMap((p) => p.rows);
     }
     const parts = await Promise.all(
       [...byZone].map(([zone, group]) =>

@@ -93,20 +93,68 @@ export function planSegments(start: number, end: number, n: number, stale: numbe
 const ms = (c: string) => `round(date_part('epoch', ${c}) * 1000)`;
 // Each part's first, last, lowest and highest sample as plain min/max over arrays (compared element by
 // element): [time, value] for first and last, [value, time] for the lowest (the earliest of equal
-// values), [value, -time] for the highest. No per-part sort.
-const t = (c: string) => `round(date_part('epoch', ${c}) * 1000)`;
-const PLOT_SQL = `
-  SELECT s.part, min(ARRAY[${t('first_ts')}, v_first]) AS first, max(ARRAY[${t('last_ts')}, v_last]) AS last,
-    min(ARRAY[v_min, ${t('v_tmin')}]) AS lo, max(ARRAY[v_max, -${t('v_tmax')}]) AS hi
+// values), [value, -time] for the highest. No per-part sort. Rollup segments and log segments are two
+// statements, sent at once on two connections (two cores), whose parts are merged here. OFFSET 0 keeps
+// each lateral a lookup per segment (pulled up into a join, it was planned as a scan of every row of
+// the sensor's level: seconds).
+const EXTREMES = `min(ARRAY[${ms('first_ts')}, v_first]) AS first, max(ARRAY[${ms('last_ts')}, v_last]) AS last,
+    min(ARRAY[v_min, ${ms('v_tmin')}]) AS lo, max(ARRAY[v_max, -${ms('v_tmax')}]) AS hi`;
+const ROLLUP_SQL = `SELECT s.part, ${EXTREMES}
   FROM unnest($2::int[], $3::float8[], $4::float8[], $5::int[]) AS s(level, a, b, part)
   CROSS JOIN LATERAL (
     SELECT r.first_ts, r.v_first, r.last_ts, r.v_last, r.v_min, r.v_tmin, r.v_max, r.v_tmax FROM sensor_rollups r
-     WHERE s.level > 0 AND r.sensor_id = $1 AND r.level = s.level AND r.bucket >= to_timestamp(s.a / 1000) AND r.bucket < to_timestamp(s.b / 1000)
-    UNION ALL
-    SELECT g.ts, g.value, g.ts, g.value, g.value, g.ts, g.value, g.ts FROM sensor_logs g
-     WHERE s.level = 0 AND g.sensor_id = $1 AND g.ts >= to_timestamp(s.a / 1000) AND g.ts < to_timestamp(s.b / 1000)
-    OFFSET 0) u
-  GROUP BY s.part ORDER BY s.part`;
+     WHERE r.sensor_id = $1 AND r.level = s.level AND r.bucket >= to_timestamp(s.a / 1000) AND r.bucket < to_timestamp(s.b / 1000) OFFSET 0) u
+  GROUP BY s.part`;
+// A log segment [a, b) of part `part`, or where two parts meet inside a quarter, the logs of both
+// sides of the boundary `split` in one lookup: before it of `part`, from it on of the next part.
+const LOG_SQL = `SELECT u.part, ${EXTREMES}
+  FROM unnest($2::float8[], $3::float8[], $4::float8[], $5::int[]) AS s(split, a, b, part)
+  CROSS JOIN LATERAL (
+    SELECT CASE WHEN g.ts < to_timestamp(s.split / 1000) THEN s.part ELSE s.part + 1 END AS part,
+      g.ts AS first_ts, g.value AS v_first, g.ts AS last_ts, g.value AS v_last, g.value AS v_min, g.ts AS v_tmin,
+      g.value AS v_max, g.ts AS v_tmax FROM sensor_logs g
+     WHERE g.sensor_id = $1 AND g.ts >= to_timestamp(s.a / 1000) AND g.ts < to_timestamp(s.b / 1000) OFFSET 0) u
+  GROUP BY u.part`;
+
+/** The log segments as [split, a, b, part]: adjacent ones of consecutive parts joined at their boundary. */
+function logLookups(segments: Segment[]): [number, number, number, number][] {
+  const out: [number, number, number, number][] = [];
+  for (const [level, a, b, part] of segments) {
+    if (level !== 0) continue;
+    const last = out[out.length - 1];
+    if (last && last[2] === a && last[3] + 1 === part && last[0] === last[2]) {
+      last[2] = b;
+      continue;
+    }
+    out.push([b, a, b, part]);
+  }
+  return out;
+}
+
+type Extremes = Record<'first' | 'last' | 'lo' | 'hi', number[]>;
+type PartRow = Extremes & { part: number };
+
+/** [a, b] compared element by element, as the database compares arrays. */
+const before = (x: number[], y: number[]) =>
+  Number(x[0]) < Number(y[0]) || (Number(x[0]) === Number(y[0]) && Number(x[1]) < Number(y[1]));
+
+/** The parts' extremes of both statements, merged per part, in part order. */
+function mergeParts(a: PartRow[], b: PartRow[]): Extremes[] {
+  const parts = new Map<number, Extremes>();
+  for (const r of [...a, ...b]) {
+    const k = Number(r.part);
+    const m = parts.get(k);
+    if (!m) {
+      parts.set(k, { first: r.first, last: r.last, lo: r.lo, hi: r.hi });
+      continue;
+    }
+    if (before(r.first, m.first)) m.first = r.first;
+    if (before(m.last, r.last)) m.last = r.last;
+    if (before(r.lo, m.lo)) m.lo = r.lo;
+    if (before(m.hi, r.hi)) m.hi = r.hi;
+  }
+  return [...parts.keys()].sort((x, y) => x - y).map((k) => parts.get(k)!);
+}
 
 /** Checks the request (400/404/403) and returns its records. */
 export async function openPlot(db: Queryable, access: Access, body: PlotBody): Promise<Download> {
@@ -120,16 +168,20 @@ export async function openPlot(db: Queryable, access: Access, body: PlotBody): P
     )
   ).map((r) => Number(r.b));
   const segments = planSegments(start, end, body.intervals, stale);
-  const rows = await db.query<Record<'first' | 'last' | 'lo' | 'hi', number[]>>(
-    PLOT_SQL,
-    [
-      body.sensorId,
-      segments.map((s) => s[0]),
-      segments.map((s) => s[1]),
-      segments.map((s) => s[2]),
-      segments.map((s) => s[3]),
-    ],
-    { indexOrder: true },
+  const run = (sql: string, list: number[][]) =>
+    list.length === 0
+      ? Promise.resolve([] as PartRow[])
+      : db.query<PartRow>(sql, [body.sensorId, ...[0, 1, 2, 3].map((i) => list.map((s) => s[i]))], {
+          indexOrder: true,
+        });
+  const rows = mergeParts(
+    ...(await Promise.all([
+      run(
+        ROLLUP_SQL,
+        segments.filter((s) => s[0] > 0),
+      ),
+      run(LOG_SQL, logLookups(segments)),
+    ])),
   );
   const records: Values[] = [];
   for (const r of rows) {

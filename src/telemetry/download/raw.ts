@@ -12,7 +12,10 @@ import { MAX_RAW_DAYS, type Download } from './index.js';
 // database writes each page in the response's format (JSON objects or CSV lines): for millions of
 // rows that is several times faster than making an object of every row here, and it keeps the
 // service's memory flat. Values are float8 text (the shortest text that reads back as the same
-// number), times UTC with milliseconds.
+// number), times UTC with milliseconds. The lines are joined in the order the page's rows come in,
+// which is the index order of its ORDER BY … LIMIT (a plain aggregate over that subquery, never
+// parallel): an ORDER BY inside string_agg would sort every page again (PostgreSQL before 16 does
+// not see that its input is sorted), 40 % of a page's time.
 
 const PAGE_ROWS = 5_000;
 const RAW_FIELDS = ['sensorID', 'value', 'timestamp'];
@@ -32,7 +35,7 @@ export async function openRawSensorLogs(
   await requireEquipment(db, access, 'sensor', [body.sensorId]);
   const sql = (op: string) => `WITH p AS (
       SELECT ts, value FROM sensor_logs WHERE sensor_id = $1 AND ts ${op} $2::timestamptz AND ts < $3::timestamptz ORDER BY ts LIMIT ${PAGE_ROWS})
-    SELECT count(*)::int AS n, max(ts)::text AS last, string_agg(${LINE[format]}, ${SQL_SEPARATOR[format]} ORDER BY ts) AS text FROM p`;
+    SELECT count(*)::int AS n, max(ts)::text AS last, string_agg(${LINE[format]}, ${SQL_SEPARATOR[format]}) AS text FROM p`;
   type RawPage = { n: number; last: string | null; text: string | null };
   const until = new Date(end).toISOString();
   // The first page from start (included), each later one after the last time of the one before.

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/index.js';
-import type { Values } from '../../export/records.js';
+import type { Format, Values } from '../../export/records.js';
 import type { TelemetryKind } from '../kinds.js';
 import { EPOCH } from '../rollups/refresh.js';
 import { mergeUnits, UNITS, type IntegralField, type UnitSpec } from '../rollups/units.js';
@@ -8,6 +8,7 @@ import {
   directLevel,
   levelRows,
   splitRange,
+  summaryFieldNames,
   summaryUnits,
   TYPED,
   unitLevel,
@@ -73,6 +74,20 @@ const SAMPLE_COLUMNS: Record<TelemetryKind, string[]> = {
   pump: ['p_max', 'status_id_latest', 'status_latest'],
   tank: ['e_min', 'e_max', 'x_min', 'x_max', 'tv_latest'],
 };
+/** Sample columns read as numbers in every format: the service computes with them. */
+const COMPUTED = new Set(['v_first', 'v_last', 'tv_first']);
+
+/**
+ * A sample column as read: for JSON, statistics the service only passes on come as their JSON text,
+ * written by the database (numbers as float8 text, as the event-weighted summaries write them), so
+ * that they are neither parsed nor formatted here; for CSV as values.
+ */
+const sampleColumn = (c: string, format: Format) =>
+  format === 'csv' || COMPUTED.has(c)
+    ? c
+    : c === 'status_latest'
+      ? `to_json(${c})::text AS ${c}`
+      : `${c}::text AS ${c}`;
 
 const ms = (c: string) => `round(date_part('epoch', ${c}) * 1000)`;
 
@@ -88,12 +103,12 @@ function integralColumns(f: IntegralField): string[] {
 }
 
 /** The merged units of each equipment and non-empty bucket, ordered by id and bucket (s: the bucket's start before the cut). */
-function bucketRowsSql(spec: UnitSpec, req: SummaryRequest, level: number): string {
+function bucketRowsSql(spec: UnitSpec, req: SummaryRequest, level: number, format: Format): string {
   const direct = directLevel(spec, req.interval, level);
   const group = `CASE WHEN t0 = '-infinity' THEN NULL ELSE ${BUCKET[req.interval].start} END`;
   const cols = [
     'count',
-    ...SAMPLE_COLUMNS[spec.kind],
+    ...SAMPLE_COLUMNS[spec.kind].map((c) => sampleColumn(c, format)),
     ...spec.integrals.flatMap(integralColumns),
   ].join(', ');
   const rows = [`SELECT id, ${ms('grp')} AS s, ${cols} FROM merged`];
@@ -166,44 +181,26 @@ function alignedBuckets(req: SummaryRequest): { s: number; a: number; b: number 
   return out;
 }
 
-/**
- * Records as the JSON objects of export/records.ts, joined by "," (an encoded page): a number as its
- * shortest text, null for null and non-finite numbers, strings quoted. Several times faster than
- * encoding value by value there, for the hundred thousand elements of a year of hours.
- */
-export function encodeJson(fields: string[], records: Values[]): string {
-  const keys = fields.map((f, i) => `${i ? ',' : '{'}${JSON.stringify(f)}:`);
-  const parts: string[] = new Array(records.length);
-  for (let r = 0; r < records.length; r++) {
-    const row = records[r];
-    let line = '';
-    for (let i = 0; i < keys.length; i++) {
-      const v = row[i];
-      line +=
-        keys[i] +
-        (typeof v === 'number'
-          ? Number.isFinite(v)
-            ? String(v)
-            : 'null'
-          : v === null || v === undefined
-            ? 'null'
-            : JSON.stringify(v));
-    }
-    parts[r] = `${line}}`;
-  }
-  return parts.join(',');
-}
-
 export interface TimeWeightedSummaries {
   id: number;
+  /** CSV: the records, in DTO field order. */
   rows: Values[];
+  /** JSON: the encoded elements (as export/records.ts writes them), joined by ",". */
+  text: string;
 }
 
-/** The time-weighted summaries of one group of ids sharing a zone (records in DTO field order), by id then bucket. */
+/**
+ * The buckets of the latest request: a request's pages (a few equipment each) share them, and a year
+ * of hours is 8,760 of them, each with its times as text. Read only, never changed once made.
+ */
+let lastBuckets: { key: string; list: Bucket[] } | undefined;
+
+/** The time-weighted summaries of one group of ids sharing a zone, by id then bucket. */
 export async function queryTimeWeighted(
   db: Queryable,
   kind: TelemetryKind,
   req: SummaryRequest,
+  format: Format = 'json',
 ): Promise<TimeWeightedSummaries[]> {
   const spec = UNITS[kind];
   const level = unitLevel(req.interval, req.zone, req.start, req.end);
@@ -219,9 +216,12 @@ export async function queryTimeWeighted(
     iso(a),
     iso(b),
   ];
+  const bucketKey = `${req.start} ${req.end} ${req.interval} ${req.zone}`;
+  const known = lastBuckets?.key === bucketKey ? lastBuckets.list : undefined;
   const [rows, buckets, edges, steps] = await Promise.all([
-    db.query<Row>(bucketRowsSql(spec, req, level), params, { indexOrder: true }),
-    alignedBuckets(req) ??
+    db.query<Row>(bucketRowsSql(spec, req, level, format), params, { indexOrder: true }),
+    known ??
+      alignedBuckets(req) ??
       db.query<{ s: number; a: number; b: number }>(bucketsSql(req), [null, ...params.slice(1, 4)]),
     db.query<Record<string, number | number[] | null>>(edgesSql(spec), params.slice(0, 3), {
       indexOrder: true,
@@ -234,12 +234,24 @@ export async function queryTimeWeighted(
       : Promise.resolve([]),
   ]);
   const stepped = new Map(steps.map((s) => [s.id, s.step]));
-  const bucketList: Bucket[] = buckets.map((x) => ({
-    ...x,
-    s: Number(x.s),
-    aIso: new Date(Number(x.a)).toISOString(),
-    bIso: new Date(Number(x.b)).toISOString(),
-  }));
+  const bucketList: Bucket[] =
+    known ??
+    buckets.map((x) => {
+      const aIso = new Date(Number(x.a)).toISOString();
+      const bIso = new Date(Number(x.b)).toISOString();
+      return {
+        s: Number(x.s),
+        a: Number(x.a),
+        b: Number(x.b),
+        aIso,
+        bIso,
+        head: `,"start":"${aIso}","end":"${bIso}","count":`,
+      };
+    });
+  lastBuckets = { key: bucketKey, list: bucketList };
+  const names = summaryFieldNames(kind);
+  const keys = names.slice(4).map((n) => `,${JSON.stringify(n)}:`);
+  const open = `{${JSON.stringify(names[0])}:`;
   const byId = new Map<number, Row[]>();
   for (const r of rows) {
     const id = Number(r.id);
@@ -256,8 +268,11 @@ export async function queryTimeWeighted(
       prev: sample(edge[`${f.prefix}__prev`]),
       next: sample(edge[`${f.prefix}__next`]),
     }));
-    const records = summarize(kind, id, bucketList, byId.get(id) ?? [], fields);
-    if (records.length) out.push({ id, rows: records });
+    const json =
+      format === 'json' ? { open: `${open}${id}`, keys, lines: [] as string[] } : undefined;
+    const records = summarize(kind, id, bucketList, byId.get(id) ?? [], fields, json);
+    if (json ? json.lines.length : records.length)
+      out.push({ id, rows: records, text: json ? json.lines.join(',') : '' });
   }
   return out;
 }
@@ -271,7 +286,26 @@ interface Bucket {
   b: number;
   aIso: string;
   bIso: string;
+  /** The JSON of the element between its id and its count. */
+  head: string;
 }
+
+/** A JSON element's encoding: `open` (its first key and the id), the keys of the fields after count, and the elements made. */
+interface JsonSink {
+  open: string;
+  keys: string[];
+  lines: string[];
+}
+
+/** A value as JSON: a number as its shortest text, a string as the JSON text the database wrote, null as null. */
+const jsonValue = (v: unknown): string =>
+  typeof v === 'number'
+    ? Number.isFinite(v)
+      ? String(v)
+      : 'null'
+    : typeof v === 'string'
+      ? v
+      : 'null';
 
 interface FieldState {
   f: IntegralField;
@@ -287,6 +321,7 @@ function summarize(
   buckets: Bucket[],
   rows: Row[],
   fields: FieldState[],
+  json?: JsonSink,
 ): Values[] {
   const keys = fields.map(({ f, stepped }) => {
     const k = (c: string) => `${f.prefix}__${c}`;
@@ -305,16 +340,23 @@ function summarize(
     while (j < rows.length && Number(rows[j].s) < buckets[i].s) j++;
     rowAt[i] = j < rows.length && Number(rows[j].s) === buckets[i].s ? rows[j] : undefined;
   }
+  // Per field, the first sample after each bucket (time NaN: none): one pass from the end.
   const nextAt = fields.map((st, k) => {
     const key = keys[k];
-    const next: (Sample | undefined)[] = new Array(buckets.length);
-    let n = st.next;
+    const t = new Float64Array(buckets.length);
+    const v = new Float64Array(buckets.length);
+    let nt = st.next ? st.next.t : NaN;
+    let nv = st.next ? st.next.v : NaN;
     for (let i = buckets.length - 1; i >= 0; i--) {
-      next[i] = n;
+      t[i] = nt;
+      v[i] = nv;
       const r = rowAt[i];
-      if (r && r[key.t1] !== null) n = { t: r[key.t1] as number, v: r[key.v1] as number };
+      if (r && r[key.t1] !== null) {
+        nt = r[key.t1] as number;
+        nv = Number(r[key.v1]);
+      }
     }
-    return next;
+    return { t, v };
   });
   const prevs = fields.map((st) => st.prev);
   const out: Values[] = [];
@@ -327,13 +369,14 @@ function summarize(
       const st = fields[k];
       const key = keys[k];
       const prev = prevs[k];
-      const next = nextAt[k][i];
+      const nt = nextAt[k].t[i];
+      const next = Number.isNaN(nt) ? undefined : { t: nt, v: nextAt[k].v[i] };
       let integral = 0;
       let length = 0;
       const t1 = r ? (r[key.t1] as number | null) : null;
       if (r && t1 !== null) {
-        const first = { t: t1, v: r[key.v1] as number };
-        const last = { t: r[key.t2] as number, v: r[key.v2] as number };
+        const first = { t: t1, v: Number(r[key.v1]) };
+        const last = { t: r[key.t2] as number, v: Number(r[key.v2]) };
         integral = (r[key.integral] as number | null) ?? 0;
         length = (last.t - first.t) / 1000;
         if (prev) {
@@ -353,7 +396,12 @@ function summarize(
       tw[st.f.prefix] = length > 0 ? integral / length : null;
     }
     if (!r && !covered) continue;
-    out.push([id, buckets[i].aIso, buckets[i].bIso, r ? r.count : 0, ...FIELDS[kind](r, tw)]);
+    const values = FIELDS[kind](r, tw);
+    if (json) {
+      let line = `${json.open}${buckets[i].head}${r ? r.count : 0}`;
+      for (let f = 0; f < values.length; f++) line += json.keys[f] + jsonValue(values[f]);
+      json.lines.push(`${line}}`);
+    } else out.push([id, buckets[i].aIso, buckets[i].bIso, r ? r.count : 0, ...values]);
   }
   return out;
 }
