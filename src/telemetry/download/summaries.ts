@@ -124,7 +124,7 @@ export function levelRows(spec: UnitSpec, level: number): string {
   const notStale =
     level === 15
       ? `NOT EXISTS (SELECT 1 FROM rollup_dirty d WHERE d.kind = ${no} AND d.equipment_id = r.${idc} AND d.bucket = r.bucket)`
-      : `NOT EXISTS (SELECT 1 FROM stale s WHERE s.id = r.${idc} AND s.b = r.bucket)`;
+      : `(r.${idc}, r.bucket) NOT IN (SELECT s.id, s.b FROM stale s)`; // hashed once (see summaryUnits)
   return `SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.${idc} = ANY($1) AND r.level = ${level} AND r.bucket >= $7 AND r.bucket < $8 AND ${notStale}`;
 }
 
@@ -180,11 +180,16 @@ export function summaryUnits(spec: UnitSpec, level: number, direct: boolean): st
   const parts: string[] = [];
   if (level > 0 && !direct) parts.push(levelRows(spec, level));
   if (level > 15) {
-    // Clean quarters inside stale level buckets.
+    // Clean quarters inside stale level buckets: not among the marks of [a, b), a hashed set made once
+    // (NOT IN of columns that are never null). As an anti join, planned without statistics, it read
+    // every mark of the equipment for every quarter (1,000 late logs over a year: 8 million rows read,
+    // seconds, for a daily summary).
     parts.push(
       `SELECT r.* FROM stale s CROSS JOIN LATERAL (
          SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.${idc} = s.id AND r.level = 15 AND r.bucket >= s.b
-            AND r.bucket < s.b + interval '${level} minutes' AND ${clean('r')} OFFSET 0) r`,
+            AND r.bucket < s.b + interval '${level} minutes'
+            AND (r.${idc}, r.bucket) NOT IN (SELECT d.equipment_id, d.bucket FROM rollup_dirty d
+              WHERE d.kind = ${no} AND d.equipment_id = ANY($1) AND d.bucket >= $7 AND d.bucket < $8) OFFSET 0) r`,
     );
   }
   if (level > 0) {
