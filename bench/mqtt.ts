@@ -264,7 +264,7 @@ async function main() {
       const loadAfter = load();
       lines.push(
         `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores, PostgreSQL on the same machine, Mosquitto ${MQTT_URL} on it too (the server, the broker, the simulated gateways and the database share the cores).`,
-        `Command: \`npx tsx bench/mqtt.ts\`. Load average before the run ${loadBefore}, after ${loadAfter} (the machine is shared with other engineers' test runs: figures are conservative).`,
+        `Command: \`${process.env.BENCH_MQTT_URL ? `BENCH_MQTT_URL=${MQTT_URL} ` : ''}npx tsx bench/mqtt.ts\`. Load average before the run ${loadBefore}, after ${loadAfter}.`,
         '',
         '| what | amount | result | target |',
         '|---|---|---|---|',

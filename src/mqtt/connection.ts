@@ -59,6 +59,10 @@ export function openConnection(o: ConnectionOptions): MqttClient {
   let wasConnected = false;
   let failures = 0;
   client.on('connect', (connack) => {
+    // Small packets (acknowledgements, commands, responses) leave at once rather than wait for the
+    // broker's acknowledgement of the previous ones (Nagle's algorithm; Node's sockets keep it on).
+    const socket = client.stream as { setNoDelay?: (on: boolean) => void } | undefined;
+    socket?.setNoDelay?.(true);
     failures = 0;
     client.options.reconnectPeriod = FIRST_RETRY_MS;
     wasConnected = true;
