@@ -237,6 +237,18 @@ export function summaryUnits(spec: UnitSpec, level: number, direct: boolean): st
   return `${staleCte(spec, level)} units AS (${parts.join('\n  UNION ALL\n  ')})`;
 }
 
+/**
+ * The rollup level of a request and the parameters of its statements: ids, start, end, zone, then
+ * the instants that split the range between the sources (splitRange), times as ISO text.
+ */
+export function summaryParams(req: SummaryRequest) {
+  const level = unitLevel(req.interval, req.zone, req.start, req.end);
+  const { s15, e15, a, b } = splitRange(req.start, req.end, level);
+  const iso = (t: number) => new Date(t).toISOString();
+  const times = [req.start, req.end].map(iso);
+  return { level, params: [req.ids, ...times, req.zone, ...[s15, e15, a, b].map(iso)] };
+}
+
 /** The encoded summaries of one equipment, in bucket order. */
 export interface EquipmentSummaries {
   id: number;
@@ -251,19 +263,7 @@ export async function querySummaries(
   format: Format,
 ): Promise<EquipmentSummaries[]> {
   const spec = UNITS[kind];
-  const level = unitLevel(req.interval, req.zone, req.start, req.end);
-  const { s15, e15, a, b } = splitRange(req.start, req.end, level);
-  const iso = (t: number) => new Date(t).toISOString();
-  const params = [
-    req.ids,
-    iso(req.start),
-    iso(req.end),
-    req.zone,
-    iso(s15),
-    iso(e15),
-    iso(a),
-    iso(b),
-  ];
+  const { level, params } = summaryParams(req);
   // indexOrder: every rollup row and mark is then looked up by its key. Without statistics the check
   // that a rollup row has no mark was planned as a bitmap scan of all the marks of the kind for every
   // row: rows × marks.

@@ -7,11 +7,10 @@ import {
   BUCKET,
   directLevel,
   levelRows,
-  splitRange,
   summaryFieldNames,
+  summaryParams,
   summaryUnits,
   TYPED,
-  unitLevel,
   type SummaryRequest,
 } from './summaries.js';
 import { integralBetween, type Sample } from './value-function.js';
@@ -208,19 +207,7 @@ export async function queryTimeWeighted(
   format: Format = 'json',
 ): Promise<TimeWeightedSummaries[]> {
   const spec = UNITS[kind];
-  const level = unitLevel(req.interval, req.zone, req.start, req.end);
-  const { s15, e15, a, b } = splitRange(req.start, req.end, level);
-  const iso = (t: number) => new Date(t).toISOString();
-  const params = [
-    req.ids,
-    iso(req.start),
-    iso(req.end),
-    req.zone,
-    iso(s15),
-    iso(e15),
-    iso(a),
-    iso(b),
-  ];
+  const { level, params } = summaryParams(req);
   const bucketKey = `${req.start} ${req.end} ${req.interval} ${req.zone}`;
   const known = lastBuckets?.key === bucketKey ? lastBuckets.list : undefined;
   const [rows, buckets, edges] = await Promise.all([
