@@ -57,7 +57,7 @@ export function report(
     );
   if (a && copy)
     lines.push(
-      `- (a) at least half of (b): (a)/(b) = ${n(a.records)} / ${n(copy.records)} = ${ratio.toFixed(3)}, ${verdict(ratio >= 0.5)}.`,
+      `- (a) at least 0.6 × (b), the rollup refresher on: (a)/(b) = ${n(a.records)} / ${n(copy.records)} = ${ratio.toFixed(3)}, ${verdict(ratio >= 0.6)}.`,
     );
   if (c)
     lines.push(
