@@ -94,7 +94,16 @@ describeEachBackend('historian: time-weighted summaries', (backend) => {
     await upload('pump', [
       { sitePumpID: PUMP, timestamp: iso(T0 - HOUR), running: false, pressure: 10 },
       { sitePumpID: PUMP, timestamp: iso(T0 + 15 * MIN), running: true },
-      { sitePumpID: PUMP, timestamp: iso(T0 + 45 * MIN), running: false, pressure: 20 },
+      // Status text with the separators of CSV and of the service's own row encoding, a quote,
+      // control characters and non-ASCII: it comes back as it went in, in JSON and CSV.
+      {
+        sitePumpID: PUMP,
+        timestamp: iso(T0 + 45 * MIN),
+        running: false,
+        pressure: 20,
+        statusID: 7,
+        status: 'stop; "manual" | a,b\u001e\u001f\n Überdruck',
+      },
       { sitePumpID: PUMP, timestamp: iso(T0 + 2 * HOUR), running: false, pressure: 20 },
     ]);
     await upload('meter', [
@@ -120,6 +129,10 @@ describeEachBackend('historian: time-weighted summaries', (backend) => {
       const atStart = 10 + (10 * 60) / 105;
       expect(pump.avgPressure).toBeCloseTo((((atStart + 20) / 2) * 45 + 20 * 15) / 60, 9);
       expect(pump.count).toBe(2);
+      expect(pump).toMatchObject({
+        lastStatusID: 7,
+        lastStatus: 'stop; "manual" | a,b\u001e\u001f\n Überdruck',
+      });
       // Flow rate: the line from 10 (0:00) to 30 (2:00) over the first hour: 15. Volume as in §6.
       const [meter] = await load({ ...body, meterIds: [METER] }, 'meters');
       expect(meter).toMatchObject({ count: 2, volume: 3, lastTotalVolume: 8, avgPressure: null });

@@ -26,43 +26,46 @@ import { zoneAlignment } from './zones.js';
 // event-weighted one, plus two rows per equipment and field, and buckets between samples (gap
 // buckets) get elements with count 0.
 
-type Row = Record<string, number | string | null>;
+/** A bucket's line as read: its start (s), its count, then its columns (lineColumns), null where the database wrote none. */
+type Row = (number | string | null)[];
+/** Where each column sits in a Row. */
+type Index = Record<string, number>;
 
 /** Per kind: the DTO fields after id, start, end and count, from a merged row and the time-weighted means. */
 const FIELDS: Record<
   TelemetryKind,
-  (r: Row | undefined, tw: Record<string, number | null>) => unknown[]
+  (r: Row | undefined, tw: Record<string, number | null>, x: Index) => unknown[]
 > = {
-  sensor: (r, tw) => [
-    r?.v_min ?? null,
-    r?.v_max ?? null,
+  sensor: (r, tw, x) => [
+    r?.[x.v_min] ?? null,
+    r?.[x.v_max] ?? null,
     tw.v,
-    r?.v_first ?? null,
-    r?.v_last ?? null,
+    r?.[x.v_first] ?? null,
+    r?.[x.v_last] ?? null,
   ],
-  meter: (r, tw) => [
-    r && r.tv_first !== null ? r.tv_inner : null,
-    r?.tv_latest ?? null,
+  meter: (r, tw, x) => [
+    r && r[x.tv_first] !== null ? r[x.tv_inner] : null,
+    r?.[x.tv_latest] ?? null,
     tw.fr,
-    r?.fr_max ?? null,
+    r?.[x.fr_max] ?? null,
     tw.p,
   ],
-  pump: (r, tw) => [
+  pump: (r, tw, x) => [
     tw.r === null ? null : 100 * tw.r,
     tw.f,
     tw.p,
-    r?.p_max ?? null,
-    r?.status_id_latest ?? null,
-    r?.status_latest ?? null,
+    r?.[x.p_max] ?? null,
+    r?.[x.status_id_latest] ?? null,
+    r?.[x.status_latest] ?? null,
   ],
-  tank: (r, tw) => [
-    r?.e_min ?? null,
-    r?.e_max ?? null,
+  tank: (r, tw, x) => [
+    r?.[x.e_min] ?? null,
+    r?.[x.e_max] ?? null,
     tw.e,
-    r?.x_min ?? null,
-    r?.x_max ?? null,
+    r?.[x.x_min] ?? null,
+    r?.[x.x_max] ?? null,
     tw.x,
-    r?.tv_latest ?? null,
+    r?.[x.tv_latest] ?? null,
   ],
 };
 
@@ -73,49 +76,102 @@ const SAMPLE_COLUMNS: Record<TelemetryKind, string[]> = {
   pump: ['p_max', 'status_id_latest', 'status_latest'],
   tank: ['e_min', 'e_max', 'x_min', 'x_max', 'tv_latest'],
 };
-/** Sample columns read as numbers in every format: the service computes with them. */
-const COMPUTED = new Set(['v_first', 'v_last', 'tv_first']);
+/** The one column of free text: it travels as its JSON text (no separator survives to_json unescaped). */
+const TEXT_COLUMN = 'status_latest';
 
 /**
- * A sample column as read: for JSON, statistics the service only passes on come as their JSON text,
- * written by the database (numbers as float8 text, as the event-weighted summaries write them), so
- * that they are neither parsed nor formatted here; for CSV as values.
+ * How the service reads a column of a bucket's line: as a number ('n'); as the JSON text the database
+ * wrote ('j': statistics the service only passes on in a JSON response, numbers as float8 text as the
+ * event-weighted summaries write them, so that they are neither parsed nor formatted here); or as a
+ * string decoded from its JSON text ('s': status text in CSV).
  */
-const sampleColumn = (c: string, format: Format) =>
-  format === 'csv' || COMPUTED.has(c)
-    ? c
-    : c === 'status_latest'
-      ? `to_json(${c})::text AS ${c}`
-      : `${c}::text AS ${c}`;
+type Decode = 'n' | 'j' | 's';
+
+interface Column {
+  name: string;
+  /** Its text in the line (never containing a separator; '' for null). */
+  sql: string;
+  decode: Decode;
+}
 
 const ms = (c: string) => `round(date_part('epoch', ${c}) * 1000)`;
 
-function integralColumns(f: IntegralField): string[] {
+function sampleColumn(c: string, format: Format): Column {
+  if (c === TEXT_COLUMN)
+    return { name: c, sql: `to_json(${c})::text`, decode: format === 'csv' ? 's' : 'j' };
+  return { name: c, sql: `${c}::text`, decode: format === 'csv' ? 'n' : 'j' };
+}
+
+function integralColumns(f: IntegralField): Column[] {
   // A field that is never null (sensors) has its first and last values among the sample columns.
+  const n = (name: string, sql: string): Column => ({ name, sql, decode: 'n' });
   return [
-    `${ms(f.t1)} AS ${f.prefix}__t1`,
-    ...(f.always ? [] : [`${f.v1} AS ${f.prefix}__v1`]),
-    `${ms(f.t2)} AS ${f.prefix}__t2`,
-    ...(f.always ? [] : [`${f.v2} AS ${f.prefix}__v2`]),
-    ...f.modes.map((m) => `${f.prefix}_${m} AS ${f.prefix}__${m}`),
+    n(`${f.prefix}__t1`, `${ms(f.t1)}::text`),
+    ...(f.always ? [] : [n(`${f.prefix}__v1`, `${f.v1}::text`)]),
+    n(`${f.prefix}__t2`, `${ms(f.t2)}::text`),
+    ...(f.always ? [] : [n(`${f.prefix}__v2`, `${f.v2}::text`)]),
+    ...f.modes.map((m) => n(`${f.prefix}__${m}`, `${f.prefix}_${m}::text`)),
   ];
 }
 
-/** The merged units of each equipment and non-empty bucket, ordered by id and bucket (s: the bucket's start before the cut). */
-function bucketRowsSql(spec: UnitSpec, req: SummaryRequest, level: number, format: Format): string {
-  const direct = directLevel(spec, req.interval, level);
-  const group = `CASE WHEN t0 = '-infinity' THEN NULL ELSE ${BUCKET[req.interval].start} END`;
-  const cols = [
-    'count',
+/** The columns of a bucket's line after its start (s) and count, in line order. */
+function lineColumns(spec: UnitSpec, format: Format): Column[] {
+  return [
     ...SAMPLE_COLUMNS[spec.kind].map((c) => sampleColumn(c, format)),
     ...spec.integrals.flatMap(integralColumns),
-  ].join(', ');
-  const rows = [`SELECT id, ${ms('grp')} AS s, ${cols} FROM merged`];
-  if (direct) rows.push(`SELECT id, ${ms('t0')} AS s, ${cols} FROM l`);
+  ];
+}
+
+/** Separators of a line's fields and of the lines: control characters, which no column's text holds. */
+const FIELD = '\x1f';
+const LINE = '\x1e';
+
+/**
+ * One row per equipment with non-empty buckets: its id and its buckets' lines in bucket order, each
+ * the bucket's start before the cut (s), its count and lineColumns, as text. Rows of a dozen numeric
+ * columns cost the client more to decode (one string and one number per column and row) than the
+ * database takes to make them; one text per equipment is decoded here at a fraction of that.
+ */
+function bucketLinesSql(spec: UnitSpec, req: SummaryRequest, level: number, format: Format): string {
+  const direct = directLevel(spec, req.interval, level);
+  const group = `CASE WHEN t0 = '-infinity' THEN NULL ELSE ${BUCKET[req.interval].start} END`;
+  const line = (t: string) =>
+    [`${ms(t)}::text`, 'count::text', ...lineColumns(spec, format).map((c) => c.sql)]
+      .map((x) => `coalesce(${x}, '')`)
+      .join(` || chr(31) || `);
+  const rows = [`SELECT id, ${ms('grp')} AS s, ${line('grp')} AS line FROM merged`];
+  if (direct) rows.push(`SELECT id, ${ms('t0')} AS s, ${line('t0')} AS line FROM l`);
+  // The lines are joined in the order the sorted subquery gives them (as raw.ts does); the reader
+  // checks that order and sorts where it would not hold.
   return `WITH ${summaryUnits(spec, level, direct)},
     merged AS (${mergeUnits(spec, 'units', group, 'id', true)})
     ${direct ? `, l AS (${levelRows(spec, level)})` : ''}
-  SELECT * FROM (${rows.join(' UNION ALL ')}) x WHERE ${TYPED} ORDER BY id, s`;
+  SELECT id, string_agg(line, chr(30)) AS lines FROM (
+    SELECT id, s, line FROM (${rows.join(' UNION ALL ')}) x WHERE ${TYPED} ORDER BY id, s) y
+  GROUP BY id ORDER BY id`;
+}
+
+/** The lines of one equipment as rows, in bucket order. */
+function readLines(text: string, columns: Column[]): Row[] {
+  const out: Row[] = [];
+  let sorted = true;
+  let last = -Infinity;
+  for (const line of text.split(LINE)) {
+    const f: Row = line.split(FIELD);
+    const s = (f[0] = Number(f[0]));
+    f[1] = Number(f[1]);
+    for (let k = 0; k < columns.length; k++) {
+      const x = f[k + 2] as string;
+      const d = columns[k].decode;
+      if (x === '') f[k + 2] = null;
+      else if (d === 'n') f[k + 2] = Number(x);
+      else if (d === 's') f[k + 2] = JSON.parse(x) as string;
+    }
+    if (s <= last) sorted = false;
+    last = s;
+    out.push(f);
+  }
+  return sorted ? out : out.sort((x, y) => (x[0] as number) - (y[0] as number));
 }
 
 /**
@@ -211,7 +267,9 @@ export async function queryTimeWeighted(
   const bucketKey = `${req.start} ${req.end} ${req.interval} ${req.zone}`;
   const known = lastBuckets?.key === bucketKey ? lastBuckets.list : undefined;
   const [rows, buckets, edges] = await Promise.all([
-    db.query<Row>(bucketRowsSql(spec, req, level, format), params, { indexOrder: true }),
+    db.query<{ id: number; lines: string }>(bucketLinesSql(spec, req, level, format), params, {
+      indexOrder: true,
+    }),
     known ??
       alignedBuckets(req) ??
       db.query<{ s: number; a: number; b: number }>(bucketsSql(req), [null, ...params.slice(1, 4)]),
@@ -239,13 +297,9 @@ export async function queryTimeWeighted(
   const names = summaryFieldNames(kind);
   const keys = names.slice(4).map((n) => `,${JSON.stringify(n)}:`);
   const open = `{${JSON.stringify(names[0])}:`;
-  const byId = new Map<number, Row[]>();
-  for (const r of rows) {
-    const id = Number(r.id);
-    let list = byId.get(id);
-    if (!list) byId.set(id, (list = []));
-    list.push(r);
-  }
+  const columns = lineColumns(spec, format);
+  const index: Index = Object.fromEntries(columns.map((c, k) => [c.name, k + 2]));
+  const byId = new Map<number, Row[]>(rows.map((r) => [Number(r.id), readLines(r.lines, columns)]));
   const out: TimeWeightedSummaries[] = [];
   for (const edge of edges) {
     const id = Number(edge.id);
@@ -256,10 +310,12 @@ export async function queryTimeWeighted(
       next: sample(edge[`${f.prefix}__next`]),
     }));
     const json =
-      format === 'json' ? { open: `${open}${id}`, keys, lines: [] as string[] } : undefined;
-    const records = summarize(kind, id, bucketList, byId.get(id) ?? [], fields, json);
-    if (json ? json.lines.length : records.length)
-      out.push({ id, rows: records, text: json ? json.lines.join(',') : '' });
+      format === 'json'
+        ? { open: `${open}${id}`, keys, parts: [] as string[], elements: 0 }
+        : undefined;
+    const records = summarize(kind, id, bucketList, byId.get(id) ?? [], fields, index, json);
+    if (json ? json.elements : records.length)
+      out.push({ id, rows: records, text: json ? json.parts.join('') : '' });
   }
   return out;
 }
@@ -277,11 +333,16 @@ interface Bucket {
   head: string;
 }
 
-/** A JSON element's encoding: `open` (its first key and the id), the keys of the fields after count, and the elements made. */
+/**
+ * A JSON element's encoding: `open` (its first key and the id) and the keys of the fields after
+ * count; the elements made, as the pieces of their text (joined once: cheaper than a string per
+ * element joined again) and how many.
+ */
 interface JsonSink {
   open: string;
   keys: string[];
-  lines: string[];
+  parts: string[];
+  elements: number;
 }
 
 /** A value as JSON: a number as its shortest text, a string as the JSON text the database wrote, null as null. */
@@ -308,15 +369,16 @@ function summarize(
   buckets: Bucket[],
   rows: Row[],
   fields: FieldState[],
+  x: Index,
   json?: JsonSink,
 ): Values[] {
   const keys = fields.map(({ f, stepped }) => {
-    const k = (c: string) => `${f.prefix}__${c}`;
+    const k = (c: string) => x[`${f.prefix}__${c}`];
     return {
       t1: k('t1'),
-      v1: f.always ? f.v1 : k('v1'),
+      v1: f.always ? x[f.v1] : k('v1'),
       t2: k('t2'),
-      v2: f.always ? f.v2 : k('v2'),
+      v2: f.always ? x[f.v2] : k('v2'),
       integral: k(stepped ? 'is' : 'il'),
     };
   });
@@ -324,8 +386,8 @@ function summarize(
   const rowAt: (Row | undefined)[] = new Array(buckets.length);
   let j = 0;
   for (let i = 0; i < buckets.length; i++) {
-    while (j < rows.length && Number(rows[j].s) < buckets[i].s) j++;
-    rowAt[i] = j < rows.length && Number(rows[j].s) === buckets[i].s ? rows[j] : undefined;
+    while (j < rows.length && (rows[j][0] as number) < buckets[i].s) j++;
+    rowAt[i] = j < rows.length && rows[j][0] === buckets[i].s ? rows[j] : undefined;
   }
   // Per field, the first sample after each bucket (time NaN: none): one pass from the end.
   const nextAt = fields.map((st, k) => {
@@ -383,12 +445,15 @@ function summarize(
       tw[st.f.prefix] = length > 0 ? integral / length : null;
     }
     if (!r && !covered) continue;
-    const values = FIELDS[kind](r, tw);
+    const values = FIELDS[kind](r, tw, x);
+    const count = r ? (r[1] as number) : 0;
     if (json) {
-      let line = `${json.open}${buckets[i].head}${r ? r.count : 0}`;
-      for (let f = 0; f < values.length; f++) line += json.keys[f] + jsonValue(values[f]);
-      json.lines.push(`${line}}`);
-    } else out.push([id, buckets[i].aIso, buckets[i].bIso, r ? r.count : 0, ...values]);
+      const p = json.parts;
+      if (json.elements++) p.push(',');
+      p.push(json.open, buckets[i].head, String(count));
+      for (let f = 0; f < values.length; f++) p.push(json.keys[f], jsonValue(values[f]));
+      p.push('}');
+    } else out.push([id, buckets[i].aIso, buckets[i].bIso, count, ...values]);
   }
   return out;
 }
