@@ -402,7 +402,7 @@ describe('the console in Chromium', () => {
     await expect
       .poll(() => thumb.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth))
       .toBeGreaterThan(0);
-    await page.getByText('Change history').waitFor();
+    await page.getByRole('heading', { name: 'Change history' }).waitFor();
     // The edits the API has for this ticket, each with its editor.
     const from = new Date(Date.parse(ticket.TransactionDate) - 86_400_000);
     const changes = await ctx.svc.post('/v1/transactions/change-logs', {
