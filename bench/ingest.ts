@@ -14,9 +14,11 @@
 // BENCH_COMPARE_ROOT=<another checkout> runs instead, on PostgreSQL with group commit, that checkout's
 // server, this one's, and this one's with BENCH_SUBSCRIBERS (default 100) stream subscribers, in turns,
 // BENCH_ROUNDS times (default 2) after a warm-up round: the section "Ingest compared with <its commit>".
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import autocannon from 'autocannon';
@@ -43,6 +45,23 @@ const KINDS = (process.env.BENCH_KINDS ?? 'batch,single').split(',');
 const SITES = 50;
 /** Sites the single readings go to (the first n): 1 is one busy site, whose rows every write touches. */
 const READING_SITES = Number(process.env.BENCH_READING_SITES ?? SITES);
+/**
+ * The load generator of the single readings: wrk (C, one thread: a few microseconds a request) where
+ * it is installed, else autocannon (JavaScript, in this process: on two cores shared with the server
+ * and the database it reached 5,500-6,800 requests/s, short of the 10,000 the target asks for).
+ * BENCH_SINGLE_LOAD=autocannon|wrk chooses.
+ */
+const SINGLE_LOAD =
+  process.env.BENCH_SINGLE_LOAD ??
+  (() => {
+    try {
+      execFileSync('wrk', ['--version'], { stdio: 'ignore' });
+      return 'wrk';
+    } catch (err) {
+      // wrk prints its version and exits 1.
+      return (err as { status?: number }).status === 1 ? 'wrk' : 'autocannon';
+    }
+  })();
 /** Batches prepared per server run: (2 s warm-up + DURATION) at up to ~400 req/s. */
 const BATCH_PREPARED = (DURATION + 2) * 400;
 const SECRET = 'bench-secret-123456';
@@ -112,6 +131,84 @@ async function load(
   return { r, next: c };
 }
 
+/** The fields of an autocannon result this bench reads. */
+interface LoadResult {
+  '2xx': number;
+  duration: number;
+  latency: { p50: number; p99: number };
+  errors: number;
+  non2xx: number;
+  timeouts: number;
+}
+
+/** wrk's "12.34ms", "850.00us" or "1.20s" in milliseconds. */
+const wrkMs = (x: string) => {
+  const m = /^([\d.]+)(us|ms|s)$/.exec(x.trim());
+  if (!m) throw new Error(`wrk: unreadable latency ${x}`);
+  return Number(m[1]) * { us: 0.001, ms: 1, s: 1000 }[m[2] as 'us' | 'ms' | 's'];
+};
+
+/**
+ * The single readings with wrk (one thread, `connections` connections, closed loop like autocannon):
+ * the bodies of readingBody, made by a Lua script from the counter on (a request's timestamp is the
+ * current second with the counter as milliseconds); returns the result in autocannon's terms.
+ */
+async function loadWrk(
+  url: string,
+  token: string,
+  connections: number,
+  duration: number,
+  fleet: Fleet,
+  start: number,
+): Promise<{ r: LoadResult; next: number }> {
+  const sites = fleet.sitesSensors.slice(0, READING_SITES);
+  const dir = mkdtempSync(join(tmpdir(), 'bench-wrk-'));
+  const script = join(dir, 'readings.lua');
+  writeFileSync(
+    script,
+    `local sites = {${sites.map((ids) => `{${ids.join(',')}}`).join(',')}}
+local c = ${start}
+wrk.method = "POST"
+wrk.headers["authorization"] = "Bearer ${token}"
+wrk.headers["content-type"] = "application/json"
+request = function()
+  local site = sites[(c % #sites) + 1]
+  local sensor = site[(math.floor(c / #sites) % #site) + 1]
+  local body = string.format('{"sensorID":%d,"value":%.1f,"timestamp":"%s.%03dZ"}', sensor, (c % 1000) / 10, os.date("!%Y-%m-%dT%H:%M:%S"), c % 1000)
+  c = c + 1
+  return wrk.format(nil, nil, nil, body)
+end
+`,
+  );
+  try {
+    const { stdout } = await promisify(execFile)(
+      'wrk',
+      ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', '-s', script, url],
+      { maxBuffer: 1 << 20 },
+    );
+    const num = (re: RegExp) => Number(re.exec(stdout)?.[1] ?? 0);
+    const requests = num(/(\d+) requests in/);
+    const seconds = num(/requests in ([\d.]+)s/);
+    const non2xx = num(/Non-2xx or 3xx responses: (\d+)/);
+    const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
+    const pct = (p: string) => wrkMs(new RegExp(`^\\s+${p}%\\s+(\\S+)`, 'm').exec(stdout)![1]);
+    return {
+      r: {
+        '2xx': requests - non2xx,
+        duration: seconds,
+        latency: { p50: pct('50'), p99: pct('99') },
+        errors: sock ? Number(sock[1]) + Number(sock[2]) + Number(sock[3]) : 0,
+        non2xx,
+        timeouts: sock ? Number(sock[4]) : 0,
+      },
+      // Each request took the next counter; a request cut at the end may have taken one too.
+      next: start + requests + connections,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function measure(
   label: string,
   backend: Run['backend'],
@@ -148,13 +245,17 @@ async function measure(
     ] as const
   ).filter(([kind]) => KINDS.includes(kind))) {
     const key = kind as 'batch' | 'single';
-    counter[key] = (await load(base + path, token, connections, 2, make, counter[key])).next;
+    const run1 = (duration: number, from: number): Promise<{ r: LoadResult; next: number }> =>
+      key === 'single' && SINGLE_LOAD === 'wrk'
+        ? loadWrk(base + path, token, connections, duration, fleet, from)
+        : load(base + path, token, connections, duration, make, from);
+    counter[key] = (await run1(2, counter[key])).next;
     const load0 = loadavg()[0];
-    const { r, next } = await load(base + path, token, connections, DURATION, make, counter[key]);
+    const { r, next } = await run1(DURATION, counter[key]);
     counter[key] = next;
     const ok = r['2xx'];
     const run: Run = {
-      label: `${label}: ${kind === 'batch' ? 'batch sensor logs, 1,000 a request' : 'single sensor readings'}`,
+      label: `${label}: ${kind === 'batch' ? 'batch sensor logs, 1,000 a request' : `single sensor readings (load: ${SINGLE_LOAD})`}`,
       kind: key,
       backend,
       group,
