@@ -50,18 +50,27 @@ const around = (op: '<=' | '>', order: 'DESC' | 'ASC') =>
   `coalesce(${probe(op, order, ` AND ts ${op === '<=' ? '>' : '<='} q.t ${op === '<=' ? '-' : '+'} interval '1 day'`)}, ${probe(op, order, '')})`;
 
 /**
- * For each sensor and instant (ordered by sensor, then n): the samples around it. A stepped sensor
- * needs no sample after t, only its latest sample of all (once per sensor, OFFSET 0: pulled up into
- * the join, it was looked up again for every instant), to know where v ends.
+ * For each sensor and instant: the samples around it. A stepped sensor needs no sample after t, only
+ * its latest sample of all (once per sensor, OFFSET 0: pulled up into the join, it was looked up
+ * again for every instant), to know where v ends. The rows come as one text, a line per value ordered
+ * by sensor then n: "id,t,latest,prev t,prev v,next t,next v" (empty where none). Decoding 5,000 rows
+ * of arrays cost the client a quarter of what the database took to find them; one text, a tenth.
+ * (OFFSET 0: pulled up, each lookup would run once per use of its array.)
  */
 const VALUES_SQL = (instants: string) => `
-  SELECT i.id, round(date_part('epoch', q.t) * 1000) AS t, i.latest, ${around('<=', 'DESC')} AS prev,
+  SELECT string_agg(concat(id, ',', t, ',', latest, ',', prev[1], ',', prev[2], ',', next[1], ',', next[2]), ';' ORDER BY id, n) AS lines
+  FROM (SELECT i.id, q.n, round(date_part('epoch', q.t) * 1000) AS t, i.latest, ${around('<=', 'DESC')} AS prev,
     CASE WHEN i.step THEN NULL ELSE ${around('>', 'ASC')} END AS next
   FROM (SELECT u.id, u.step, (SELECT round(date_part('epoch', ts) * 1000) FROM sensor_logs
           WHERE sensor_id = u.id ORDER BY ts DESC LIMIT 1) AS latest
         FROM unnest($4::int[], $5::boolean[]) AS u(id, step) OFFSET 0) i
-  CROSS JOIN (${instants}) q
-  ORDER BY i.id, q.n`;
+  CROSS JOIN (${instants}) q OFFSET 0) v`;
+
+/** The values of VALUES_SQL's text: [id, t, latest, prev t, prev v, next t, next v], NaN where none. */
+function readValues(text: string | null): number[][] {
+  if (!text) return [];
+  return text.split(';').map((line) => line.split(',').map((x) => (x === '' ? NaN : Number(x))));
+}
 
 /** Checks the request (400/404/403) and returns its records. */
 export async function openInterpolated(
@@ -137,15 +146,15 @@ export async function openInterpolated(
     else groups.push([id]);
   }
   const load = async (group: number[]): Promise<Values[]> => {
-    const rows = times
-      ? await db.query<Row>(
+    const [{ lines }] = times
+      ? await db.query<{ lines: string | null }>(
           VALUES_SQL(
             `SELECT t, n FROM unnest($1::timestamptz[]) WITH ORDINALITY AS u(t, n) WHERE $2::int IS NULL AND $3::text IS NULL`,
           ),
           [times.map((t) => new Date(t).toISOString()), null, null, group, stepsOf(group)],
           { indexOrder: true },
         )
-      : await db.query<Row>(
+      : await db.query<{ lines: string | null }>(
           VALUES_SQL(`SELECT t, t AS n FROM (${gridSql(body.interval!)}) g
                 WHERE t >= $1::timestamptz AND t <= $2::timestamptz`),
           [
@@ -157,31 +166,23 @@ export async function openInterpolated(
           ],
           { indexOrder: true },
         );
-    return rows.map((r) => [
-      Number(r.id),
-      new Date(r.t).toISOString(),
-      valueAt(r, steps.get(Number(r.id)) ?? false),
+    return readValues(lines).map((r) => [
+      r[0],
+      new Date(r[1]).toISOString(),
+      valueAt(r, steps.get(r[0]) ?? false),
     ]);
   };
   return { fields: INTERPOLATED_FIELDS, pages: prefetched(groups, load) };
 }
 
-interface Row {
-  id: number;
-  t: number;
-  latest: number | null;
-  prev: number[] | null;
-  next: number[] | null;
-}
-
-function valueAt(r: Row, stepped: boolean): number | null {
-  const t = Number(r.t);
-  if (!r.prev) return null;
-  const p = { t: Number(r.prev[0]), v: Number(r.prev[1]) };
-  if (p.t === t) return p.v;
-  if (stepped) return r.latest !== null && t <= Number(r.latest) ? p.v : null;
-  if (!r.next) return null;
-  return valueBetween(p, { t: Number(r.next[0]), v: Number(r.next[1]) }, t, stepped);
+/** A value's line of readValues: v(t) from the samples around t (contract 13). */
+function valueAt(r: number[], stepped: boolean): number | null {
+  const [, t, latest, pt, pv, nt, nv] = r;
+  if (Number.isNaN(pt)) return null;
+  if (pt === t) return pv;
+  if (stepped) return !Number.isNaN(latest) && t <= latest ? pv : null;
+  if (Number.isNaN(nt)) return null;
+  return valueBetween({ t: pt, v: pv }, { t: nt, v: nv }, t, stepped);
 }
 
 const tooMany = (n: number) =>
