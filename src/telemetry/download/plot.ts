@@ -97,8 +97,14 @@ const ms = (c: string) => `round(date_part('epoch', ${c}) * 1000)`;
 // statements, sent at once on two connections (two cores), whose parts are merged here. OFFSET 0 keeps
 // each lateral a lookup per segment (pulled up into a join, it was planned as a scan of every row of
 // the sensor's level: seconds).
-const EXTREMES = `min(ARRAY[${ms('first_ts')}, v_first]) AS first, max(ARRAY[${ms('last_ts')}, v_last]) AS last,
-    min(ARRAY[v_min, ${ms('v_tmin')}]) AS lo, max(ARRAY[v_max, -${ms('v_tmax')}]) AS hi`;
+const pair = (agg: 'min' | 'max', x: string, y: string, name: string) =>
+  `(${agg}(ARRAY[${x}, ${y}]))[1] AS ${name}0, (${agg}(ARRAY[${x}, ${y}]))[2] AS ${name}1`;
+const EXTREMES = [
+  pair('min', ms('first_ts'), 'v_first', 'first'),
+  pair('max', ms('last_ts'), 'v_last', 'last'),
+  pair('min', 'v_min', ms('v_tmin'), 'lo'),
+  pair('max', 'v_max', `-${ms('v_tmax')}`, 'hi'),
+].join(',\n    ');
 const ROLLUP_SQL = `SELECT s.part, ${EXTREMES}
   FROM unnest($2::int[], $3::float8[], $4::float8[], $5::int[]) AS s(level, a, b, part)
   CROSS JOIN LATERAL (
@@ -132,7 +138,8 @@ function logLookups(segments: Segment[]): [number, number, number, number][] {
 }
 
 type Extremes = Record<'first' | 'last' | 'lo' | 'hi', number[]>;
-type PartRow = Extremes & { part: number };
+/** A part's row: each extreme as its two elements (scalars: arrays cost the client far more to decode). */
+type PartRow = Record<`${'first' | 'last' | 'lo' | 'hi'}${0 | 1}` | 'part', number>;
 
 /** [a, b] compared element by element, as the database compares arrays. */
 const before = (x: number[], y: number[]) =>
@@ -141,11 +148,17 @@ const before = (x: number[], y: number[]) =>
 /** The parts' extremes of both statements, merged per part, in part order. */
 function mergeParts(a: PartRow[], b: PartRow[]): Extremes[] {
   const parts = new Map<number, Extremes>();
-  for (const r of [...a, ...b]) {
-    const k = Number(r.part);
+  for (const row of [...a, ...b]) {
+    const k = Number(row.part);
+    const r = {
+      first: [row.first0, row.first1],
+      last: [row.last0, row.last1],
+      lo: [row.lo0, row.lo1],
+      hi: [row.hi0, row.hi1],
+    };
     const m = parts.get(k);
     if (!m) {
-      parts.set(k, { first: r.first, last: r.last, lo: r.lo, hi: r.hi });
+      parts.set(k, r);
       continue;
     }
     if (before(r.first, m.first)) m.first = r.first;
