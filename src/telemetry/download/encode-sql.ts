@@ -56,12 +56,29 @@ const csvText = (c: string) => {
   return `CASE WHEN ${c} ~ '[",;\\r\\n]' THEN '"' || replace(${safe}, '"', '""') || '"' ELSE ${safe} END`;
 };
 
+/**
+ * Text whose characters 29, 30 and 31 are written as chr(29) followed by '0', '1' or '2': with holes
+ * (summaryLine), 30 and 31 separate what the time-weighted summaries read, and a CSV text field (a
+ * pump's status) is the only text that could hold them (JSON text escapes them). unescapeSeparators
+ * reads them back.
+ */
+const escapeSeparators = (c: string) =>
+  `replace(replace(replace(${c}, chr(29), chr(29) || '0'), chr(30), chr(29) || '1'), chr(31), chr(29) || '2')`;
+
+/** The text escapeSeparators wrote, as it was. */
+export const unescapeSeparators = (text: string) =>
+  text.includes('\x1d')
+    ? text.replace(/\x1d([012])/g, (_, d: string) => String.fromCharCode(29 + Number(d)))
+    : text;
+
 /** The separators of SEPARATOR (export/records.ts) as SQL literals. */
 export const SQL_SEPARATOR: Record<Format, string> = { json: `','`, csv: `E'\\r\\n'` };
 
 /**
  * One text per row of a relation with columns id, count and the merged unit columns: the encoded
  * summary of [start, end) (SQL expressions giving timestamptz). `names` are the output field names.
+ * `holes`: fields (indexes after count) written as chr(31) instead of their value, for the
+ * time-weighted summaries to put theirs in.
  */
 export function summaryLine(
   kind: TelemetryKind,
@@ -69,10 +86,12 @@ export function summaryLine(
   names: string[],
   start: string,
   end: string,
+  holes: number[] = [],
 ): string {
-  const fields = FIELDS[kind];
+  const fields = FIELDS[kind].map((f, i) => (holes.includes(i) ? 'chr(31)' : f));
   if (format === 'csv') {
-    const values = fields.map((f) => (f.startsWith('§') ? csvText(f.slice(1)) : f));
+    const quoted = (c: string) => (holes.length ? escapeSeparators(csvText(c)) : csvText(c));
+    const values = fields.map((f) => (f.startsWith('§') ? quoted(f.slice(1)) : f));
     return [
       `id::text`,
       ISO(start),

@@ -75,9 +75,7 @@ export async function openSummaries(
         ),
       );
       const sorted = parts.flat().sort((x, y) => x.id - y.id);
-      return format === 'json'
-        ? { text: sorted.map((p) => p.text).join(SEPARATOR.json) }
-        : sorted.flatMap((p) => p.rows);
+      return { text: sorted.map((p) => p.text).join(SEPARATOR[format]) };
     }
     const parts = await Promise.all(
       [...byZone].map(([zone, group]) =>

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/index.js';
-import type { Format, Values } from '../../export/records.js';
+import { SEPARATOR, type Format } from '../../export/records.js';
 import type { TelemetryKind } from '../kinds.js';
 import { EPOCH } from '../rollups/refresh.js';
 import { mergeUnits, UNITS, type IntegralField, type UnitSpec } from '../rollups/units.js';
@@ -13,6 +13,7 @@ import {
   TYPED,
   type SummaryRequest,
 } from './summaries.js';
+import { summaryLine, unescapeSeparators } from './encode-sql.js';
 import { integralBetween, type Sample } from './value-function.js';
 import { zoneAlignment } from './zones.js';
 
@@ -26,121 +27,67 @@ import { zoneAlignment } from './zones.js';
 // event-weighted one, plus two rows per equipment and field, and buckets between samples (gap
 // buckets) get elements with count 0.
 
-/** A bucket's line as read: its start (s), its count, then its columns (lineColumns), null where the database wrote none. */
-type Row = (number | string | null)[];
-/** Where each column sits in a Row. */
-type Index = Record<string, number>;
-
-/** Per kind: the DTO fields after id, start, end and count, from a merged row and the time-weighted means. */
-const FIELDS: Record<
-  TelemetryKind,
-  (r: Row | undefined, tw: Record<string, number | null>, x: Index) => unknown[]
-> = {
-  sensor: (r, tw, x) => [
-    r?.[x.v_min] ?? null,
-    r?.[x.v_max] ?? null,
-    tw.v,
-    r?.[x.v_first] ?? null,
-    r?.[x.v_last] ?? null,
-  ],
-  meter: (r, tw, x) => [
-    r && r[x.tv_first] !== null ? r[x.tv_inner] : null,
-    r?.[x.tv_latest] ?? null,
-    tw.fr,
-    r?.[x.fr_max] ?? null,
-    tw.p,
-  ],
-  pump: (r, tw, x) => [
-    tw.r === null ? null : 100 * tw.r,
-    tw.f,
-    tw.p,
-    r?.[x.p_max] ?? null,
-    r?.[x.status_id_latest] ?? null,
-    r?.[x.status_latest] ?? null,
-  ],
-  tank: (r, tw, x) => [
-    r?.[x.e_min] ?? null,
-    r?.[x.e_max] ?? null,
-    tw.e,
-    r?.[x.x_min] ?? null,
-    r?.[x.x_max] ?? null,
-    tw.x,
-    r?.[x.tv_latest] ?? null,
-  ],
-};
-
-/** Columns read per merged row: the sample statistics the DTO shows and the integral columns. */
-const SAMPLE_COLUMNS: Record<TelemetryKind, string[]> = {
-  sensor: ['v_min', 'v_max', 'v_first', 'v_last'],
-  meter: ['tv_first', 'tv_inner', 'tv_latest', 'fr_max'],
-  pump: ['p_max', 'status_id_latest', 'status_latest'],
-  tank: ['e_min', 'e_max', 'x_min', 'x_max', 'tv_latest'],
-};
-/** The one column of free text: it travels as its JSON text (no separator survives to_json unescaped). */
-const TEXT_COLUMN = 'status_latest';
-
 /**
- * How the service reads a column of a bucket's line: as a number ('n'); as the JSON text the database
- * wrote ('j': statistics the service only passes on in a JSON response, numbers as float8 text as the
- * event-weighted summaries write them, so that they are neither parsed nor formatted here); or as a
- * string decoded from its JSON text ('s': status text in CSV).
+ * Per kind, the DTO fields that are time-weighted (contract 13), in DTO order: their position among
+ * the fields after count and the integral field (units.ts) they average (runningPercent: × 100).
+ * Every other field is the event-weighted summary's own.
  */
-type Decode = 'n' | 'j' | 's';
-
-interface Column {
-  name: string;
-  /** Its text in the line (never containing a separator; '' for null). */
-  sql: string;
-  decode: Decode;
-}
+const WEIGHTED: Record<TelemetryKind, { at: number; prefix: string; scale: number }[]> = {
+  sensor: [{ at: 2, prefix: 'v', scale: 1 }],
+  meter: [
+    { at: 2, prefix: 'fr', scale: 1 },
+    { at: 4, prefix: 'p', scale: 1 },
+  ],
+  pump: [
+    { at: 0, prefix: 'r', scale: 100 },
+    { at: 1, prefix: 'f', scale: 1 },
+    { at: 2, prefix: 'p', scale: 1 },
+  ],
+  tank: [
+    { at: 2, prefix: 'e', scale: 1 },
+    { at: 5, prefix: 'x', scale: 1 },
+  ],
+};
 
 const ms = (c: string) => `round(date_part('epoch', ${c}) * 1000)`;
 
-function sampleColumn(c: string, format: Format): Column {
-  if (c === TEXT_COLUMN)
-    return { name: c, sql: `to_json(${c})::text`, decode: format === 'csv' ? 's' : 'j' };
-  return { name: c, sql: `${c}::text`, decode: format === 'csv' ? 'n' : 'j' };
-}
-
-function integralColumns(f: IntegralField): Column[] {
-  // A field that is never null (sensors) has its first and last values among the sample columns.
-  const n = (name: string, sql: string): Column => ({ name, sql, decode: 'n' });
-  return [
-    n(`${f.prefix}__t1`, `${ms(f.t1)}::text`),
-    ...(f.always ? [] : [n(`${f.prefix}__v1`, `${f.v1}::text`)]),
-    n(`${f.prefix}__t2`, `${ms(f.t2)}::text`),
-    ...(f.always ? [] : [n(`${f.prefix}__v2`, `${f.v2}::text`)]),
-    ...f.modes.map((m) => n(`${f.prefix}__${m}`, `${f.prefix}_${m}::text`)),
-  ];
-}
-
-/** The columns of a bucket's line after its start (s) and count, in line order. */
-function lineColumns(spec: UnitSpec, format: Format): Column[] {
-  return [
-    ...SAMPLE_COLUMNS[spec.kind].map((c) => sampleColumn(c, format)),
-    ...spec.integrals.flatMap(integralColumns),
-  ];
-}
-
-/** Separators of a line's fields and of the lines: control characters, which no column's text holds. */
+/** Separator of a line's fields: a control character, which no field's text holds (text goes through to_json or CSV quoting). */
 const FIELD = '\x1f';
-const LINE = '\x1e';
 
 /**
- * One row per equipment with non-empty buckets: its id and its buckets' lines in bucket order, each
- * the bucket's start before the cut (s), its count and lineColumns, as text. Rows of a dozen numeric
- * columns cost the client more to decode (one string and one number per column and row) than the
- * database takes to make them; one text per equipment is decoded here at a fraction of that.
+ * The numbers of a bucket's line after its start, per integral field in spec.integrals order: the
+ * times (epoch ms) and values of its first and last sample in the bucket and its integrals (modes).
+ */
+function numberColumns(spec: UnitSpec): string[] {
+  return spec.integrals.flatMap((f) => [ms(f.t1), f.v1, ms(f.t2), f.v2, ...f.modes.map((m) => `${f.prefix}_${m}`)]);
+}
+
+/**
+ * One row per equipment with non-empty buckets: its id and its buckets' lines in bucket order, joined
+ * by LINE. A line is the bucket's start before the cut (epoch ms), numberColumns, then the element
+ * as the event-weighted summaries encode it (summaryLine) with a FIELD in place of each time-weighted
+ * value: the database writes every other field, and the service only puts in the means. Rows of a
+ * dozen numeric columns cost the client more to decode than the database takes to make them; one text
+ * per equipment costs a fraction of that.
  */
 function bucketLinesSql(spec: UnitSpec, req: SummaryRequest, level: number, format: Format): string {
   const direct = directLevel(spec, req.interval, level);
-  const group = `CASE WHEN t0 = '-infinity' THEN NULL ELSE ${BUCKET[req.interval].start} END`;
-  const line = (t: string) =>
-    [`${ms(t)}::text`, 'count::text', ...lineColumns(spec, format).map((c) => c.sql)]
-      .map((x) => `coalesce(${x}, '')`)
-      .join(` || chr(31) || `);
-  const rows = [`SELECT id, ${ms('grp')} AS s, ${line('grp')} AS line FROM merged`];
-  if (direct) rows.push(`SELECT id, ${ms('t0')} AS s, ${line('t0')} AS line FROM l`);
+  const bucket = BUCKET[req.interval];
+  const group = `CASE WHEN t0 = '-infinity' THEN NULL ELSE ${bucket.start} END`;
+  const names = summaryFieldNames(spec.kind);
+  const holes = WEIGHTED[spec.kind].map((w) => w.at);
+  const line = (t: string, start: string, end: string) =>
+    [
+      ...[ms(t), ...numberColumns(spec)].map((x) => `coalesce(${x}::text, '')`),
+      summaryLine(spec.kind, format, names, start, end, holes),
+    ].join(' || chr(31) || ');
+  const rows = [
+    `SELECT id, grp AS s, ${line('grp', 'greatest(grp, $2::timestamptz)', `least(${bucket.end}, $3::timestamptz)`)} AS line FROM merged`,
+  ];
+  if (direct)
+    rows.push(
+      `SELECT id, t0 AS s, ${line('t0', 't0', `t0 + interval '${level} minutes'`)} AS line FROM l`,
+    );
   // The lines are joined in the order the sorted subquery gives them (as raw.ts does); the reader
   // checks that order and sorts where it would not hold.
   return `WITH ${summaryUnits(spec, level, direct)},
@@ -151,27 +98,53 @@ function bucketLinesSql(spec: UnitSpec, req: SummaryRequest, level: number, form
   GROUP BY id ORDER BY id`;
 }
 
-/** The lines of one equipment as rows, in bucket order. */
-function readLines(text: string, columns: Column[]): Row[] {
-  const out: Row[] = [];
-  let sorted = true;
-  let last = -Infinity;
-  for (const line of text.split(LINE)) {
-    const f: Row = line.split(FIELD);
-    const s = (f[0] = Number(f[0]));
-    f[1] = Number(f[1]);
-    for (let k = 0; k < columns.length; k++) {
-      const x = f[k + 2] as string;
-      const d = columns[k].decode;
-      if (x === '') f[k + 2] = null;
-      else if (d === 'n') f[k + 2] = Number(x);
-      else if (d === 's') f[k + 2] = JSON.parse(x) as string;
-    }
-    if (s <= last) sorted = false;
-    last = s;
-    out.push(f);
+/**
+ * One equipment's non-empty buckets, decoded: starts (epoch ms), per integral field and bucket its
+ * first and last sample and its integral in the field's mode (NaN where the bucket has no sample of
+ * it), and each bucket's element text in pieces around the time-weighted values.
+ */
+interface BucketRows {
+  s: Float64Array;
+  /** Per field: [t1, v1, t2, v2, integral] of each bucket, five numbers a bucket. */
+  fields: Float64Array[];
+  pieces: string[][];
+}
+
+/** The lines of one equipment (bucketLinesSql), in bucket order; `modes`: per field, the index of its integral among its modes. */
+function readLines(text: string, spec: UnitSpec, modes: number[]): BucketRows {
+  let lines = text.split('\x1e');
+  const starts = lines.map((l) => Number(l.slice(0, l.indexOf(FIELD))));
+  // Sorted by the database; should a plan ever not keep that order, sorted here.
+  if (starts.some((t, i) => i > 0 && t <= starts[i - 1])) {
+    const order = starts.map((_, i) => i).sort((x, y) => starts[x] - starts[y]);
+    lines = order.map((i) => lines[i]);
   }
-  return sorted ? out : out.sort((x, y) => (x[0] as number) - (y[0] as number));
+  const n = lines.length;
+  const out: BucketRows = {
+    s: new Float64Array(n),
+    fields: spec.integrals.map(() => new Float64Array(5 * n)),
+    pieces: new Array(n),
+  };
+  const num = (x: string) => (x === '' ? NaN : Number(x));
+  for (let i = 0; i < n; i++) {
+    const f = lines[i].split(FIELD);
+    out.s[i] = Number(f[0]);
+    let k = 1;
+    for (let j = 0; j < spec.integrals.length; j++) {
+      const to = out.fields[j];
+      to[5 * i] = num(f[k]);
+      to[5 * i + 1] = num(f[k + 1]);
+      to[5 * i + 2] = num(f[k + 2]);
+      to[5 * i + 3] = num(f[k + 3]);
+      to[5 * i + 4] = num(f[k + 4 + modes[j]]);
+      k += 4 + spec.integrals[j].modes.length;
+    }
+    const pieces = f.slice(k);
+    // A pump's status in CSV, the one text field, is last: it may hold an escaped separator.
+    pieces[pieces.length - 1] = unescapeSeparators(pieces[pieces.length - 1]);
+    out.pieces[i] = pieces;
+  }
+  return out;
 }
 
 /**
@@ -243,9 +216,7 @@ function alignedBuckets(req: SummaryRequest): { s: number; a: number; b: number 
 
 export interface TimeWeightedSummaries {
   id: number;
-  /** CSV: the records, in DTO field order. */
-  rows: Values[];
-  /** JSON: the encoded elements (as export/records.ts writes them), joined by ",". */
+  /** The encoded elements (as export/records.ts writes them), joined by SEPARATOR[format]. */
   text: string;
 }
 
@@ -290,16 +261,12 @@ export async function queryTimeWeighted(
         b: Number(x.b),
         aIso,
         bIso,
-        head: `,"start":"${aIso}","end":"${bIso}","count":`,
+        head: `,"start":"${aIso}","end":"${bIso}","count":0`,
       };
     });
   lastBuckets = { key: bucketKey, list: bucketList };
-  const names = summaryFieldNames(kind);
-  const keys = names.slice(4).map((n) => `,${JSON.stringify(n)}:`);
-  const open = `{${JSON.stringify(names[0])}:`;
-  const columns = lineColumns(spec, format);
-  const index: Index = Object.fromEntries(columns.map((c, k) => [c.name, k + 2]));
-  const byId = new Map<number, Row[]>(rows.map((r) => [Number(r.id), readLines(r.lines, columns)]));
+  const gap = gapPieces(kind, format);
+  const textOf = new Map(rows.map((r) => [Number(r.id), r.lines]));
   const out: TimeWeightedSummaries[] = [];
   for (const edge of edges) {
     const id = Number(edge.id);
@@ -309,13 +276,11 @@ export async function queryTimeWeighted(
       prev: sample(edge[`${f.prefix}__prev`]),
       next: sample(edge[`${f.prefix}__next`]),
     }));
-    const json =
-      format === 'json'
-        ? { open: `${open}${id}`, keys, parts: [] as string[], elements: 0 }
-        : undefined;
-    const records = summarize(kind, id, bucketList, byId.get(id) ?? [], fields, index, json);
-    if (json ? json.elements : records.length)
-      out.push({ id, rows: records, text: json ? json.parts.join('') : '' });
+    const modes = fields.map(({ f, stepped }) => f.modes.indexOf(stepped ? 'is' : 'il'));
+    const text = textOf.get(id);
+    const bucketRows = text ? readLines(text, spec, modes) : undefined;
+    const parts = summarize(kind, id, format, bucketList, bucketRows, fields, gap);
+    if (parts.length) out.push({ id, text: parts.join('') });
   }
   return out;
 }
@@ -329,31 +294,32 @@ interface Bucket {
   b: number;
   aIso: string;
   bIso: string;
-  /** The JSON of the element between its id and its count. */
+  /** The JSON of an element with no sample between its id and the fields after count. */
   head: string;
 }
 
 /**
- * A JSON element's encoding: `open` (its first key and the id) and the keys of the fields after
- * count; the elements made, as the pieces of their text (joined once: cheaper than a string per
- * element joined again) and how many.
+ * An element of a bucket with no sample (a gap bucket) in pieces around its time-weighted values,
+ * after its id, start, end and count: every other field is null.
  */
-interface JsonSink {
-  open: string;
-  keys: string[];
-  parts: string[];
-  elements: number;
+function gapPieces(kind: TelemetryKind, format: Format): string[] {
+  const names = summaryFieldNames(kind).slice(4);
+  const holes = WEIGHTED[kind].map((w) => w.at);
+  const pieces = [''];
+  names.forEach((name, i) => {
+    const key = format === 'json' ? `,${JSON.stringify(name)}:` : ',';
+    if (holes.includes(i)) pieces.push('');
+    pieces[pieces.length - (holes.includes(i) ? 2 : 1)] += holes.includes(i)
+      ? key
+      : `${key}${format === 'json' ? 'null' : ''}`;
+  });
+  if (format === 'json') pieces[pieces.length - 1] += '}';
+  return pieces;
 }
 
-/** A value as JSON: a number as its shortest text, a string as the JSON text the database wrote, null as null. */
-const jsonValue = (v: unknown): string =>
-  typeof v === 'number'
-    ? Number.isFinite(v)
-      ? String(v)
-      : 'null'
-    : typeof v === 'string'
-      ? v
-      : 'null';
+/** A time-weighted mean as encoded: the shortest text of the number; none as null (JSON) or an empty field (CSV). */
+const encodeMean = (v: number, format: Format): string =>
+  Number.isFinite(v) ? String(v) : format === 'json' ? 'null' : '';
 
 interface FieldState {
   f: IntegralField;
@@ -362,71 +328,73 @@ interface FieldState {
   next: Sample | undefined;
 }
 
-/** One equipment's elements: walks the buckets with the samples around each (contract 13). */
+/**
+ * One equipment's elements, as the pieces of their text: walks the buckets with the samples around
+ * each (contract 13) and puts the time-weighted means into the elements the database wrote, or into
+ * a gap bucket's element.
+ */
 function summarize(
   kind: TelemetryKind,
   id: number,
+  format: Format,
   buckets: Bucket[],
-  rows: Row[],
+  rows: BucketRows | undefined,
   fields: FieldState[],
-  x: Index,
-  json?: JsonSink,
-): Values[] {
-  const keys = fields.map(({ f, stepped }) => {
-    const k = (c: string) => x[`${f.prefix}__${c}`];
-    return {
-      t1: k('t1'),
-      v1: f.always ? x[f.v1] : k('v1'),
-      t2: k('t2'),
-      v2: f.always ? x[f.v2] : k('v2'),
-      integral: k(stepped ? 'is' : 'il'),
-    };
-  });
-  // The row of each bucket, and per field the first sample of the next bucket that carries it.
-  const rowAt: (Row | undefined)[] = new Array(buckets.length);
-  let j = 0;
-  for (let i = 0; i < buckets.length; i++) {
-    while (j < rows.length && (rows[j][0] as number) < buckets[i].s) j++;
-    rowAt[i] = j < rows.length && rows[j][0] === buckets[i].s ? rows[j] : undefined;
+  gap: string[],
+): string[] {
+  const n = buckets.length;
+  // The row of each bucket (-1: none).
+  const rowAt = new Int32Array(n).fill(-1);
+  if (rows) {
+    let j = 0;
+    for (let i = 0; i < n; i++) {
+      while (j < rows.s.length && rows.s[j] < buckets[i].s) j++;
+      if (j < rows.s.length && rows.s[j] === buckets[i].s) rowAt[i] = j;
+    }
   }
   // Per field, the first sample after each bucket (time NaN: none): one pass from the end.
   const nextAt = fields.map((st, k) => {
-    const key = keys[k];
-    const t = new Float64Array(buckets.length);
-    const v = new Float64Array(buckets.length);
+    const t = new Float64Array(n);
+    const v = new Float64Array(n);
     let nt = st.next ? st.next.t : NaN;
     let nv = st.next ? st.next.v : NaN;
-    for (let i = buckets.length - 1; i >= 0; i--) {
+    const at = rows?.fields[k];
+    for (let i = n - 1; i >= 0; i--) {
       t[i] = nt;
       v[i] = nv;
       const r = rowAt[i];
-      if (r && r[key.t1] !== null) {
-        nt = r[key.t1] as number;
-        nv = Number(r[key.v1]);
+      if (r >= 0 && !Number.isNaN(at![5 * r])) {
+        nt = at![5 * r];
+        nv = at![5 * r + 1];
       }
     }
     return { t, v };
   });
+  const weighted = WEIGHTED[kind];
+  const slot = weighted.map((w) => fields.findIndex((st) => st.f.prefix === w.prefix));
   const prevs = fields.map((st) => st.prev);
-  const out: Values[] = [];
-  const tw: Record<string, number | null> = {};
-  for (let i = 0; i < buckets.length; i++) {
+  const means = new Float64Array(fields.length);
+  const separator = SEPARATOR[format];
+  const open = `{${JSON.stringify(summaryFieldNames(kind)[0])}:${id}`;
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
     const { a, b } = buckets[i];
     const r = rowAt[i];
     let covered = false;
     for (let k = 0; k < fields.length; k++) {
       const st = fields[k];
-      const key = keys[k];
       const prev = prevs[k];
       const nt = nextAt[k].t[i];
       const next = Number.isNaN(nt) ? undefined : { t: nt, v: nextAt[k].v[i] };
       let integral = 0;
       let length = 0;
-      const t1 = r ? (r[key.t1] as number | null) : null;
-      if (r && t1 !== null) {
-        const first = { t: t1, v: Number(r[key.v1]) };
-        const last = { t: r[key.t2] as number, v: Number(r[key.v2]) };
-        integral = (r[key.integral] as number | null) ?? 0;
+      const at = rows?.fields[k];
+      const t1 = r >= 0 ? at![5 * r] : NaN;
+      if (!Number.isNaN(t1)) {
+        const first = { t: t1, v: at![5 * r + 1] };
+        const last = { t: at![5 * r + 2], v: at![5 * r + 3] };
+        const inner = at![5 * r + 4];
+        integral = Number.isNaN(inner) ? 0 : inner;
         length = (last.t - first.t) / 1000;
         if (prev) {
           integral += integralBetween(prev, first, a, first.t, st.stepped);
@@ -442,18 +410,21 @@ function summarize(
         length = (b - a) / 1000;
       }
       if (length > 0) covered = true;
-      tw[st.f.prefix] = length > 0 ? integral / length : null;
+      means[k] = length > 0 ? integral / length : NaN;
     }
-    if (!r && !covered) continue;
-    const values = FIELDS[kind](r, tw, x);
-    const count = r ? (r[1] as number) : 0;
-    if (json) {
-      const p = json.parts;
-      if (json.elements++) p.push(',');
-      p.push(json.open, buckets[i].head, String(count));
-      for (let f = 0; f < values.length; f++) p.push(json.keys[f], jsonValue(values[f]));
-      p.push('}');
-    } else out.push([id, buckets[i].aIso, buckets[i].bIso, count, ...values]);
+    if (r < 0 && !covered) continue;
+    if (out.length) out.push(separator);
+    if (r >= 0) out.push(rows!.pieces[r][0]);
+    else
+      out.push(
+        format === 'json'
+          ? `${open}${buckets[i].head}${gap[0]}`
+          : `${id},${buckets[i].aIso},${buckets[i].bIso},0${gap[0]}`,
+      );
+    for (let w = 0; w < weighted.length; w++) {
+      out.push(encodeMean(weighted[w].scale * means[slot[w]], format));
+      out.push(r >= 0 ? rows!.pieces[r][w + 1] : gap[w + 1]);
+    }
   }
   return out;
 }
