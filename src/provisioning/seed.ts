@@ -27,8 +27,13 @@ export async function seedDemo(
   await seedDemoAlarms(db);
   // The service bulk-loaded these tables itself: it gathers their statistics too, rather than leave
   // the planner to guess until autovacuum comes by (PGlite has none). Plans do not depend on them
-  // (QueryOptions.indexOrder), but the other queries of a fresh demo start better with them.
-  await db.exec('ANALYZE');
+  // (QueryOptions.indexOrder), but the other queries of a fresh demo start better with them. Only the
+  // service's own tables: a plain ANALYZE would gather every schema of a shared database.
+  const tables = await db.query<{ name: string }>(
+    `SELECT quote_ident(c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND NOT c.relispartition ORDER BY 1`,
+  );
+  if (tables.length) await db.exec(`ANALYZE ${tables.map((t) => t.name).join(', ')}`);
   const clientSecret = randomBytes(18).toString('base64url');
   await upsertClient(db, {
     clientId: DEMO_CLIENT_ID,

@@ -8,13 +8,31 @@ describeEachBackend('demo telemetry', (backend) => {
   let db: Database;
   /** The clock before and after seeding: the last sample is on the step the seed began in. */
   const seeded = { from: 0, to: 0 };
+  /** On PostgreSQL: a schema beside the service's, with a table of rows never analyzed. */
+  const other = `demo_other_${process.pid}`;
   beforeAll(async () => {
     db = await openTestDb(backend);
+    if (backend === 'postgres') {
+      await db.exec(`DROP SCHEMA IF EXISTS ${other} CASCADE; CREATE SCHEMA ${other}`);
+      await db.exec(`CREATE TABLE ${other}.t AS SELECT g AS x FROM generate_series(1, 1000) g`);
+    }
     seeded.from = Date.now();
     await seedDemo(db);
     seeded.to = Date.now();
   });
-  afterAll(async () => db?.close());
+  afterAll(async () => {
+    if (backend === 'postgres') await db?.exec(`DROP SCHEMA IF EXISTS ${other} CASCADE`);
+    await db?.close();
+  });
+
+  it('gathers statistics of the tables it loaded, and of no other schema', async () => {
+    const stats = (schema: string, table: string) =>
+      count(
+        `SELECT count(*) AS n FROM pg_stats WHERE schemaname = ${schema} AND tablename = '${table}'`,
+      );
+    expect(await stats('current_schema()', 'sensor_logs')).toBeGreaterThan(0);
+    if (backend === 'postgres') expect(await stats(`'${other}'`, 't')).toBe(0);
+  });
 
   const count = async (sql: string) => Number((await db.query<{ n: string }>(sql))[0].n);
 
