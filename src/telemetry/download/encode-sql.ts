@@ -77,8 +77,6 @@ export const SQL_SEPARATOR: Record<Format, string> = { json: `','`, csv: `E'\\r\
 /**
  * One text per row of a relation with columns id, count and the merged unit columns: the encoded
  * summary of [start, end) (SQL expressions giving timestamptz). `names` are the output field names.
- * `holes`: fields (indexes after count) written as chr(31) instead of their value, for the
- * time-weighted summaries to put theirs in.
  */
 export function summaryLine(
   kind: TelemetryKind,
@@ -86,28 +84,34 @@ export function summaryLine(
   names: string[],
   start: string,
   end: string,
+): string {
+  const head =
+    format === 'csv'
+      ? `id::text || ',' || ${ISO(start)} || ',' || ${ISO(end)}`
+      : `'{${JSON.stringify(names[0]).replaceAll("'", "''")}:' || id::text || ',"start":"' || ${ISO(start)} || '","end":"' || ${ISO(end)} || '"'`;
+  return `${head} || ${summaryTail(kind, format, names)}`;
+}
+
+/**
+ * The end of summaryLine's text, from the separator before count on (the time-weighted summaries
+ * write id, start and end themselves). `holes`: fields (indexes after count) written as chr(31)
+ * instead of their value, for the time-weighted summaries to put theirs in.
+ */
+export function summaryTail(
+  kind: TelemetryKind,
+  format: Format,
+  names: string[],
   holes: number[] = [],
 ): string {
   const fields = FIELDS[kind].map((f, i) => (holes.includes(i) ? 'chr(31)' : f));
   if (format === 'csv') {
     const quoted = (c: string) => (holes.length ? escapeSeparators(csvText(c)) : csvText(c));
     const values = fields.map((f) => (f.startsWith('§') ? quoted(f.slice(1)) : f));
-    return [
-      `id::text`,
-      ISO(start),
-      ISO(end),
-      'count::text',
-      ...values.map((v) => `coalesce(${v}, '')`),
-    ].join(` || ',' || `);
+    return ['count::text', ...values.map((v) => `coalesce(${v}, '')`)]
+      .map((v) => `',' || ${v}`)
+      .join(' || ');
   }
-  const key = (i: number) => `'${i ? ',' : '{'}${JSON.stringify(names[i])}:'`;
   const values = fields.map((f) => (f.startsWith('§') ? `to_json(${f.slice(1)})::text` : f));
-  const parts = [
-    `id::text`,
-    `'"' || ${ISO(start)} || '"'`,
-    `'"' || ${ISO(end)} || '"'`,
-    'count::text',
-    ...values.map((v) => `coalesce(${v}, 'null')`),
-  ];
-  return `${parts.map((p, i) => `${key(i)} || ${p}`).join(' || ')} || '}'`;
+  const parts = ['count::text', ...values.map((v) => `coalesce(${v}, 'null')`)];
+  return `${parts.map((v, i) => `'${`,${JSON.stringify(names[i + 3])}:`.replaceAll("'", "''")}' || ${v}`).join(' || ')} || '}'`;
 }

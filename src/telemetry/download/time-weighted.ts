@@ -13,7 +13,7 @@ import {
   TYPED,
   type SummaryRequest,
 } from './summaries.js';
-import { summaryLine, unescapeSeparators } from './encode-sql.js';
+import { summaryTail, unescapeSeparators } from './encode-sql.js';
 import { integralBetween, type Sample } from './value-function.js';
 import { zoneAlignment } from './zones.js';
 
@@ -55,46 +55,55 @@ const ms = (c: string) => `round(date_part('epoch', ${c}) * 1000)`;
 const FIELD = '\x1f';
 
 /**
- * The numbers of a bucket's line after its start, per integral field in spec.integrals order: the
- * times (epoch ms) and values of its first and last sample in the bucket and its integrals (modes).
+ * The numbers of a bucket after its start, per integral field in spec.integrals order: the times
+ * (epoch ms) and values of its first and last sample in the bucket and its integrals (modes).
  */
 function numberColumns(spec: UnitSpec): string[] {
-  return spec.integrals.flatMap((f) => [ms(f.t1), f.v1, ms(f.t2), f.v2, ...f.modes.map((m) => `${f.prefix}_${m}`)]);
+  return spec.integrals.flatMap((f) => [
+    ms(f.t1),
+    f.v1,
+    ms(f.t2),
+    f.v2,
+    ...f.modes.map((m) => `${f.prefix}_${m}`),
+  ]);
 }
 
 /**
- * One row per equipment with non-empty buckets: its id and its buckets' lines in bucket order, joined
- * by LINE. A line is the bucket's start before the cut (epoch ms), numberColumns, then the element
- * as the event-weighted summaries encode it (summaryLine) with a FIELD in place of each time-weighted
- * value: the database writes every other field, and the service only puts in the means. Rows of a
- * dozen numeric columns cost the client more to decode than the database takes to make them; one text
- * per equipment costs a fraction of that.
+ * One row per equipment with non-empty buckets, its buckets in bucket order: `nums`, per bucket its
+ * start before the cut (epoch ms) and numberColumns, as binary float8 (NaN for none); `lines`, per
+ * bucket the element from count on as the event-weighted summaries encode it (summaryTail; id, start
+ * and end are written here, from the buckets' times made once a request) with a FIELD in place of
+ * each time-weighted value, joined by chr(30). So the database writes every other field, and the
+ * service only reads numbers and puts in the means: numbers as text cost the database a
+ * float-to-text conversion each and the client a parse (more than the rest of a page's work), rows
+ * of a dozen columns cost the client more to decode than the database takes to make them.
  */
-function bucketLinesSql(spec: UnitSpec, req: SummaryRequest, level: number, format: Format): string {
+function bucketLinesSql(
+  spec: UnitSpec,
+  req: SummaryRequest,
+  level: number,
+  format: Format,
+): string {
   const direct = directLevel(spec, req.interval, level);
   const bucket = BUCKET[req.interval];
   const group = `CASE WHEN t0 = '-infinity' THEN NULL ELSE ${bucket.start} END`;
   const names = summaryFieldNames(spec.kind);
   const holes = WEIGHTED[spec.kind].map((w) => w.at);
-  const line = (t: string, start: string, end: string) =>
-    [
-      ...[ms(t), ...numberColumns(spec)].map((x) => `coalesce(${x}::text, '')`),
-      summaryLine(spec.kind, format, names, start, end, holes),
-    ].join(' || chr(31) || ');
-  const rows = [
-    `SELECT id, grp AS s, ${line('grp', 'greatest(grp, $2::timestamptz)', `least(${bucket.end}, $3::timestamptz)`)} AS line FROM merged`,
-  ];
-  if (direct)
-    rows.push(
-      `SELECT id, t0 AS s, ${line('t0', 't0', `t0 + interval '${level} minutes'`)} AS line FROM l`,
-    );
-  // The lines are joined in the order the sorted subquery gives them (as raw.ts does); the reader
-  // checks that order and sorts where it would not hold.
+  const nums = (t: string) =>
+    [ms(t), ...numberColumns(spec)]
+      .map((x) => `float8send(coalesce(${x}, 'NaN'::float8))`)
+      .join(' || ');
+  const row = (t: string) =>
+    `${nums(t)} AS nums, ${summaryTail(spec.kind, format, names, holes)} AS line`;
+  const rows = [`SELECT id, grp AS s, ${row('grp')} FROM merged`];
+  if (direct) rows.push(`SELECT id, t0 AS s, ${row('t0')} FROM l`);
+  // Both aggregates take the rows in the order the sorted subquery gives them (as raw.ts does), so
+  // their parts line up; the reader checks that order and sorts where it would not hold.
   return `WITH ${summaryUnits(spec, level, direct)},
     merged AS (${mergeUnits(spec, 'units', group, 'id', true)})
     ${direct ? `, l AS (${levelRows(spec, level)})` : ''}
-  SELECT id, string_agg(line, chr(30)) AS lines FROM (
-    SELECT id, s, line FROM (${rows.join(' UNION ALL ')}) x WHERE ${TYPED} ORDER BY id, s) y
+  SELECT id, string_agg(nums, ''::bytea) AS nums, string_agg(line, chr(30)) AS lines FROM (
+    SELECT id, s, nums, line FROM (${rows.join(' UNION ALL ')}) x WHERE ${TYPED} ORDER BY id, s) y
   GROUP BY id ORDER BY id`;
 }
 
@@ -110,39 +119,42 @@ interface BucketRows {
   pieces: string[][];
 }
 
-/** The lines of one equipment (bucketLinesSql), in bucket order; `modes`: per field, the index of its integral among its modes. */
-function readLines(text: string, spec: UnitSpec, modes: number[]): BucketRows {
-  let lines = text.split('\x1e');
-  const starts = lines.map((l) => Number(l.slice(0, l.indexOf(FIELD))));
-  // Sorted by the database; should a plan ever not keep that order, sorted here.
-  if (starts.some((t, i) => i > 0 && t <= starts[i - 1])) {
-    const order = starts.map((_, i) => i).sort((x, y) => starts[x] - starts[y]);
-    lines = order.map((i) => lines[i]);
-  }
+/** The rows of one equipment (bucketLinesSql), in bucket order; `modes`: per field, the index of its integral among its modes. */
+function readRows(nums: Uint8Array, text: string, spec: UnitSpec, modes: number[]): BucketRows {
+  const lines = text.split('\x1e');
   const n = lines.length;
+  const width = 1 + spec.integrals.reduce((w, f) => w + 4 + f.modes.length, 0);
+  if (nums.byteLength !== 8 * width * n)
+    throw new Error('time-weighted rows: numbers and lines differ');
+  const view = new DataView(nums.buffer, nums.byteOffset, nums.byteLength);
+  const at = (i: number, k: number) => view.getFloat64(8 * (width * i + k));
+  // Sorted by the database; should a plan ever not keep that order, sorted here.
+  let order: number[] | undefined;
+  for (let i = 1; i < n && !order; i++)
+    if (at(i, 0) <= at(i - 1, 0))
+      order = Array.from({ length: n }, (_, j) => j).sort((x, y) => at(x, 0) - at(y, 0));
   const out: BucketRows = {
     s: new Float64Array(n),
     fields: spec.integrals.map(() => new Float64Array(5 * n)),
     pieces: new Array(n),
   };
-  const num = (x: string) => (x === '' ? NaN : Number(x));
-  for (let i = 0; i < n; i++) {
-    const f = lines[i].split(FIELD);
-    out.s[i] = Number(f[0]);
+  for (let o = 0; o < n; o++) {
+    const i = order ? order[o] : o;
+    out.s[o] = at(i, 0);
     let k = 1;
     for (let j = 0; j < spec.integrals.length; j++) {
       const to = out.fields[j];
-      to[5 * i] = num(f[k]);
-      to[5 * i + 1] = num(f[k + 1]);
-      to[5 * i + 2] = num(f[k + 2]);
-      to[5 * i + 3] = num(f[k + 3]);
-      to[5 * i + 4] = num(f[k + 4 + modes[j]]);
+      to[5 * o] = at(i, k);
+      to[5 * o + 1] = at(i, k + 1);
+      to[5 * o + 2] = at(i, k + 2);
+      to[5 * o + 3] = at(i, k + 3);
+      to[5 * o + 4] = at(i, k + 4 + modes[j]);
       k += 4 + spec.integrals[j].modes.length;
     }
-    const pieces = f.slice(k);
+    const pieces = lines[i].split(FIELD);
     // A pump's status in CSV, the one text field, is last: it may hold an escaped separator.
     pieces[pieces.length - 1] = unescapeSeparators(pieces[pieces.length - 1]);
-    out.pieces[i] = pieces;
+    out.pieces[o] = pieces;
   }
   return out;
 }
@@ -238,9 +250,13 @@ export async function queryTimeWeighted(
   const bucketKey = `${req.start} ${req.end} ${req.interval} ${req.zone}`;
   const known = lastBuckets?.key === bucketKey ? lastBuckets.list : undefined;
   const [rows, buckets, edges] = await Promise.all([
-    db.query<{ id: number; lines: string }>(bucketLinesSql(spec, req, level, format), params, {
-      indexOrder: true,
-    }),
+    db.query<{ id: number; nums: Uint8Array; lines: string }>(
+      bucketLinesSql(spec, req, level, format),
+      params,
+      {
+        indexOrder: true,
+      },
+    ),
     known ??
       alignedBuckets(req) ??
       db.query<{ s: number; a: number; b: number }>(bucketsSql(req), [null, ...params.slice(1, 4)]),
@@ -261,12 +277,13 @@ export async function queryTimeWeighted(
         b: Number(x.b),
         aIso,
         bIso,
-        head: `,"start":"${aIso}","end":"${bIso}","count":0`,
+        json: `,"start":"${aIso}","end":"${bIso}"`,
+        csv: `,${aIso},${bIso}`,
       };
     });
   lastBuckets = { key: bucketKey, list: bucketList };
   const gap = gapPieces(kind, format);
-  const textOf = new Map(rows.map((r) => [Number(r.id), r.lines]));
+  const rowsOf = new Map(rows.map((r) => [Number(r.id), r]));
   const out: TimeWeightedSummaries[] = [];
   for (const edge of edges) {
     const id = Number(edge.id);
@@ -277,8 +294,8 @@ export async function queryTimeWeighted(
       next: sample(edge[`${f.prefix}__next`]),
     }));
     const modes = fields.map(({ f, stepped }) => f.modes.indexOf(stepped ? 'is' : 'il'));
-    const text = textOf.get(id);
-    const bucketRows = text ? readLines(text, spec, modes) : undefined;
+    const r = rowsOf.get(id);
+    const bucketRows = r ? readRows(r.nums, r.lines, spec, modes) : undefined;
     const parts = summarize(kind, id, format, bucketList, bucketRows, fields, gap);
     if (parts.length) out.push({ id, text: parts.join('') });
   }
@@ -294,18 +311,19 @@ interface Bucket {
   b: number;
   aIso: string;
   bIso: string;
-  /** The JSON of an element with no sample between its id and the fields after count. */
-  head: string;
+  /** An element's text between its id and count, per format. */
+  json: string;
+  csv: string;
 }
 
 /**
  * An element of a bucket with no sample (a gap bucket) in pieces around its time-weighted values,
- * after its id, start, end and count: every other field is null.
+ * after its id, start and end: count 0, every other field null.
  */
 function gapPieces(kind: TelemetryKind, format: Format): string[] {
   const names = summaryFieldNames(kind).slice(4);
   const holes = WEIGHTED[kind].map((w) => w.at);
-  const pieces = [''];
+  const pieces = [format === 'json' ? ',"count":0' : ',0'];
   names.forEach((name, i) => {
     const key = format === 'json' ? `,${JSON.stringify(name)}:` : ',';
     if (holes.includes(i)) pieces.push('');
@@ -375,7 +393,7 @@ function summarize(
   const prevs = fields.map((st) => st.prev);
   const means = new Float64Array(fields.length);
   const separator = SEPARATOR[format];
-  const open = `{${JSON.stringify(summaryFieldNames(kind)[0])}:${id}`;
+  const open = format === 'json' ? `{${JSON.stringify(summaryFieldNames(kind)[0])}:${id}` : `${id}`;
   const out: string[] = [];
   for (let i = 0; i < n; i++) {
     const { a, b } = buckets[i];
@@ -414,13 +432,7 @@ function summarize(
     }
     if (r < 0 && !covered) continue;
     if (out.length) out.push(separator);
-    if (r >= 0) out.push(rows!.pieces[r][0]);
-    else
-      out.push(
-        format === 'json'
-          ? `${open}${buckets[i].head}${gap[0]}`
-          : `${id},${buckets[i].aIso},${buckets[i].bIso},0${gap[0]}`,
-      );
+    out.push(open, buckets[i][format], r >= 0 ? rows!.pieces[r][0] : gap[0]);
     for (let w = 0; w < weighted.length; w++) {
       out.push(encodeMean(weighted[w].scale * means[slot[w]], format));
       out.push(r >= 0 ? rows!.pieces[r][w + 1] : gap[w + 1]);
