@@ -65,10 +65,12 @@ const csvText = (c: string) => {
 const escapeSeparators = (c: string) =>
   `replace(replace(replace(${c}, chr(29), chr(29) || '0'), chr(30), chr(29) || '1'), chr(31), chr(29) || '2')`;
 
+const ESCAPED = new RegExp(`${String.fromCharCode(29)}([012])`, 'g');
+
 /** The text escapeSeparators wrote, as it was. */
 export const unescapeSeparators = (text: string) =>
   text.includes('\x1d')
-    ? text.replace(/\x1d([012])/g, (_, d: string) => String.fromCharCode(29 + Number(d)))
+    ? text.replace(ESCAPED, (_, d: string) => String.fromCharCode(29 + Number(d)))
     : text;
 
 /** The separators of SEPARATOR (export/records.ts) as SQL literals. */

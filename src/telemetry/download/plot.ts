@@ -3,6 +3,7 @@ import { requireEquipment } from '../../auth/access.js';
 import type { Queryable } from '../../db/index.js';
 import type { Values } from '../../export/records.js';
 import { parseRange } from '../../time.js';
+import { float8Bytes, readFloat8 } from './float8-rows.js';
 import type { Download } from './index.js';
 
 // Plot values (contract 13): [start, end) cut into `intervals` equal parts; of each part its first,
@@ -91,36 +92,42 @@ export function planSegments(start: number, end: number, n: number, stale: numbe
 }
 
 const ms = (c: string) => `round(date_part('epoch', ${c}) * 1000)`;
-// Each part's first, last, lowest and highest sample as plain min/max over arrays (compared element by
-// element): [time, value] for first and last, [value, time] for the lowest (the earliest of equal
-// values), [value, -time] for the highest. No per-part sort. Rollup segments and log segments are two
-// statements, sent at once on two connections (two cores), whose parts are merged here. OFFSET 0 keeps
-// each lateral a lookup per segment (pulled up into a join, it was planned as a scan of every row of
-// the sensor's level: seconds).
-const pair = (agg: 'min' | 'max', x: string, y: string, name: string) =>
-  `(${agg}(ARRAY[${x}, ${y}]))[1] AS ${name}0, (${agg}(ARRAY[${x}, ${y}]))[2] AS ${name}1`;
-const EXTREMES = [
-  pair('min', ms('first_ts'), 'v_first', 'first'),
-  pair('max', ms('last_ts'), 'v_last', 'last'),
-  pair('min', 'v_min', ms('v_tmin'), 'lo'),
-  pair('max', 'v_max', `-${ms('v_tmax')}`, 'hi'),
-].join(',\n    ');
-const ROLLUP_SQL = `SELECT s.part, ${EXTREMES}
+// The rows of each part go to the service as binary float8 (float8-rows.ts), which takes each part's
+// first, last, lowest and highest sample from them: for the 20,000 rows of a year in 1,000 parts that
+// is several times cheaper than the database's min and max over [time, value] arrays (an array made
+// and compared per row). Rollup segments and log segments are two statements, sent at once on two
+// connections (two cores). OFFSET 0 keeps each lateral a lookup per segment (pulled up into a join,
+// it was planned as a scan of every row of the sensor's level: seconds).
+/** A rollup row: part, first and last sample, lowest and highest (time, value each). */
+const ROLLUP_WIDTH = 9;
+const ROLLUP_SQL = `SELECT string_agg(${float8Bytes([
+  's.part',
+  ms('r.first_ts'),
+  'r.v_first',
+  ms('r.last_ts'),
+  'r.v_last',
+  ms('r.v_tmin'),
+  'r.v_min',
+  ms('r.v_tmax'),
+  'r.v_max',
+])}, ''::bytea) AS nums
   FROM unnest($2::int[], $3::float8[], $4::float8[], $5::int[]) AS s(level, a, b, part)
   CROSS JOIN LATERAL (
     SELECT r.first_ts, r.v_first, r.last_ts, r.v_last, r.v_min, r.v_tmin, r.v_max, r.v_tmax FROM sensor_rollups r
-     WHERE r.sensor_id = $1 AND r.level = s.level AND r.bucket >= to_timestamp(s.a / 1000) AND r.bucket < to_timestamp(s.b / 1000) OFFSET 0) u
-  GROUP BY s.part`;
+     WHERE r.sensor_id = $1 AND r.level = s.level AND r.bucket >= to_timestamp(s.a / 1000) AND r.bucket < to_timestamp(s.b / 1000) OFFSET 0) r`;
+/** A log row: part, time, value. */
+const LOG_WIDTH = 3;
 // A log segment [a, b) of part `part`, or where two parts meet inside a quarter, the logs of both
 // sides of the boundary `split` in one lookup: before it of `part`, from it on of the next part.
-const LOG_SQL = `SELECT u.part, ${EXTREMES}
+const LOG_SQL = `SELECT string_agg(${float8Bytes([
+  'CASE WHEN g.ts < to_timestamp(s.split / 1000) THEN s.part ELSE s.part + 1 END',
+  ms('g.ts'),
+  'g.value',
+])}, ''::bytea) AS nums
   FROM unnest($2::float8[], $3::float8[], $4::float8[], $5::int[]) AS s(split, a, b, part)
   CROSS JOIN LATERAL (
-    SELECT CASE WHEN g.ts < to_timestamp(s.split / 1000) THEN s.part ELSE s.part + 1 END AS part,
-      g.ts AS first_ts, g.value AS v_first, g.ts AS last_ts, g.value AS v_last, g.value AS v_min, g.ts AS v_tmin,
-      g.value AS v_max, g.ts AS v_tmax FROM sensor_logs g
-     WHERE g.sensor_id = $1 AND g.ts >= to_timestamp(s.a / 1000) AND g.ts < to_timestamp(s.b / 1000) OFFSET 0) u
-  GROUP BY u.part`;
+    SELECT g.ts, g.value FROM sensor_logs g
+     WHERE g.sensor_id = $1 AND g.ts >= to_timestamp(s.a / 1000) AND g.ts < to_timestamp(s.b / 1000) OFFSET 0) g`;
 
 /** The log segments as [split, a, b, part]: adjacent ones of consecutive parts joined at their boundary. */
 function logLookups(segments: Segment[]): [number, number, number, number][] {
@@ -137,36 +144,52 @@ function logLookups(segments: Segment[]): [number, number, number, number][] {
   return out;
 }
 
-type Extremes = Record<'first' | 'last' | 'lo' | 'hi', number[]>;
-/** A part's row: each extreme as its two elements (scalars: arrays cost the client far more to decode). */
-type PartRow = Record<`${'first' | 'last' | 'lo' | 'hi'}${0 | 1}` | 'part', number>;
-
-/** [a, b] compared element by element, as the database compares arrays. */
-const before = (x: number[], y: number[]) =>
-  Number(x[0]) < Number(y[0]) || (Number(x[0]) === Number(y[0]) && Number(x[1]) < Number(y[1]));
-
-/** The parts' extremes of both statements, merged per part, in part order. */
-function mergeParts(a: PartRow[], b: PartRow[]): Extremes[] {
-  const parts = new Map<number, Extremes>();
-  for (const row of [...a, ...b]) {
-    const k = Number(row.part);
-    const r = {
-      first: [row.first0, row.first1],
-      last: [row.last0, row.last1],
-      lo: [row.lo0, row.lo1],
-      hi: [row.hi0, row.hi1],
-    };
-    const m = parts.get(k);
-    if (!m) {
-      parts.set(k, r);
-      continue;
-    }
-    if (before(r.first, m.first)) m.first = r.first;
-    if (before(m.last, r.last)) m.last = r.last;
-    if (before(r.lo, m.lo)) m.lo = r.lo;
-    if (before(m.hi, r.hi)) m.hi = r.hi;
+/**
+ * Each part's extremes: per part eight numbers, the time and value of its first, last, lowest and
+ * highest sample (lowest: the earliest of equal values, highest: the earliest too), NaN times where
+ * the part has no sample.
+ */
+class Extremes {
+  readonly x: Float64Array;
+  constructor(readonly parts: number) {
+    this.x = new Float64Array(8 * parts).fill(NaN);
   }
-  return [...parts.keys()].sort((x, y) => x - y).map((k) => parts.get(k)!);
+
+  /** A row's samples for part k: first (t1, v1), last (t2, v2), lowest (tl, vl), highest (th, vh). */
+  add(
+    k: number,
+    t1: number,
+    v1: number,
+    t2: number,
+    v2: number,
+    tl: number,
+    vl: number,
+    th: number,
+    vh: number,
+  ): void {
+    const x = this.x;
+    const o = 8 * k;
+    if (Number.isNaN(x[o])) {
+      x.set([t1, v1, t2, v2, tl, vl, th, vh], o);
+      return;
+    }
+    if (t1 < x[o]) {
+      x[o] = t1;
+      x[o + 1] = v1;
+    }
+    if (t2 > x[o + 2]) {
+      x[o + 2] = t2;
+      x[o + 3] = v2;
+    }
+    if (vl < x[o + 5] || (vl === x[o + 5] && tl < x[o + 4])) {
+      x[o + 4] = tl;
+      x[o + 5] = vl;
+    }
+    if (vh > x[o + 7] || (vh === x[o + 7] && th < x[o + 6])) {
+      x[o + 6] = th;
+      x[o + 7] = vh;
+    }
+  }
 }
 
 /** Checks the request (400/404/403) and returns its records. */
@@ -181,29 +204,42 @@ export async function openPlot(db: Queryable, access: Access, body: PlotBody): P
     )
   ).map((r) => Number(r.b));
   const segments = planSegments(start, end, body.intervals, stale);
-  const run = (sql: string, list: number[][]) =>
+  const run = async (sql: string, list: number[][]) =>
     list.length === 0
-      ? Promise.resolve([] as PartRow[])
-      : db.query<PartRow>(sql, [body.sensorId, ...[0, 1, 2, 3].map((i) => list.map((s) => s[i]))], {
-          indexOrder: true,
-        });
-  const rows = mergeParts(
-    ...(await Promise.all([
-      run(
-        ROLLUP_SQL,
-        segments.filter((s) => s[0] > 0),
-      ),
-      run(LOG_SQL, logLookups(segments)),
-    ])),
-  );
+      ? new Float64Array(0)
+      : readFloat8(
+          (
+            await db.query<{ nums: Uint8Array | null }>(
+              sql,
+              [body.sensorId, ...[0, 1, 2, 3].map((i) => list.map((s) => s[i]))],
+              { indexOrder: true },
+            )
+          )[0].nums,
+        );
+  const [rollups, logs] = await Promise.all([
+    run(
+      ROLLUP_SQL,
+      segments.filter((s) => s[0] > 0),
+    ),
+    run(LOG_SQL, logLookups(segments)),
+  ]);
+  const parts = new Extremes(body.intervals);
+  for (let o = 0; o < rollups.length; o += ROLLUP_WIDTH) {
+    const r = rollups.subarray(o, o + ROLLUP_WIDTH);
+    parts.add(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8]);
+  }
+  for (let o = 0; o < logs.length; o += LOG_WIDTH) {
+    const [k, t, v] = [logs[o], logs[o + 1], logs[o + 2]];
+    parts.add(k, t, v, t, v, t, v, t, v);
+  }
   const records: Values[] = [];
-  for (const r of rows) {
+  for (let k = 0; k < body.intervals; k++) {
+    const x = parts.x.subarray(8 * k, 8 * k + 8);
+    if (Number.isNaN(x[0])) continue;
+    // The part's first, last, lowest and highest sample, each once, in time order.
     const picked = new Map<number, number>();
-    picked.set(Number(r.first[0]), Number(r.first[1]));
-    picked.set(Number(r.last[0]), Number(r.last[1]));
-    picked.set(Number(r.lo[1]), Number(r.lo[0]));
-    picked.set(-Number(r.hi[1]), Number(r.hi[0]));
-    for (const t of [...picked.keys()].sort((x, y) => x - y))
+    for (let j = 0; j < 8; j += 2) picked.set(x[j], x[j + 1]);
+    for (const t of [...picked.keys()].sort((a, b) => a - b))
       records.push([body.sensorId, new Date(t).toISOString(), picked.get(t)!]);
   }
   async function* pages(): AsyncGenerator<Values[]> {

@@ -14,6 +14,7 @@ import {
   type SummaryRequest,
 } from './summaries.js';
 import { summaryTail, unescapeSeparators } from './encode-sql.js';
+import { float8Bytes, readFloat8 } from './float8-rows.js';
 import { integralBetween, type Sample } from './value-function.js';
 import { zoneAlignment } from './zones.js';
 
@@ -89,10 +90,7 @@ function bucketLinesSql(
   const group = `CASE WHEN t0 = '-infinity' THEN NULL ELSE ${bucket.start} END`;
   const names = summaryFieldNames(spec.kind);
   const holes = WEIGHTED[spec.kind].map((w) => w.at);
-  const nums = (t: string) =>
-    [ms(t), ...numberColumns(spec)]
-      .map((x) => `float8send(coalesce(${x}, 'NaN'::float8))`)
-      .join(' || ');
+  const nums = (t: string) => float8Bytes([ms(t), ...numberColumns(spec)]);
   const row = (t: string) =>
     `${nums(t)} AS nums, ${summaryTail(spec.kind, format, names, holes)} AS line`;
   const rows = [`SELECT id, grp AS s, ${row('grp')} FROM merged`];
@@ -124,10 +122,9 @@ function readRows(nums: Uint8Array, text: string, spec: UnitSpec, modes: number[
   const lines = text.split('\x1e');
   const n = lines.length;
   const width = 1 + spec.integrals.reduce((w, f) => w + 4 + f.modes.length, 0);
-  if (nums.byteLength !== 8 * width * n)
-    throw new Error('time-weighted rows: numbers and lines differ');
-  const view = new DataView(nums.buffer, nums.byteOffset, nums.byteLength);
-  const at = (i: number, k: number) => view.getFloat64(8 * (width * i + k));
+  const values = readFloat8(nums);
+  if (values.length !== width * n) throw new Error('time-weighted rows: numbers and lines differ');
+  const at = (i: number, k: number) => values[width * i + k];
   // Sorted by the database; should a plan ever not keep that order, sorted here.
   let order: number[] | undefined;
   for (let i = 1; i < n && !order; i++)
