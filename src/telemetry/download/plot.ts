@@ -170,7 +170,14 @@ class Extremes {
     const x = this.x;
     const o = 8 * k;
     if (Number.isNaN(x[o])) {
-      x.set([t1, v1, t2, v2, tl, vl, th, vh], o);
+      x[o] = t1;
+      x[o + 1] = v1;
+      x[o + 2] = t2;
+      x[o + 3] = v2;
+      x[o + 4] = tl;
+      x[o + 5] = vl;
+      x[o + 6] = th;
+      x[o + 7] = vh;
       return;
     }
     if (t1 < x[o]) {
@@ -224,23 +231,28 @@ export async function openPlot(db: Queryable, access: Access, body: PlotBody): P
     run(LOG_SQL, logLookups(segments)),
   ]);
   const parts = new Extremes(body.intervals);
-  for (let o = 0; o < rollups.length; o += ROLLUP_WIDTH) {
-    const r = rollups.subarray(o, o + ROLLUP_WIDTH);
-    parts.add(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8]);
-  }
+  const r = rollups;
+  for (let o = 0; o < r.length; o += ROLLUP_WIDTH)
+    parts.add(r[o], r[o + 1], r[o + 2], r[o + 3], r[o + 4], r[o + 5], r[o + 6], r[o + 7], r[o + 8]);
   for (let o = 0; o < logs.length; o += LOG_WIDTH) {
-    const [k, t, v] = [logs[o], logs[o + 1], logs[o + 2]];
-    parts.add(k, t, v, t, v, t, v, t, v);
+    const t = logs[o + 1];
+    const v = logs[o + 2];
+    parts.add(logs[o], t, v, t, v, t, v, t, v);
   }
   const records: Values[] = [];
   for (let k = 0; k < body.intervals; k++) {
-    const x = parts.x.subarray(8 * k, 8 * k + 8);
-    if (Number.isNaN(x[0])) continue;
-    // The part's first, last, lowest and highest sample, each once, in time order.
-    const picked = new Map<number, number>();
-    for (let j = 0; j < 8; j += 2) picked.set(x[j], x[j + 1]);
-    for (const t of [...picked.keys()].sort((a, b) => a - b))
-      records.push([body.sensorId, new Date(t).toISOString(), picked.get(t)!]);
+    const o = 8 * k;
+    const x = parts.x;
+    if (Number.isNaN(x[o])) continue;
+    // The part's first, last, lowest and highest sample, each once, in time order: first, then the
+    // lowest and highest (either order), then last; each may be another's sample.
+    const [lo, hi] = x[o + 4] <= x[o + 6] ? [o + 4, o + 6] : [o + 6, o + 4];
+    let previous = NaN;
+    for (const j of [o, lo, hi, o + 2]) {
+      if (x[j] === previous) continue;
+      previous = x[j];
+      records.push([body.sensorId, new Date(x[j]).toISOString(), x[j + 1]]);
+    }
   }
   async function* pages(): AsyncGenerator<Values[]> {
     yield records;
