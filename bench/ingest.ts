@@ -190,7 +190,9 @@ end
     const requests = num(/(\d+) requests in/);
     const seconds = num(/requests in ([\d.]+)s/);
     const non2xx = num(/Non-2xx or 3xx responses: (\d+)/);
-    const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
+    const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(
+      stdout,
+    );
     const pct = (p: string) => wrkMs(new RegExp(`^\\s+${p}%\\s+(\\S+)`, 'm').exec(stdout)![1]);
     return {
       r: {
