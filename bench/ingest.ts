@@ -491,7 +491,7 @@ async function main() {
     ? `\n\nDuring every run ${SUBSCRIBERS} live stream subscribers of site 1 (one of the 50) were connected (raw HTTP, in the load generator's process), so the server also sent each event of site 1 ${SUBSCRIBERS} times.`
     : '';
   const text =
-    report(runs, { cpu, before, idle, duration: DURATION }) +
+    report(runs, { cpu, before, idle, duration: DURATION, readingSites: READING_SITES }) +
     (catchUp.length
       ? `\n- Rollups after the batch run with group commit: ${catchUp.join('; ')}.`
       : '') +
