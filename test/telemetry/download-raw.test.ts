@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachBackend, startApp, type TestContext } from '../helper.js';
 import { SENSOR, SENSOR_2 } from './fixtures.js';
+import { rawSpans } from '../../src/telemetry/download/raw.js';
+import { refreshAll } from '../../src/telemetry/rollups/refresh.js';
 import { downloader, parseCsv, RAW_URL, storeLogs } from './download-fixtures.js';
 
 // POST /v1/sensors/logs/raw (contract 6): one sensor's logs in [start, end), ascending, over more
@@ -121,4 +123,53 @@ describeEachBackend('telemetry raw download', (backend) => {
     const csv = parseCsv((await get(RAW_URL, body, { accept: 'text/csv' })).text);
     expect(csv.slice(1).map((r) => Number(r[1]))).toEqual([0.1, -0.5, 1e-7, 123456789.125, 0]);
   });
+
+  it('reads a range of many days in spans of about a page by the daily rollups, each log once and in order, late logs too', async () => {
+    const token = await ctx.token('*');
+    const sensor = SENSOR_2;
+    const d0 = Date.parse('2026-09-01T00:00:00Z');
+    const DAY = 86_400_000;
+    // Ten days of a log a minute (midnights included); day 4 also a log every 5 s for 8 hours (a day
+    // over a page: a span of its own, several pages).
+    const logs: { sensorID: number; timestamp: string; value: number }[] = [];
+    for (let t = d0; t < d0 + 10 * DAY; t += 60_000)
+      logs.push({ sensorID: sensor, timestamp: new Date(t).toISOString(), value: t / 60_000 });
+    for (let t = d0 + 4 * DAY + 2_500; t < d0 + 4 * DAY + 8 * 3_600_000; t += 5_000)
+      logs.push({ sensorID: sensor, timestamp: new Date(t).toISOString(), value: -t / 1000 });
+    expect(await storeLogs(ctx, token, 'sensor', logs)).toBe(logs.length);
+    await refreshAll(ctx.db);
+    // Late logs of day 7 after the rollups: its count says less than it holds.
+    const late = Array.from({ length: 3000 }, (_, i) => ({
+      sensorID: sensor,
+      timestamp: new Date(d0 + 7 * DAY + 7_000 + i * 7_000).toISOString(),
+      value: i + 0.5,
+    }));
+    expect(await storeLogs(ctx, token, 'sensor', late)).toBe(late.length);
+    const start = d0 + 30 * 60_000;
+    const end = d0 + 9 * DAY + 12 * 3_600_000;
+    const spans = await rawSpans(ctx.db, sensor, start, end);
+    // Cut at midnights, several spans, day 4 alone.
+    expect(spans.length).toBeGreaterThan(3);
+    expect(spans[0][0]).toBe(start);
+    expect(spans[spans.length - 1][1]).toBe(end);
+    for (const [a, b] of spans.slice(1)) expect([a % DAY, b > a]).toEqual([0, true]);
+    expect(spans).toContainEqual([d0 + 4 * DAY, d0 + 5 * DAY]);
+    const stored = await ctx.db.query<{ ts: Date; value: number }>(
+      `SELECT ts, value FROM sensor_logs WHERE sensor_id = $1 AND ts >= $2 AND ts < $3 ORDER BY ts`,
+      [sensor, new Date(start).toISOString(), new Date(end).toISOString()],
+    );
+    const answer = await get(RAW_URL, {
+      sensorId: sensor,
+      start: new Date(start).toISOString(),
+      end: new Date(end).toISOString(),
+    });
+    expect(answer.status).toBe(200);
+    const got = answer.body as { value: number; timestamp: string }[];
+    expect(got.length).toBe(stored.length);
+    const wrong = got.findIndex(
+      (r, k) =>
+        r.timestamp !== new Date(stored[k].ts).toISOString() || r.value !== Number(stored[k].value),
+    );
+    expect(wrong, wrong >= 0 ? JSON.stringify(got[wrong]) : '').toBe(-1);
+  }, 120_000);
 });

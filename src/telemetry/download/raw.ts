@@ -16,6 +16,11 @@ import { MAX_RAW_DAYS, type Download } from './index.js';
 // which is the index order of its ORDER BY … LIMIT (a plain aggregate over that subquery, never
 // parallel): an ORDER BY inside string_agg would sort every page again (PostgreSQL before 16 does
 // not see that its input is sorted), 40 % of a page's time.
+// The range is read in spans of whole UTC days holding about a page of logs each, as the daily
+// rollups count them (spans): each span is paged by key on its own, and the next span's first page
+// is read while the current one's are sent, on a second connection, so that the database writes two
+// pages at once on two cores. The counts only place the cuts: a span holding more logs than counted
+// (logs not rolled up yet) is paged like any range, and without rollups the range is one span.
 
 const PAGE_ROWS = 5_000;
 const RAW_FIELDS = ['sensorID', 'value', 'timestamp'];
@@ -24,6 +29,67 @@ const LINE: Record<Format, string> = {
   json: `'{"sensorID":' || $1::int || ',"value":' || value::text || ',"timestamp":"' || ${ISO} || '"}'`,
   csv: `$1::int || ',' || value::text || ',' || ${ISO}`,
 };
+
+/**
+ * [start, end) cut at UTC midnights into spans of at most about PAGE_ROWS logs by the daily rollups'
+ * counts (a day holding more is a span of its own); one span where there are none.
+ */
+export async function rawSpans(
+  db: Queryable,
+  sensorId: number,
+  start: number,
+  end: number,
+): Promise<[number, number][]> {
+  const days = await db.query<{ d: number; n: number }>(
+    `SELECT round(date_part('epoch', bucket) * 1000) AS d, count AS n FROM sensor_rollups
+      WHERE sensor_id = $1 AND level = 1440 AND bucket > $2::timestamptz - interval '1 day' AND bucket < $3::timestamptz
+      ORDER BY bucket`,
+    [sensorId, new Date(start).toISOString(), new Date(end).toISOString()],
+    { indexOrder: true },
+  );
+  const spans: [number, number][] = [];
+  let from = start;
+  let rows = 0;
+  for (const day of days) {
+    const d = Number(day.d);
+    const n = Number(day.n);
+    // Cut before a day that would make the span hold more than a page.
+    if (rows > 0 && rows + n > PAGE_ROWS && d > from) {
+      spans.push([from, d]);
+      from = d;
+      rows = 0;
+    }
+    rows += n;
+  }
+  spans.push([from, end]);
+  return spans;
+}
+
+/**
+ * The pages of each source in turn, the next source's first page read while the current source's
+ * pages are read and sent. A consumer that stops stops both sources.
+ */
+export async function* inTurn<P>(sources: (() => AsyncGenerator<P>)[]): AsyncGenerator<P> {
+  const begin = (k: number) => {
+    if (k >= sources.length) return undefined;
+    const pages = sources[k]();
+    const first = pages.next();
+    first.catch(() => {}); // awaited in its turn; a consumer that stopped never awaits it
+    return { pages, first };
+  };
+  let current = begin(0);
+  let upcoming: ReturnType<typeof begin>;
+  try {
+    for (let k = 0; current; k++) {
+      upcoming = begin(k + 1);
+      for (let r = await current.first; !r.done; r = await current.pages.next()) yield r.value;
+      current = upcoming;
+      upcoming = undefined;
+    }
+  } finally {
+    for (const open of [current, upcoming]) open?.pages.return(undefined).catch(() => {});
+  }
+}
 
 export async function openRawSensorLogs(
   db: Queryable,
@@ -37,15 +103,17 @@ export async function openRawSensorLogs(
       SELECT ts, value FROM sensor_logs WHERE sensor_id = $1 AND ts ${op} $2::timestamptz AND ts < $3::timestamptz ORDER BY ts LIMIT ${PAGE_ROWS})
     SELECT count(*)::int AS n, max(ts)::text AS last, string_agg(${LINE[format]}, ${SQL_SEPARATOR[format]}) AS text FROM p`;
   type RawPage = { n: number; last: string | null; text: string | null };
-  const until = new Date(end).toISOString();
-  // The first page from start (included), each later one after the last time of the one before.
-  const pages = keysetPages<string, { text: string }>(PAGE_ROWS, async (after) => {
-    const [page] = await db.query<RawPage>(
-      sql(after === undefined ? '>=' : '>'),
-      [body.sensorId, after ?? new Date(start).toISOString(), until],
-      { indexOrder: true },
-    );
-    return { page: { text: page.text ?? '' }, rows: page.n, last: page.last ?? undefined };
-  });
-  return { fields: RAW_FIELDS, pages };
+  // In each span, the first page from its start (included), each later one after the last time of
+  // the one before.
+  const span = (from: number, to: number) => () =>
+    keysetPages<string, { text: string }>(PAGE_ROWS, async (after) => {
+      const [page] = await db.query<RawPage>(
+        sql(after === undefined ? '>=' : '>'),
+        [body.sensorId, after ?? new Date(from).toISOString(), new Date(to).toISOString()],
+        { indexOrder: true },
+      );
+      return { page: { text: page.text ?? '' }, rows: page.n, last: page.last ?? undefined };
+    });
+  const spans = await rawSpans(db, body.sensorId, start, end);
+  return { fields: RAW_FIELDS, pages: inTurn(spans.map(([a, b]) => span(a, b))) };
 }
