@@ -105,6 +105,13 @@ function bucketLinesSql(
   GROUP BY id ORDER BY id`;
 }
 
+/** A row of bucketLinesSql. */
+interface BucketLines {
+  id: number;
+  nums: Uint8Array;
+  lines: string;
+}
+
 /**
  * One equipment's non-empty buckets, decoded: starts (epoch ms), per integral field and bucket its
  * first and last sample and its integral in the field's mode (NaN where the bucket has no sample of
@@ -247,13 +254,7 @@ export async function queryTimeWeighted(
   const bucketKey = `${req.start} ${req.end} ${req.interval} ${req.zone}`;
   const known = lastBuckets?.key === bucketKey ? lastBuckets.list : undefined;
   const [rows, buckets, edges] = await Promise.all([
-    db.query<{ id: number; nums: Uint8Array; lines: string }>(
-      bucketLinesSql(spec, req, level, format),
-      params,
-      {
-        indexOrder: true,
-      },
-    ),
+    db.query<BucketLines>(bucketLinesSql(spec, req, level, format), params, { indexOrder: true }),
     known ??
       alignedBuckets(req) ??
       db.query<{ s: number; a: number; b: number }>(bucketsSql(req), [null, ...params.slice(1, 4)]),
@@ -318,16 +319,17 @@ interface Bucket {
  * after its id, start and end: count 0, every other field null.
  */
 function gapPieces(kind: TelemetryKind, format: Format): string[] {
-  const names = summaryFieldNames(kind).slice(4);
-  const holes = WEIGHTED[kind].map((w) => w.at);
+  const holes = new Set(WEIGHTED[kind].map((w) => w.at));
   const pieces = [format === 'json' ? ',"count":0' : ',0'];
-  names.forEach((name, i) => {
-    const key = format === 'json' ? `,${JSON.stringify(name)}:` : ',';
-    if (holes.includes(i)) pieces.push('');
-    pieces[pieces.length - (holes.includes(i) ? 2 : 1)] += holes.includes(i)
-      ? key
-      : `${key}${format === 'json' ? 'null' : ''}`;
-  });
+  summaryFieldNames(kind)
+    .slice(4)
+    .forEach((name, i) => {
+      const key = format === 'json' ? `,${JSON.stringify(name)}:` : ',';
+      if (holes.has(i)) {
+        pieces[pieces.length - 1] += key;
+        pieces.push('');
+      } else pieces[pieces.length - 1] += `${key}${format === 'json' ? 'null' : ''}`;
+    });
   if (format === 'json') pieces[pieces.length - 1] += '}';
   return pieces;
 }
