@@ -58,7 +58,7 @@ const csvText = (c: string) => {
 
 /**
  * Text whose characters 29, 30 and 31 are written as chr(29) followed by '0', '1' or '2': with holes
- * (summaryLine), 30 and 31 separate what the time-weighted summaries read, and a CSV text field (a
+ * (summaryTail), 30 and 31 separate what the time-weighted summaries read, and a CSV text field (a
  * pump's status) is the only text that could hold them (JSON text escapes them). unescapeSeparators
  * reads them back.
  */
