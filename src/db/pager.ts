@@ -43,6 +43,31 @@ export async function* keysetPages<K, P>(limit: number, read: ReadPage<K, P>): A
 }
 
 /**
+ * The pages of each source in turn (keyset reads of consecutive ranges), the next source's first page
+ * read while the current source's pages are read and sent: two reads at once, on two connections. A
+ * consumer that stops stops both sources.
+ */
+export async function* pagesInTurn<P>(sources: (() => AsyncGenerator<P>)[]): AsyncGenerator<P> {
+  const begin = (k: number) => {
+    if (k >= sources.length) return undefined;
+    const pages = sources[k]();
+    return { pages, first: ahead(pages.next()) };
+  };
+  let current = begin(0);
+  let upcoming: ReturnType<typeof begin>;
+  try {
+    for (let k = 0; current; k++) {
+      upcoming = begin(k + 1);
+      for (let r = await current.first; !r.done; r = await current.pages.next()) yield r.value;
+      current = upcoming;
+      upcoming = undefined;
+    }
+  } finally {
+    for (const open of [current, upcoming]) open?.pages.return(undefined).catch(() => {});
+  }
+}
+
+/**
  * A read under way while an earlier page is sent: its failure is handled here, so that it is not an
  * unhandled rejection when nobody awaits it any more (the consumer stopped); awaiting it still throws.
  */

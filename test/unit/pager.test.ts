@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Queryable } from '../../src/db/index.js';
-import { keysetPages, rowPages, type KeysetPage } from '../../src/db/pager.js';
+import { keysetPages, pagesInTurn, rowPages, type KeysetPage } from '../../src/db/pager.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -132,6 +132,47 @@ describe('keyset pager', () => {
     await sleep(10);
     expect(quiet.log.filter((l) => !l.endsWith('done'))).toEqual(['read first', 'read 10']);
     expect((await it.next()).done).toBe(true);
+  });
+
+  it('yields the pages of several sources in turn, every page of each, an empty source none', async () => {
+    const a = table(5, { delay: 5 });
+    const b = table(3, { delay: 5 });
+    const c = table(0);
+    const d = table(2);
+    const pages: number[][] = [];
+    for await (const page of pagesInTurn([a, b, c, d].map((t) => () => keysetPages(2, t.read))))
+      pages.push(page);
+    // Every page of each source, sources in order; an empty source yields nothing.
+    expect(pages).toEqual([[1, 2], [3, 4], [5], [1, 2], [3], [1, 2]]);
+    expect(d.log).toEqual(['read first', 'read first done', 'read 2', 'read 2 done']);
+  });
+
+  it('reads sources side by side, and stops both when the consumer stops', async () => {
+    const log: string[] = [];
+    let running = 0;
+    let most = 0;
+    const source = (name: string) => () =>
+      keysetPages<number, number[]>(1, async (after) => {
+        log.push(`${name} ${after ?? 'first'}`);
+        most = Math.max(most, ++running);
+        await sleep(5);
+        running--;
+        const k = (after ?? 0) + 1;
+        return { page: [k], rows: 1, last: k };
+      });
+    const it = pagesInTurn([source('a'), source('b'), source('c')]);
+    expect((await it.next()).value).toEqual([1]);
+    expect((await it.next()).value).toEqual([2]);
+    // a's pages and b's first page were read at once.
+    expect(most).toBe(2);
+    expect(log).toContain('b first');
+    await it.return(undefined);
+    const asked = log.length;
+    await sleep(30);
+    // After the stop no read starts (a and b each had one read under way at most), and c never.
+    expect(log.length).toBeLessThanOrEqual(asked + 2);
+    expect(log.some((l) => l.startsWith('c'))).toBe(false);
+    expect(unhandled).toEqual([]);
   });
 
   it('reads the rows of a statement: the first page, then after the key sent as the parameters that follow', async () => {

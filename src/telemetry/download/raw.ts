@@ -1,7 +1,7 @@
 import type { Access } from '../../auth/access.js';
 import { requireEquipment } from '../../auth/access.js';
 import type { Queryable } from '../../db/index.js';
-import { keysetPages } from '../../db/pager.js';
+import { keysetPages, pagesInTurn } from '../../db/pager.js';
 import type { Format } from '../../export/records.js';
 import { isoSql, parseRange } from '../../time.js';
 import { SQL_SEPARATOR } from './encode-sql.js';
@@ -65,32 +65,6 @@ export async function rawSpans(
   return spans;
 }
 
-/**
- * The pages of each source in turn, the next source's first page read while the current source's
- * pages are read and sent. A consumer that stops stops both sources.
- */
-export async function* inTurn<P>(sources: (() => AsyncGenerator<P>)[]): AsyncGenerator<P> {
-  const begin = (k: number) => {
-    if (k >= sources.length) return undefined;
-    const pages = sources[k]();
-    const first = pages.next();
-    first.catch(() => {}); // awaited in its turn; a consumer that stopped never awaits it
-    return { pages, first };
-  };
-  let current = begin(0);
-  let upcoming: ReturnType<typeof begin>;
-  try {
-    for (let k = 0; current; k++) {
-      upcoming = begin(k + 1);
-      for (let r = await current.first; !r.done; r = await current.pages.next()) yield r.value;
-      current = upcoming;
-      upcoming = undefined;
-    }
-  } finally {
-    for (const open of [current, upcoming]) open?.pages.return(undefined).catch(() => {});
-  }
-}
-
 export async function openRawSensorLogs(
   db: Queryable,
   access: Access,
@@ -115,5 +89,5 @@ export async function openRawSensorLogs(
       return { page: { text: page.text ?? '' }, rows: page.n, last: page.last ?? undefined };
     });
   const spans = await rawSpans(db, body.sensorId, start, end);
-  return { fields: RAW_FIELDS, pages: inTurn(spans.map(([a, b]) => span(a, b))) };
+  return { fields: RAW_FIELDS, pages: pagesInTurn(spans.map(([a, b]) => span(a, b))) };
 }
