@@ -54,6 +54,10 @@ const ms = (c: string) => `round(date_part('epoch', ${c}) * 1000)`;
 
 /** Separator of a line's fields: a control character, which no field's text holds (text goes through to_json or CSV quoting). */
 const FIELD = '\x1f';
+/** Separator of the lines (chr(30) in bucketLinesSql). */
+const LINE = '\x1e';
+/** What escapeSeparators (encode-sql.ts) puts before an escaped separator. */
+const ESCAPE = '\x1d';
 
 /**
  * The numbers of a bucket after its start, per integral field in spec.integrals order: the times
@@ -121,16 +125,47 @@ interface BucketRows {
   s: Float64Array;
   /** Per field: [t1, v1, t2, v2, integral] of each bucket, five numbers a bucket. */
   fields: Float64Array[];
-  pieces: string[][];
+  /** The elements' texts, as the database joined them. */
+  text: string;
+  /**
+   * Per bucket, where its element's pieces lie in `text`: its start, each hole (a FIELD), its end;
+   * holes + 2 offsets a bucket. Pieces are cut from the text as they are written (a split per
+   * bucket, and joining the pieces, cost more than everything else the service does per bucket).
+   */
+  at: Int32Array;
+  /** The last piece of each bucket, where it held escaped separators (a pump's status in CSV). */
+  unescaped: Map<number, string>;
 }
 
 /** The rows of one equipment (bucketLinesSql), in bucket order; `modes`: per field, the index of its integral among its modes. */
-function readRows(nums: Uint8Array, text: string, spec: UnitSpec, modes: number[]): BucketRows {
-  const lines = text.split('\x1e');
-  const n = lines.length;
+function readRows(
+  nums: Uint8Array,
+  text: string,
+  spec: UnitSpec,
+  modes: number[],
+  holes: number,
+): BucketRows {
+  // Where each line starts, and its holes: LINE separates lines, FIELD marks a hole.
+  const span = holes + 2;
+  const found: number[] = [];
+  const differ = () => new Error('time-weighted rows: numbers and lines differ');
+  for (let from = 0; ;) {
+    found.push(from);
+    for (let h = 0; h < holes; h++) {
+      const hole = text.indexOf(FIELD, from);
+      if (hole < 0) throw differ();
+      found.push(hole);
+      from = hole + 1;
+    }
+    const end = text.indexOf(LINE, from);
+    found.push(end < 0 ? text.length : end);
+    if (end < 0) break;
+    from = end + 1;
+  }
+  const n = found.length / span;
   const width = 1 + spec.integrals.reduce((w, f) => w + 4 + f.modes.length, 0);
   const values = readFloat8(nums);
-  if (values.length !== width * n) throw new Error('time-weighted rows: numbers and lines differ');
+  if (values.length !== width * n) throw differ();
   const at = (i: number, k: number) => values[width * i + k];
   // Sorted by the database; should a plan ever not keep that order, sorted here.
   let order: number[] | undefined;
@@ -140,7 +175,9 @@ function readRows(nums: Uint8Array, text: string, spec: UnitSpec, modes: number[
   const out: BucketRows = {
     s: new Float64Array(n),
     fields: spec.integrals.map(() => new Float64Array(5 * n)),
-    pieces: new Array(n),
+    text,
+    at: new Int32Array(span * n),
+    unescaped: new Map(),
   };
   for (let o = 0; o < n; o++) {
     const i = order ? order[o] : o;
@@ -155,10 +192,10 @@ function readRows(nums: Uint8Array, text: string, spec: UnitSpec, modes: number[
       to[5 * o + 4] = at(i, k + 4 + modes[j]);
       k += 4 + spec.integrals[j].modes.length;
     }
-    const pieces = lines[i].split(FIELD);
+    for (let h = 0; h < span; h++) out.at[span * o + h] = found[span * i + h];
     // A pump's status in CSV, the one text field, is last: it may hold an escaped separator.
-    pieces[pieces.length - 1] = unescapeSeparators(pieces[pieces.length - 1]);
-    out.pieces[o] = pieces;
+    const last = text.slice(found[span * i + span - 2] + 1, found[span * i + span - 1]);
+    if (last.includes(ESCAPE)) out.unescaped.set(o, unescapeSeparators(last));
   }
   return out;
 }
@@ -293,9 +330,11 @@ export async function queryTimeWeighted(
     }));
     const modes = fields.map(({ f, stepped }) => f.modes.indexOf(stepped ? 'is' : 'il'));
     const r = rowsOf.get(id);
-    const bucketRows = r ? readRows(r.nums, r.lines, spec, modes) : undefined;
-    const parts = summarize(kind, id, format, bucketList, bucketRows, fields, gap);
-    if (parts.length) out.push({ id, text: parts.join('') });
+    const bucketRows = r
+      ? readRows(r.nums, r.lines, spec, modes, WEIGHTED[kind].length)
+      : undefined;
+    const text = summarize(kind, id, format, bucketList, bucketRows, fields, gap);
+    if (text.length) out.push({ id, text });
   }
   return out;
 }
@@ -346,9 +385,9 @@ interface FieldState {
 }
 
 /**
- * One equipment's elements, as the pieces of their text: walks the buckets with the samples around
- * each (contract 13) and puts the time-weighted means into the elements the database wrote, or into
- * a gap bucket's element.
+ * One equipment's elements, as text: walks the buckets with the samples around each (contract 13)
+ * and puts the time-weighted means into the elements the database wrote, or into a gap bucket's
+ * element. Built by concatenation (a rope, flattened once as the response is written).
  */
 function summarize(
   kind: TelemetryKind,
@@ -358,7 +397,7 @@ function summarize(
   rows: BucketRows | undefined,
   fields: FieldState[],
   gap: string[],
-): string[] {
+): string {
   const n = buckets.length;
   // The row of each bucket (-1: none).
   const rowAt = new Int32Array(n).fill(-1);
@@ -393,7 +432,8 @@ function summarize(
   const means = new Float64Array(fields.length);
   const separator = SEPARATOR[format];
   const open = format === 'json' ? `{${JSON.stringify(summaryFieldNames(kind)[0])}:${id}` : `${id}`;
-  const out: string[] = [];
+  const span = weighted.length + 2;
+  let out = '';
   for (let i = 0; i < n; i++) {
     const { a, b } = buckets[i];
     const r = rowAt[i];
@@ -430,11 +470,14 @@ function summarize(
       means[k] = length > 0 ? integral / length : NaN;
     }
     if (r < 0 && !covered) continue;
-    if (out.length) out.push(separator);
-    out.push(open, buckets[i][format], r >= 0 ? rows!.pieces[r][0] : gap[0]);
-    for (let w = 0; w < weighted.length; w++) {
-      out.push(encodeMean(weighted[w].scale * means[slot[w]], format));
-      out.push(r >= 0 ? rows!.pieces[r][w + 1] : gap[w + 1]);
+    if (out.length) out += separator;
+    out += open + buckets[i][format];
+    for (let w = 0; w <= weighted.length; w++) {
+      if (w) out += encodeMean(weighted[w - 1].scale * means[slot[w - 1]], format);
+      if (r < 0) out += gap[w];
+      else if (w === weighted.length && rows!.unescaped.has(r)) out += rows!.unescaped.get(r)!;
+      else
+        out += rows!.text.slice(rows!.at[span * r + w] + (w ? 1 : 0), rows!.at[span * r + w + 1]);
     }
   }
   return out;
