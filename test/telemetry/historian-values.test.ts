@@ -5,6 +5,10 @@ import { generateDemo } from '../../src/provisioning/demo.js';
 import { refreshAll, refreshMarked } from '../../src/telemetry/rollups/refresh.js';
 import { UNITS } from '../../src/telemetry/rollups/units.js';
 import { offsetMinutes } from '../../src/telemetry/download/zones.js';
+import { logPartitions, openInterpolated } from '../../src/telemetry/download/interpolated.js';
+import { Access } from '../../src/auth/access.js';
+import type { Queryable } from '../../src/db/index.js';
+import { dropMonth } from '../../src/telemetry/retention/tables.js';
 import { bearer, describeEachBackend } from '../helper.js';
 import { SENSOR, SENSOR_2, SITE2_SENSOR, suiteApp } from './fixtures.js';
 import { parseCsv, expectError, downloader } from './download-fixtures.js';
@@ -175,6 +179,94 @@ describeEachBackend('historian: interpolated and plot values', (backend) => {
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 40) },
     );
   }, 300_000);
+
+  it('reads each instant in the partition that holds it: samples and instants around the start of a month', async () => {
+    const parts = await logPartitions(t.ctx.db);
+    // The partitions cover every time once, in order, the archive first.
+    expect(parts[0].table).toBe('sensor_logs_archive');
+    expect(parts[0].from).toBe(-Infinity);
+    for (let i = 1; i < parts.length; i++) expect(parts[i].from).toBe(parts[i - 1].to);
+    expect(parts.length).toBeGreaterThan(2);
+    // The archive's end, a month's start before now: samples on both sides of it, and more than a
+    // day before and after, so that both the bounded lookups and the fallbacks are needed.
+    const b = parts[0].to;
+    expect(b).toBeLessThan(Date.now());
+    await reset(SENSOR_2, false);
+    const series = [
+      { t: b - 3 * 24 * HOUR, v: 1 },
+      { t: b - 90 * MIN, v: 4 },
+      { t: b - MIN, v: -2 },
+      { t: b + 20 * MIN, v: 8 },
+      { t: b + 26 * HOUR, v: 3 },
+      { t: Math.min(b + 50 * HOUR, Date.now() - HOUR), v: 5 },
+    ];
+    await upload(SENSOR_2, series);
+    const offsets = [-4 * 24, -2 * 24, -1, -1 / 60, -1 / 3600000, 0, 1 / 3600000, 0.25, 1, 25, 27];
+    const times = offsets.map((h) => b + Math.round(h * HOUR));
+    for (const step of [false, true]) {
+      await t.ctx.db.query(`UPDATE sensors SET step = $2 WHERE sensor_id = $1`, [SENSOR_2, step]);
+      const got = await post(INTERP, { sensorIds: [SENSOR_2], times: times.map(iso) });
+      expect(got.map((v) => [v.timestamp, v.value])).toEqual(
+        times.map((x) => [iso(x), valueAt(series, x, step)]),
+      );
+      // A one-minute grid across the boundary.
+      const grid = await post(INTERP, {
+        sensorIds: [SENSOR_2],
+        start: iso(b - 3 * MIN),
+        end: iso(b + 3 * MIN),
+        interval: '1m',
+      });
+      expect(grid.map((v) => v.value)).toEqual(
+        [-3, -2, -1, 0, 1, 2, 3].map((m) => valueAt(series, b + m * MIN, step)),
+      );
+    }
+  });
+
+  it('a month dropped after the partitions were listed: the values come through the partitioned table', async () => {
+    const parts = await logPartitions(t.ctx.db);
+    const last = parts[parts.length - 1];
+    await reset(SENSOR_2, false);
+    const series = [
+      { t: T0, v: 2 },
+      { t: T0 + HOUR, v: 6 },
+    ];
+    await upload(SENSOR_2, series);
+    let listed = false;
+    // The month is dropped right after the catalogue was read, as a retention pass drops one.
+    const racing: Queryable = {
+      query: async (sql, params, opts) => {
+        const rows = await t.ctx.db.query(sql, params, opts);
+        if (!listed && sql.includes('pg_inherits')) {
+          listed = true;
+          await t.ctx.db.transaction((tx) => dropMonth(tx, last.from));
+        }
+        return rows as never;
+      },
+    };
+    const access = new Access({ clientId: 'test', siteIds: null, cameraIds: null } as never);
+    const times = [T0 + 30 * MIN, last.from + HOUR];
+    try {
+      const { pages } = await openInterpolated(racing, access, {
+        sensorIds: [SENSOR_2],
+        times: times.map(iso),
+      });
+      const values: unknown[] = [];
+      for (let p = await pages.next(); !p.done; p = await pages.next()) values.push(...p.value);
+      expect(listed).toBe(true);
+      expect(values).toEqual([
+        [SENSOR_2, iso(times[0]), 4],
+        [SENSOR_2, iso(times[1]), null],
+      ]);
+    } finally {
+      // The month again, as the service would create it.
+      await t.ctx.db.query(`SELECT ensure_telemetry_partitions($1::timestamptz)`, [
+        iso(last.from + HOUR),
+      ]);
+      expect((await logPartitions(t.ctx.db)).map((p) => p.table)).toEqual(
+        parts.map((p) => p.table),
+      );
+    }
+  });
 
   it('answers CSV when asked', async () => {
     const get = downloader(t.ctx, t.token);

@@ -1,6 +1,7 @@
 import type { Access } from '../../auth/access.js';
 import { requireEquipment } from '../../auth/access.js';
 import type { Queryable } from '../../db/index.js';
+import { errorCode } from '../../db/deadline.js';
 import { badRequest, invalidField } from '../../errors.js';
 import type { Values } from '../../export/records.js';
 import { parseRange, parseTime } from '../../time.js';
@@ -12,9 +13,10 @@ import { isKnownZone } from './zones.js';
 
 // Interpolated values (contract 13): v(t) of each sensor at the instants of a grid on a zone's clock
 // or at given times. Each value takes the sample at or before t and the one after it, each one
-// indexed lookup bounded to the day around t first (so that it reads one or two monthly partitions),
-// then unbounded where that day holds none: the work follows the number of values, never the
-// number of logs in the range.
+// indexed lookup in the partition that holds t, bounded to the day around t, first, then unbounded
+// in the whole table where that finds none: the work follows the number of values, never the number
+// of logs in the range. Naming the partition spares each lookup the partitioned table's pruning,
+// about a tenth of its cost (the instants go to the partitions' branches of one statement).
 
 export type GridInterval = '1m' | '5m' | '15m' | '1h' | '1d';
 
@@ -45,29 +47,73 @@ function gridSql(interval: GridInterval): string {
       UNION ALL SELECT $2::timestamptz) x`;
 }
 
-const probe = (op: '<=' | '>', order: 'DESC' | 'ASC', bound: string) =>
-  `(SELECT ARRAY[round(date_part('epoch', ts) * 1000), value] FROM sensor_logs WHERE sensor_id = i.id AND ts ${op} q.t${bound} ORDER BY ts ${order} LIMIT 1)`;
-const around = (op: '<=' | '>', order: 'DESC' | 'ASC') =>
-  `coalesce(${probe(op, order, ` AND ts ${op === '<=' ? '>' : '<='} q.t ${op === '<=' ? '-' : '+'} interval '1 day'`)}, ${probe(op, order, '')})`;
+const probe = (table: string, op: '<=' | '>', order: 'DESC' | 'ASC', bound: string) =>
+  `(SELECT ARRAY[round(date_part('epoch', ts) * 1000), value] FROM ${table} WHERE sensor_id = i.id AND ts ${op} q.t${bound} ORDER BY ts ${order} LIMIT 1)`;
+/** The sample at or before (<=) or after (>) q.t: in `part` within a day of it, else anywhere. */
+const around = (part: string, op: '<=' | '>', order: 'DESC' | 'ASC') =>
+  `coalesce(${probe(part, op, order, ` AND ts ${op === '<=' ? '>' : '<='} q.t ${op === '<=' ? '-' : '+'} interval '1 day'`)}, ${probe('sensor_logs', op, order, '')})`;
+
+/** A partition of sensor_logs: its table and range [from, to) in epoch ms (open ends infinite). */
+export interface LogPartition {
+  table: string;
+  from: number;
+  to: number;
+}
+
+/** sensor_logs' partitions, from the catalogue (the archive's lower end and every bound as created). */
+export async function logPartitions(db: Queryable): Promise<LogPartition[]> {
+  const bound = (word: string) =>
+    `round(date_part('epoch', substring(pg_get_expr(c.relpartbound, c.oid) from $$${word} \\('([^']+)'\\)$$)::timestamptz) * 1000)`;
+  const rows = await db.query<{ table: string; lo: number | null; hi: number | null }>(
+    `SELECT c.relname AS table, ${bound('FROM')} AS lo, ${bound('TO')} AS hi
+       FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+      WHERE i.inhparent = 'sensor_logs'::regclass ORDER BY lo NULLS FIRST`,
+  );
+  return rows.map((r) => ({
+    table: r.table,
+    from: r.lo === null ? -Infinity : Number(r.lo),
+    to: r.hi === null ? Infinity : Number(r.hi),
+  }));
+}
+
+/** A table name as an SQL identifier. */
+const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 /**
- * For each sensor and instant: the samples around it. A stepped sensor needs no sample after t, only
- * its latest sample of all (once per sensor, OFFSET 0: pulled up into the join, it was looked up
- * again for every instant), to know where v ends. The values come as binary float8 (float8-rows.ts),
- * VALUE_WIDTH numbers per value ordered by sensor then n: id, t, latest, prev t, prev v, next t,
- * next v (NaN where none); rows of arrays cost the client more to decode than the lookups took.
- * (OFFSET 0: pulled up, each lookup would run once per use of its array.)
+ * For each sensor and instant: the samples around it, the instants in the branch of the partition
+ * that holds them (`parts`: the partitions holding some instant; none given: the partitioned table).
+ * A stepped sensor needs no sample after t, only its latest sample of all (once per sensor, in a
+ * materialized CTE: pulled up into the join, it was looked up again for every instant), to know
+ * where v ends. The values come as binary float8 (float8-rows.ts), VALUE_WIDTH numbers per value
+ * ordered by sensor then n: id, t, latest, prev t, prev v, next t, next v (NaN where none); rows of
+ * arrays cost the client more to decode than the lookups took. (OFFSET 0: pulled up, each lookup
+ * would run once per use of its array.)
  */
-const VALUES_SQL = (instants: string) => `
-  SELECT string_agg(${float8Bytes(['id', 't', 'latest', 'prev[1]', 'prev[2]', 'next[1]', 'next[2]'])}, ''::bytea ORDER BY id, n) AS nums
-  FROM (SELECT i.id, q.n, round(date_part('epoch', q.t) * 1000) AS t, i.latest, ${around('<=', 'DESC')} AS prev,
-    CASE WHEN i.step THEN NULL ELSE ${around('>', 'ASC')} END AS next
-  FROM (SELECT u.id, u.step, (SELECT round(date_part('epoch', ts) * 1000) FROM sensor_logs
+const VALUES_SQL = (instants: string, parts: LogPartition[] | undefined) => {
+  const branch = (part: string, where: string) =>
+    `SELECT i.id, q.n, round(date_part('epoch', q.t) * 1000) AS t, i.latest, ${around(part, '<=', 'DESC')} AS prev,
+      CASE WHEN i.step THEN NULL ELSE ${around(part, '>', 'ASC')} END AS next
+    FROM i CROSS JOIN (SELECT * FROM q0${where}) q`;
+  const at = (x: number) => `to_timestamp(${x / 1000})`;
+  const branches = parts
+    ? parts.map((p) => {
+        const lo = Number.isFinite(p.from) ? [`t >= ${at(p.from)}`] : [];
+        const hi = Number.isFinite(p.to) ? [`t < ${at(p.to)}`] : [];
+        const where = [...lo, ...hi];
+        return branch(ident(p.table), where.length ? ` WHERE ${where.join(' AND ')}` : '');
+      })
+    : [branch('sensor_logs', '')];
+  return `
+  WITH q0 AS MATERIALIZED (${instants}),
+  i AS MATERIALIZED (SELECT u.id, u.step, (SELECT round(date_part('epoch', ts) * 1000) FROM sensor_logs
           WHERE sensor_id = u.id ORDER BY ts DESC LIMIT 1) AS latest
-        FROM unnest($4::int[], $5::boolean[]) AS u(id, step) OFFSET 0) i
-  CROSS JOIN (${instants}) q OFFSET 0) v`;
+        FROM unnest($4::int[], $5::boolean[]) AS u(id, step))
+  SELECT string_agg(${float8Bytes(['id', 't', 'latest', 'prev[1]', 'prev[2]', 'next[1]', 'next[2]'])}, ''::bytea ORDER BY id, n) AS nums
+  FROM (${branches.join('\n  UNION ALL ')} OFFSET 0) v`;
+};
 
 const VALUE_WIDTH = 7;
+const UNDEFINED_TABLE = '42P01';
 
 /** Checks the request (400/404/403) and returns its records. */
 export async function openInterpolated(
@@ -142,18 +188,36 @@ export async function openInterpolated(
     if (last && zoneOf(last[0]) === zoneOf(id) && last.length < size) last.push(id);
     else groups.push([id]);
   }
-  const load = async (group: number[]): Promise<Values[]> => {
-    const [{ nums }] = times
-      ? await db.query<{ nums: Uint8Array | null }>(
+  // Every sensor of a group has the same instants: each one's text is made once (toISOString was
+  // most of the service's own time for 10,000 values).
+  const texts = new Map<number, string>();
+  const isoOf = (t: number) => {
+    let text = texts.get(t);
+    if (text === undefined) texts.set(t, (text = new Date(t).toISOString()));
+    return text;
+  };
+  // The partitions holding some instant, named in the statement (see VALUES_SQL).
+  const partitions = (await logPartitions(db)).filter((p) =>
+    times
+      ? times.some((t) => t >= p.from && t < p.to)
+      : p.from <= range!.end && p.to > range!.start,
+  );
+  const query = (group: number[], parts: LogPartition[] | undefined) =>
+    times
+      ? db.query<{ nums: Uint8Array | null }>(
           VALUES_SQL(
             `SELECT t, n FROM unnest($1::timestamptz[]) WITH ORDINALITY AS u(t, n) WHERE $2::int IS NULL AND $3::text IS NULL`,
+            parts,
           ),
           [times.map((t) => new Date(t).toISOString()), null, null, group, stepsOf(group)],
           { indexOrder: true },
         )
-      : await db.query<{ nums: Uint8Array | null }>(
-          VALUES_SQL(`SELECT t, t AS n FROM (${gridSql(body.interval!)}) g
-                WHERE t >= $1::timestamptz AND t <= $2::timestamptz`),
+      : db.query<{ nums: Uint8Array | null }>(
+          VALUES_SQL(
+            `SELECT t, t AS n FROM (${gridSql(body.interval!)}) g
+                WHERE t >= $1::timestamptz AND t <= $2::timestamptz`,
+            parts,
+          ),
           [
             new Date(range!.start).toISOString(),
             new Date(range!.end).toISOString(),
@@ -163,10 +227,16 @@ export async function openInterpolated(
           ],
           { indexOrder: true },
         );
+  const load = async (group: number[]): Promise<Values[]> => {
+    const [{ nums }] = await query(group, partitions).catch((err: unknown) => {
+      // A month dropped by retention since the partitions were listed: through the partitioned table.
+      if (errorCode(err) === UNDEFINED_TABLE) return query(group, undefined);
+      throw err;
+    });
     const x = readFloat8(nums);
     const out: Values[] = [];
     for (let o = 0; o < x.length; o += VALUE_WIDTH) {
-      out.push([x[o], new Date(x[o + 1]).toISOString(), valueAt(x, o, steps.get(x[o]) ?? false)]);
+      out.push([x[o], isoOf(x[o + 1]), valueAt(x, o, steps.get(x[o]) ?? false)]);
     }
     return out;
   };
