@@ -66,14 +66,16 @@ export async function logPartitions(db: Queryable): Promise<LogPartition[]> {
     `round(date_part('epoch', substring(pg_get_expr(c.relpartbound, c.oid) from $$${word} \\('([^']+)'\\)$$)::timestamptz) * 1000)`;
   const rows = await db.query<{ table: string; lo: number | null; hi: number | null }>(
     `SELECT c.relname AS table, ${bound('FROM')} AS lo, ${bound('TO')} AS hi
-       FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-      WHERE i.inhparent = 'sensor_logs'::regclass ORDER BY lo NULLS FIRST`,
+       FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = $1::regclass`,
+    ['sensor_logs'],
   );
-  return rows.map((r) => ({
-    table: r.table,
-    from: r.lo === null ? -Infinity : Number(r.lo),
-    to: r.hi === null ? Infinity : Number(r.hi),
-  }));
+  return rows
+    .map((r) => ({
+      table: r.table,
+      from: r.lo === null ? -Infinity : Number(r.lo),
+      to: r.hi === null ? Infinity : Number(r.hi),
+    }))
+    .sort((x, y) => x.from - y.from);
 }
 
 /** A table name as an SQL identifier. */
