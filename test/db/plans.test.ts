@@ -6,7 +6,10 @@ import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
 import { readEvents } from '../../src/stream/events.js';
 import { openRawSensorLogs, rawSpans } from '../../src/telemetry/download/raw.js';
+import { openInterpolated } from '../../src/telemetry/download/interpolated.js';
+import { openPlot } from '../../src/telemetry/download/plot.js';
 import { querySummaries } from '../../src/telemetry/download/summaries.js';
+import { queryTimeWeighted } from '../../src/telemetry/download/time-weighted.js';
 import { Partitions } from '../../src/telemetry/partitions.js';
 import { markAll, rebuildAll, refreshMarked } from '../../src/telemetry/rollups/refresh.js';
 import { UNITS } from '../../src/telemetry/rollups/units.js';
@@ -18,7 +21,7 @@ import { SENSOR, SENSOR_2 } from '../telemetry/fixtures.js';
 // Plans that do not depend on statistics (PostgreSQL only: PGlite has the same planner, but this
 // checks what a server with autovacuum off, a new partition or a bulk load gives). The telemetry
 // tables are loaded and never analyzed, then each request-path and background query of the
-// downloads, summaries, transactions, stream follower and rollup refresher is run through EXPLAIN
+// downloads, summaries, historian routes, transactions, stream follower and rollup refresher is run through EXPLAIN
 // ANALYZE as the service sends it, and every plan is checked against the rows the query needs: no
 // node may read or sort more than that (a page of 5,000 rows is never a sort of the whole range).
 
@@ -244,6 +247,68 @@ describeWith(['postgres'], 'plans without statistics [postgres]', () => {
       );
     }
   }, 120_000);
+
+  it('historian routes: time-weighted summaries, plot values and interpolated values read by key', async () => {
+    // Time-weighted summaries: the units of the event-weighted ones, and one row before start and
+    // after end per sensor (cut inside quarters at both ends, as above).
+    const start = month + 8 * 60_000;
+    const end = month + 40 * 86_400_000 + 7 * 60_000;
+    for (const interval of ['1h', '1d'] as const) {
+      for (const zone of ['UTC', 'Asia/Kolkata']) {
+        const plans: Explained[] = [];
+        const rows = await queryTimeWeighted(
+          explaining(db, plans),
+          'sensor',
+          { ids: [SENSOR, SENSOR_2], start, end, interval, zone },
+          'json',
+        );
+        expect(rows.map((r) => r.id)).toEqual([SENSOR, SENSOR_2]);
+        expect(overspent(plans, 2 * 40 * 96 + 15 * 60 + 15 + 4 * 900 + 10)).toEqual([]);
+      }
+    }
+    // Plot values of 40 days of minutes in 100 parts of 9.6 hours: rollups inside each part, logs
+    // only at its edges inside a quarter (under 30 minutes a part), of the 57,600 logs in the range.
+    const drain = async (d: { pages: AsyncIterator<unknown> }) => {
+      let n = 0;
+      for (let p = await d.pages.next(); !p.done; p = await d.pages.next())
+        n += (p.value as unknown[]).length;
+      return n;
+    };
+    const plotPlans: Explained[] = [];
+    const iso = (t: number) => new Date(t).toISOString();
+    const plot = await openPlot(explaining(db, plotPlans), everything, {
+      sensorId: SENSOR_2,
+      start: iso(start),
+      end: iso(end),
+      intervals: 100,
+    });
+    expect(await drain(plot)).toBeGreaterThan(200);
+    expect(overspent(plotPlans, 100 * 30 + 100 * 15)).toEqual([]);
+    const plotLogs = plotPlans
+      .flatMap((p) => nodes(p.plan))
+      .filter((n) => n['Relation Name']?.startsWith('sensor_logs'))
+      .reduce((sum, n) => sum + handled(n), 0);
+    expect(plotLogs).toBeLessThanOrEqual(100 * 30);
+    // Interpolated values at 200 instants across both months, and on a one-minute grid of a day:
+    // a few lookups of one row per value.
+    const times = Array.from({ length: 200 }, (_, i) => iso(start + i * 4 * 3_600_000 + 17_000));
+    const interpPlans: Explained[] = [];
+    const values = await openInterpolated(explaining(db, interpPlans), everything, {
+      sensorIds: [SENSOR, SENSOR_2],
+      times,
+    });
+    expect(await drain(values)).toBe(400);
+    const grid = await openInterpolated(explaining(db, interpPlans), everything, {
+      sensorIds: [SENSOR_2],
+      start: iso(month + 30 * 86_400_000),
+      end: iso(month + 31 * 86_400_000),
+      interval: '1m',
+    });
+    expect(await drain(grid)).toBe(1441);
+    expect(overspent(interpPlans, 4 * 1441 + 10)).toEqual([]);
+    // The partitions were named: every lookup of a value went to one, none through sensor_logs' pruning.
+    expect(interpPlans.some((p) => /sensor_logs_p\d{4}_\d{2}/.test(p.sql))).toBe(true);
+  }, 180_000);
 
   it('transaction and change-log pages, and the stream follower, read by their keys', async () => {
     const plans: Explained[] = [];
