@@ -222,6 +222,33 @@ describeEachBackend('historian: interpolated and plot values', (backend) => {
     }
   });
 
+  it('values read from a window of logs around each time, where it holds the samples and where it does not', async () => {
+    // A burst of 100 samples a second apart, and a few samples hours away: the daily rollups make
+    // the window about two hours wide, so around the burst it is full (its first 32 rows may all lie
+    // before t, and it is not used), and between the others it holds none on one side (a gap).
+    await reset(SENSOR_2, false);
+    const burst = Array.from({ length: 100 }, (_, i) => ({ t: T0 + i * 1000, v: (i * 7) % 13 }));
+    const series = [
+      { t: T0 - 30 * HOUR, v: 1 },
+      ...burst,
+      { t: T0 + 5 * HOUR, v: 9 },
+      { t: T0 + 5 * HOUR + 10 * MIN, v: 3 },
+      { t: T0 + 40 * HOUR, v: 6 },
+    ];
+    await upload(SENSOR_2, series);
+    await refreshAll(t.ctx.db);
+    const offsets = [-31 * HOUR, -10 * HOUR, -1, 0, 1500, 50_000, 99_000, 99_001, 2 * HOUR];
+    const more = [5 * HOUR + 5 * MIN, 5 * HOUR + 10 * MIN, 20 * HOUR, 40 * HOUR, 41 * HOUR];
+    const times = [...offsets, ...more].map((o) => T0 + o);
+    for (const step of [false, true]) {
+      await t.ctx.db.query(`UPDATE sensors SET step = $2 WHERE sensor_id = $1`, [SENSOR_2, step]);
+      const got = await post(INTERP, { sensorIds: [SENSOR_2], times: times.map(iso) });
+      expect(got.map((v) => [v.timestamp, v.value])).toEqual(
+        times.map((x) => [iso(x), valueAt(series, x, step)]),
+      );
+    }
+  });
+
   it('a month dropped after the partitions were listed: the values come through the partitioned table', async () => {
     const parts = await logPartitions(t.ctx.db);
     const last = parts[parts.length - 1];
