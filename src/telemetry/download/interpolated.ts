@@ -227,12 +227,9 @@ export async function openInterpolated(
     if (text === undefined) texts.set(t, (text = new Date(t).toISOString()));
     return text;
   };
-  const deltas = await windowWidths(
-    db,
-    ids,
-    times ? Math.min(...times) : range!.start,
-    times ? Math.max(...times) : range!.end,
-  );
+  let [first, last] = range ? [range.start, range.end] : [Infinity, -Infinity];
+  for (const t of times ?? []) [first, last] = [Math.min(first, t), Math.max(last, t)];
+  const deltas = await windowWidths(db, ids, first, last);
   const deltasOf = (group: number[]) => group.map((id) => deltas.get(id) ?? 0);
   // The partitions holding some instant, named in the statement (see VALUES_SQL).
   const partitions = (await logPartitions(db)).filter((p) =>
@@ -293,8 +290,9 @@ const DAY = 86_400_000;
 
 /**
  * Per sensor, the half width (ms) of the window read around each instant (VALUES_SQL): about
- * WINDOW_SAMPLES samples at the sensor's mean spacing over the UTC days of [from, to], as its daily
- * rollups count them; none for a sensor without rollups there (its values come by lookups alone).
+ * WINDOW_SAMPLES samples at the sensor's mean spacing over the UTC days of [from, to] (at most
+ * MAX_DAYS of them from `from`: given times may lie years apart), as its daily rollups count them;
+ * none for a sensor without rollups there (its values come by lookups alone).
  */
 async function windowWidths(
   db: Queryable,
@@ -303,7 +301,7 @@ async function windowWidths(
   to: number,
 ): Promise<Map<number, number>> {
   const start = Math.floor(from / DAY) * DAY;
-  const end = Math.floor(to / DAY) * DAY + DAY;
+  const end = Math.min(Math.floor(to / DAY) * DAY + DAY, start + MAX_DAYS * DAY);
   const rows = await db.query<{ id: number; n: number }>(
     `SELECT sensor_id AS id, sum(count)::float8 AS n FROM sensor_rollups
       WHERE sensor_id = ANY($1::int[]) AND level = 1440 AND bucket >= $2::timestamptz AND bucket < $3::timestamptz
