@@ -56,8 +56,6 @@ const ms = (c: string) => `round(date_part('epoch', ${c}) * 1000)`;
 const FIELD = '\x1f';
 /** Separator of the lines (chr(30) in bucketLinesSql). */
 const LINE = '\x1e';
-/** What escapeSeparators (encode-sql.ts) puts before an escaped separator. */
-const ESCAPE = '\x1d';
 
 /**
  * The numbers of a bucket after its start, per integral field in spec.integrals order: the times
@@ -172,6 +170,8 @@ function readRows(
   for (let i = 1; i < n && !order; i++)
     if (at(i, 0) <= at(i - 1, 0))
       order = Array.from({ length: n }, (_, j) => j).sort((x, y) => at(x, 0) - at(y, 0));
+  // Whether any element holds an escaped separator (unescapeSeparators gives back the same text when none does).
+  const escaped = unescapeSeparators(text) !== text;
   const out: BucketRows = {
     s: new Float64Array(n),
     fields: spec.integrals.map(() => new Float64Array(5 * n)),
@@ -194,8 +194,11 @@ function readRows(
     }
     for (let h = 0; h < span; h++) out.at[span * o + h] = found[span * i + h];
     // A pump's status in CSV, the one text field, is last: it may hold an escaped separator.
-    const last = text.slice(found[span * i + span - 2] + 1, found[span * i + span - 1]);
-    if (last.includes(ESCAPE)) out.unescaped.set(o, unescapeSeparators(last));
+    if (escaped) {
+      const last = text.slice(found[span * i + span - 2] + 1, found[span * i + span - 1]);
+      const plain = unescapeSeparators(last);
+      if (plain !== last) out.unescaped.set(o, plain);
+    }
   }
   return out;
 }
@@ -387,7 +390,7 @@ interface FieldState {
 /**
  * One equipment's elements, as text: walks the buckets with the samples around each (contract 13)
  * and puts the time-weighted means into the elements the database wrote, or into a gap bucket's
- * element. Built by concatenation (a rope, flattened once as the response is written).
+ * element. Built by concatenation, flattened every CHUNK elements (see flat).
  */
 function summarize(
   kind: TelemetryKind,
