@@ -263,7 +263,7 @@ describeEachBackend('historian: interpolated and plot values', (backend) => {
     const racing: Queryable = {
       query: async (sql, params, opts) => {
         const rows = await t.ctx.db.query(sql, params, opts);
-        if (!listed && sql.includes('pg_inherits')) {
+        if (!listed && sql.includes('telemetry_months')) {
           listed = true;
           await t.ctx.db.transaction((tx) => dropMonth(tx, last.from));
         }

@@ -6,6 +6,8 @@ import { badRequest, invalidField } from '../../errors.js';
 import type { Values } from '../../export/records.js';
 import { parseRange, parseTime } from '../../time.js';
 import { EPOCH } from '../rollups/refresh.js';
+import { nextMonth } from '../retention/horizon.js';
+import { archiveBound, archiveName, partitionMonths, partitionName } from '../retention/tables.js';
 import { prefetched, siteZones, type Download } from './index.js';
 import { float8Bytes, readFloat8 } from './float8-rows.js';
 import { valueBetween } from './value-function.js';
@@ -87,26 +89,20 @@ export interface LogPartition {
   to: number;
 }
 
-/** sensor_logs' partitions, from the catalogue (the archive's lower end and every bound as created). */
+/**
+ * sensor_logs' partitions: its archive, if there still is one, and its months, as retention knows
+ * them (retention/tables.ts).
+ */
 export async function logPartitions(db: Queryable): Promise<LogPartition[]> {
-  const bound = (word: string) =>
-    `round(date_part('epoch', substring(pg_get_expr(c.relpartbound, c.oid) from $$${word} \\('([^']+)'\\)$$)::timestamptz) * 1000)`;
-  const rows = await db.query<{ table: string; lo: number | null; hi: number | null }>(
-    `SELECT c.relname AS table, ${bound('FROM')} AS lo, ${bound('TO')} AS hi
-       FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = $1::regclass`,
-    ['sensor_logs'],
-  );
-  return rows
-    .map((r) => ({
-      table: r.table,
-      from: r.lo === null ? -Infinity : Number(r.lo),
-      to: r.hi === null ? Infinity : Number(r.hi),
-    }))
-    .sort((x, y) => x.from - y.from);
+  const [archive, months] = await Promise.all([archiveBound(db), partitionMonths(db)]);
+  const table = 'sensor_logs';
+  return [
+    ...(archive?.tables.includes(archiveName(table))
+      ? [{ table: archiveName(table), from: -Infinity, to: archive.end }]
+      : []),
+    ...months.map((m) => ({ table: partitionName(table, m), from: m, to: nextMonth(m) })),
+  ];
 }
-
-/** A table name as an SQL identifier. */
-const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 /**
  * For each sensor and instant: the samples around it, the instants in the branch of the partition
@@ -131,7 +127,7 @@ const VALUES_SQL = (instants: string, parts: LogPartition[] | undefined) => {
     ? parts.map((p) => {
         const lo = Number.isFinite(p.from) ? [`t >= ${at(p.from)}`] : [];
         const hi = Number.isFinite(p.to) ? [`t < ${at(p.to)}`] : [];
-        return branch(ident(p.table), [...lo, ...hi].map((c) => ` AND ${c}`).join(''));
+        return branch(p.table, [...lo, ...hi].map((c) => ` AND ${c}`).join(''));
       })
     : [branch('sensor_logs', '')];
   return `
@@ -230,6 +226,7 @@ export async function openInterpolated(
   let [first, last] = range ? [range.start, range.end] : [Infinity, -Infinity];
   for (const t of times ?? []) [first, last] = [Math.min(first, t), Math.max(last, t)];
   const deltas = await windowWidths(db, ids, first, last);
+  const timeTexts = times?.map(isoOf);
   const deltasOf = (group: number[]) => group.map((id) => deltas.get(id) ?? 0);
   // The partitions holding some instant, named in the statement (see VALUES_SQL).
   const partitions = (await logPartitions(db)).filter((p) =>
@@ -244,14 +241,7 @@ export async function openInterpolated(
             `SELECT t, n FROM unnest($1::timestamptz[]) WITH ORDINALITY AS u(t, n) WHERE $2::int IS NULL AND $3::text IS NULL`,
             parts,
           ),
-          [
-            times.map((t) => new Date(t).toISOString()),
-            null,
-            null,
-            group,
-            stepsOf(group),
-            deltasOf(group),
-          ],
+          [timeTexts, null, null, group, stepsOf(group), deltasOf(group)],
           { indexOrder: true },
         )
       : db.query<{ nums: Uint8Array | null }>(
