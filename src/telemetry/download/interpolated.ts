@@ -225,11 +225,14 @@ export async function openInterpolated(
   };
   let [first, last] = range ? [range.start, range.end] : [Infinity, -Infinity];
   for (const t of times ?? []) [first, last] = [Math.min(first, t), Math.max(last, t)];
-  const deltas = await windowWidths(db, ids, first, last);
+  const [deltas, allPartitions] = await Promise.all([
+    windowWidths(db, ids, first, last),
+    logPartitions(db),
+  ]);
   const timeTexts = times?.map(isoOf);
   const deltasOf = (group: number[]) => group.map((id) => deltas.get(id) ?? 0);
   // The partitions holding some instant, named in the statement (see VALUES_SQL).
-  const partitions = (await logPartitions(db)).filter((p) =>
+  const partitions = allPartitions.filter((p) =>
     times
       ? times.some((t) => t >= p.from && t < p.to)
       : p.from <= range!.end && p.to > range!.start,
