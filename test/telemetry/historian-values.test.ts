@@ -249,6 +249,18 @@ describeEachBackend('historian: interpolated and plot values', (backend) => {
     }
   });
 
+  it('times at the ends of the calendar: values or null, never an error', async () => {
+    await reset(SENSOR_2, false);
+    await upload(SENSOR_2, [
+      { t: T0, v: 2 },
+      { t: T0 + HOUR, v: 6 },
+    ]);
+    await refreshAll(t.ctx.db);
+    const times = ['0001-01-01T00:00:00Z', iso(T0 + 30 * MIN), '9999-12-31T23:59:59.999Z'];
+    const got = await post(INTERP, { sensorIds: [SENSOR_2], times });
+    expect(got.map((v) => v.value)).toEqual([null, 4, null]);
+  });
+
   it('a month dropped after the partitions were listed: the values come through the partitioned table', async () => {
     const parts = await logPartitions(t.ctx.db);
     const last = parts[parts.length - 1];

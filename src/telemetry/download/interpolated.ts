@@ -104,6 +104,19 @@ export async function logPartitions(db: Queryable): Promise<LogPartition[]> {
   ];
 }
 
+/** The partitions, and the partitioned table itself for every range of time none of them holds. */
+function coverAll(parts: LogPartition[]): LogPartition[] {
+  const out: LogPartition[] = [];
+  let from = -Infinity;
+  for (const p of parts) {
+    if (p.from > from) out.push({ table: 'sensor_logs', from, to: p.from });
+    out.push(p);
+    from = Math.max(from, p.to);
+  }
+  if (from < Infinity) out.push({ table: 'sensor_logs', from, to: Infinity });
+  return out;
+}
+
 /**
  * For each sensor and instant: the samples around it, the instants in the branch of the partition
  * that holds them (`parts`: the partitions holding some instant; none given: the partitioned table).
@@ -231,8 +244,10 @@ export async function openInterpolated(
   ]);
   const timeTexts = times?.map(isoOf);
   const deltasOf = (group: number[]) => group.map((id) => deltas.get(id) ?? 0);
-  // The partitions holding some instant, named in the statement (see VALUES_SQL).
-  const partitions = allPartitions.filter((p) =>
+  // The partitions holding some instant, named in the statement (see VALUES_SQL); instants that no
+  // partition holds (past the last month, or before the first once the archive is gone) go through
+  // the partitioned table.
+  const partitions = coverAll(allPartitions).filter((p) =>
     times
       ? times.some((t) => t >= p.from && t < p.to)
       : p.from <= range!.end && p.to > range!.start,
