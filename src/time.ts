@@ -37,6 +37,32 @@ export const toIso = (t: Date | number | string | null | undefined): string | nu
 
 const DAY_MS = 86_400_000;
 
+const TWO = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
+const THREE = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
+/** The last few days' "YYYY-MM-DDT" (by day number), as toISOString writes them (any year). */
+const dayTexts = new Map<number, string>();
+
+/**
+ * `new Date(t).toISOString()`, several times faster where many times fall on few days (the records
+ * of a download): toISOString took 1.6 µs a call, most of the service's own time for plot values. The
+ * day's text comes from toISOString once per day, the time of day is written here.
+ */
+export function isoTime(time: number): string {
+  const t = Math.trunc(time); // as Date does
+  if (!(Math.abs(t) <= 8.64e15)) throw new RangeError('Invalid time value'); // as toISOString
+  const day = Math.floor(t / DAY_MS);
+  let prefix = dayTexts.get(day);
+  if (prefix === undefined) {
+    const full = new Date(t).toISOString();
+    prefix = full.slice(0, full.indexOf('T') + 1);
+    if (dayTexts.size >= 4096) dayTexts.clear();
+    dayTexts.set(day, prefix);
+  }
+  const ms = t - day * DAY_MS;
+  const s = Math.floor(ms / 1000);
+  return `${prefix}${TWO[Math.floor(s / 3600)]}:${TWO[Math.floor(s / 60) % 60]}:${TWO[s % 60]}.${THREE[ms % 1000]}Z`;
+}
+
 /**
  * The time of a record an edge device sends (an upload, an alarm), in ms: ISO 8601, at most 24 h
  * ahead of `now` (the request's arrival), not before 1970 (that is a device's unset clock, not

@@ -1,3 +1,4 @@
+import { arrayLiteral } from '../db/array-literal.js';
 import { KIND_LIST, type ColumnType } from './kinds.js';
 import type { Job } from './jobs.js';
 import { binOf } from './rollups/refresh.js';
@@ -15,15 +16,7 @@ export interface Statement {
   params: unknown[];
 }
 
-/**
- * Number and boolean arrays go as array literals made here: one join instead of the driver's
- * per-element quoting (a measurable share of the CPU a 1,000-record batch costs).
- */
-function literal(values: unknown[]): string {
-  let plain = true;
-  for (const v of values) if (v === null) plain = false;
-  return `{${(plain ? values : values.map((v) => (v === null ? 'NULL' : v))).join(',')}}`;
-}
+/** Number and boolean arrays go as array literals (arrayLiteral). */
 const LITERAL_TYPES = new Set(['int4[]', 'float8[]', 'boolean[]']);
 
 const ARRAY_TYPE: Record<ColumnType, string> = {
@@ -48,7 +41,9 @@ const TS = 'to_timestamp(t / 1000)';
 export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: LogMode): Statement {
   const params: unknown[] = [];
   const p = (value: unknown[], type: string) => {
-    params.push(LITERAL_TYPES.has(type) ? literal(value) : value);
+    params.push(
+      LITERAL_TYPES.has(type) ? arrayLiteral(value as (number | boolean | null)[]) : value,
+    );
     return `$${params.length}::${type}`;
   };
   const ctes: string[] = [];

@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseTime, toIso } from '../../src/time.js';
+import { isoTime, parseTime, toIso } from '../../src/time.js';
 
 describe('parseTime', () => {
   it('reads ISO 8601 date-times, UTC when there is no offset', () => {
@@ -42,5 +43,34 @@ describe('parseTime', () => {
     ])
       expect(parseTime(s), s).toBeUndefined();
     expect(parseTime('2024-02-29T12:00:00Z')).toBe(Date.UTC(2024, 1, 29, 12));
+  });
+});
+
+describe('isoTime', () => {
+  const MAX = 8.64e15; // the range of a Date
+  it('writes what toISOString writes, for every time a Date holds', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.integer({ min: -MAX, max: MAX }),
+          // Around the ends of years 0 and 9999 (written +/-YYYYYY outside them) and of days.
+          fc.integer({ min: -62_198_755_200_000, max: -62_104_060_800_000 }),
+          fc.integer({ min: 253_370_764_800_000, max: 253_433_923_200_000 }),
+          fc
+            .integer({ min: -10 * 86_400_000, max: 10 * 86_400_000 })
+            .map((d) => d - (d % 1000) - 1),
+          fc.double({ min: -1e13, max: 1e13, noNaN: true }),
+        ),
+        (t) => {
+          expect(isoTime(t)).toBe(new Date(t).toISOString());
+        },
+      ),
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 2000) },
+    );
+  });
+
+  it('throws for what is not a time, as toISOString does', () => {
+    for (const t of [NaN, Infinity, MAX + 1, -MAX - 1])
+      expect(() => isoTime(t)).toThrow(RangeError);
   });
 });

@@ -1,10 +1,11 @@
 import type { Access } from '../../auth/access.js';
 import { requireEquipment } from '../../auth/access.js';
+import { arrayLiteral } from '../../db/array-literal.js';
 import type { Queryable } from '../../db/index.js';
 import { errorCode } from '../../db/deadline.js';
 import { badRequest, invalidField } from '../../errors.js';
 import type { Values } from '../../export/records.js';
-import { parseRange, parseTime } from '../../time.js';
+import { isoTime, parseRange, parseTime } from '../../time.js';
 import { EPOCH } from '../rollups/refresh.js';
 import { nextMonth } from '../retention/horizon.js';
 import { archiveBound, archiveName, partitionMonths, partitionName } from '../retention/tables.js';
@@ -198,15 +199,23 @@ export async function openInterpolated(
     throw badRequest(`unknown time zone '${zoneName.slice(0, 64)}': use an IANA name or "site"`, [
       { path: '/timeZone', message: 'unknown time zone' },
     ]);
-  const sites = await requireEquipment(db, access, 'sensor', ids);
-  const steps = new Map(
-    (
-      await db.query<{ id: number; step: boolean }>(
-        `SELECT sensor_id AS id, step FROM sensors WHERE sensor_id = ANY($1::int[])`,
-        [ids],
-      )
-    ).map((r) => [r.id, r.step]),
-  );
+  let [first, last] = range ? [range.start, range.end] : [Infinity, -Infinity];
+  for (const t of times ?? []) [first, last] = [Math.min(first, t), Math.max(last, t)];
+  // What the statements need is read while the access check runs (each a round trip); none of it
+  // is answered unless the check passes.
+  const checked = requireEquipment(db, access, 'sensor', ids);
+  const lookups = Promise.all([
+    db.query<{ id: number; step: boolean }>(
+      `SELECT sensor_id AS id, step FROM sensors WHERE sensor_id = ANY($1::int[])`,
+      [ids],
+    ),
+    windowWidths(db, ids, first, last),
+    logPartitions(db),
+  ]);
+  lookups.catch(() => {}); // not awaited when the check fails
+  const sites = await checked;
+  const [stepRows, deltas, allPartitions] = await lookups;
+  const steps = new Map(stepRows.map((r) => [r.id, r.step]));
   const zones =
     zoneName === 'site' && range ? await siteZones(db, [...new Set(sites.values())]) : undefined;
   const stepsOf = (group: number[]) => group.map((id) => steps.get(id) ?? false);
@@ -228,21 +237,8 @@ export async function openInterpolated(
     if (last && zoneOf(last[0]) === zoneOf(id) && last.length < size) last.push(id);
     else groups.push([id]);
   }
-  // Every sensor of a group has the same instants: each one's text is made once (toISOString was
-  // most of the service's own time for 10,000 values).
-  const texts = new Map<number, string>();
-  const isoOf = (t: number) => {
-    let text = texts.get(t);
-    if (text === undefined) texts.set(t, (text = new Date(t).toISOString()));
-    return text;
-  };
-  let [first, last] = range ? [range.start, range.end] : [Infinity, -Infinity];
-  for (const t of times ?? []) [first, last] = [Math.min(first, t), Math.max(last, t)];
-  const [deltas, allPartitions] = await Promise.all([
-    windowWidths(db, ids, first, last),
-    logPartitions(db),
-  ]);
-  const timeTexts = times?.map(isoOf);
+  // An array literal made here (ISO text needs no quoting in one), not quoted element by element by the driver.
+  const timeTexts = times && `{${times.map(isoTime).join(',')}}`;
   const deltasOf = (group: number[]) => group.map((id) => deltas.get(id) ?? 0);
   // The partitions holding some instant, named in the statement (see VALUES_SQL); instants that no
   // partition holds (past the last month, or before the first once the archive is gone) go through
@@ -259,7 +255,14 @@ export async function openInterpolated(
             `SELECT t, n FROM unnest($1::timestamptz[]) WITH ORDINALITY AS u(t, n) WHERE $2::int IS NULL AND $3::text IS NULL`,
             parts,
           ),
-          [timeTexts, null, null, group, stepsOf(group), deltasOf(group)],
+          [
+            timeTexts,
+            null,
+            null,
+            arrayLiteral(group),
+            arrayLiteral(stepsOf(group)),
+            arrayLiteral(deltasOf(group)),
+          ],
           { indexOrder: true },
         )
       : db.query<{ nums: Uint8Array | null }>(
@@ -272,9 +275,9 @@ export async function openInterpolated(
             new Date(range!.start).toISOString(),
             new Date(range!.end).toISOString(),
             zoneOf(group[0]),
-            group,
-            stepsOf(group),
-            deltasOf(group),
+            arrayLiteral(group),
+            arrayLiteral(stepsOf(group)),
+            arrayLiteral(deltasOf(group)),
           ],
           { indexOrder: true },
         );
@@ -287,7 +290,7 @@ export async function openInterpolated(
     const x = readFloat8(nums);
     const out: Values[] = [];
     for (let o = 0; o < x.length; o += VALUE_WIDTH) {
-      out.push([x[o], isoOf(x[o + 1]), valueAt(x, o, steps.get(x[o]) ?? false)]);
+      out.push([x[o], isoTime(x[o + 1]), valueAt(x, o, steps.get(x[o]) ?? false)]);
     }
     return out;
   };

@@ -1,8 +1,9 @@
 import type { Access } from '../../auth/access.js';
 import { requireEquipment } from '../../auth/access.js';
+import { arrayLiteral } from '../../db/array-literal.js';
 import type { Queryable } from '../../db/index.js';
 import type { Values } from '../../export/records.js';
-import { parseRange } from '../../time.js';
+import { isoTime, parseRange } from '../../time.js';
 import { float8Bytes, readFloat8 } from './float8-rows.js';
 import type { Download } from './index.js';
 
@@ -218,7 +219,7 @@ export async function openPlot(db: Queryable, access: Access, body: PlotBody): P
           (
             await db.query<{ nums: Uint8Array | null }>(
               sql,
-              [body.sensorId, ...[0, 1, 2, 3].map((i) => list.map((s) => s[i]))],
+              [body.sensorId, ...[0, 1, 2, 3].map((i) => arrayLiteral(list.map((s) => s[i])))],
               { indexOrder: true },
             )
           )[0].nums,
@@ -251,7 +252,7 @@ export async function openPlot(db: Queryable, access: Access, body: PlotBody): P
     for (const j of [o, lo, hi, o + 2]) {
       if (x[j] === previous) continue;
       previous = x[j];
-      records.push([body.sensorId, new Date(x[j]).toISOString(), x[j + 1]]);
+      records.push([body.sensorId, isoTime(x[j]), x[j + 1]]);
     }
   }
   async function* pages(): AsyncGenerator<Values[]> {

@@ -16,6 +16,7 @@ import {
 import { summaryTail, unescapeSeparators } from './encode-sql.js';
 import { float8Bytes, readFloat8 } from './float8-rows.js';
 import { integralBetween, type Sample } from './value-function.js';
+import { isoTime } from '../../time.js';
 import { zoneAlignment } from './zones.js';
 
 // Time-weighted summaries (contract 13). The units of each output bucket are those of the
@@ -307,8 +308,8 @@ export async function queryTimeWeighted(
   const bucketList: Bucket[] =
     known ??
     buckets.map((x) => {
-      const aIso = new Date(Number(x.a)).toISOString();
-      const bIso = new Date(Number(x.b)).toISOString();
+      const aIso = isoTime(Number(x.a));
+      const bIso = isoTime(Number(x.b));
       return {
         s: Number(x.s),
         a: Number(x.a),
