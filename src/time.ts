@@ -9,8 +9,50 @@ import { badRequest, invalidField } from './errors.js';
 const ISO =
   /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
+/** Day starts (ms) of the dates "YYYY-MM-DD" canonicalTime has read lately, or NaN for no such day. */
+const dayStarts = new Map<string, number>();
+const digit = (text: string, i: number) => {
+  const d = text.charCodeAt(i) - 48;
+  return d >= 0 && d <= 9 ? d : NaN;
+};
+const two = (text: string, i: number) => digit(text, i) * 10 + digit(text, i + 1);
+
+/**
+ * The form gateways send, "YYYY-MM-DDTHH:MM:SS.fffZ" or without the fraction, read without the
+ * regular expression (2 µs a time, most of it): the date's start is kept per date text. undefined
+ * for any other text, which parseTime then reads the long way.
+ */
+function canonicalTime(text: string): number | undefined {
+  const n = text.length;
+  if (n !== 20 && n !== 24) return undefined;
+  if (text[10] !== 'T' || text[13] !== ':' || text[16] !== ':' || text[n - 1] !== 'Z')
+    return undefined;
+  const H = two(text, 11);
+  const I = two(text, 14);
+  const S = two(text, 17);
+  let ms = 0;
+  if (n === 24) {
+    if (text[19] !== '.') return undefined;
+    ms = digit(text, 20) * 100 + two(text, 21);
+  }
+  if (!(H <= 23 && I <= 59 && S <= 59 && ms >= 0)) return undefined; // NaN fails too
+  const date = text.slice(0, 10);
+  let day = dayStarts.get(date);
+  if (day === undefined) {
+    day = /^\d{4}-\d{2}-\d{2}$/.test(date) ? (parseIso(`${date}T00:00:00Z`) ?? NaN) : NaN;
+    if (dayStarts.size >= 4096) dayStarts.clear();
+    dayStarts.set(date, day);
+  }
+  if (Number.isNaN(day)) return undefined;
+  return day + ((H * 60 + I) * 60 + S) * 1000 + ms;
+}
+
 /** Milliseconds since the epoch, or undefined when the text is not an ISO 8601 date-time. */
 export function parseTime(text: string): number | undefined {
+  return canonicalTime(text) ?? parseIso(text);
+}
+
+function parseIso(text: string): number | undefined {
   const m = ISO.exec(text.trim());
   if (!m) return undefined;
   const [, y, mo, d, h, mi, s = '00', frac = '', zone] = m;

@@ -1,4 +1,4 @@
-import { arrayLiteral } from '../db/array-literal.js';
+import { numericArray, type NumericArrayType } from '../db/array-params.js';
 import { KIND_LIST, type ColumnType } from './kinds.js';
 import type { Job } from './jobs.js';
 import { binOf } from './rollups/refresh.js';
@@ -16,7 +16,7 @@ export interface Statement {
   params: unknown[];
 }
 
-/** Number and boolean arrays go as array literals (arrayLiteral). */
+/** Number and boolean arrays go in binary on PostgreSQL, as literals on PGlite (array-params.ts). */
 const LITERAL_TYPES = new Set(['int4[]', 'float8[]', 'boolean[]']);
 
 const ARRAY_TYPE: Record<ColumnType, string> = {
@@ -38,11 +38,19 @@ export type LogMode = 'insert' | 'upsert';
 const TS = 'to_timestamp(t / 1000)';
 
 /** `jobs[i]` is reported as job i; `sites` are touched only when given (once per transaction). */
-export function buildStatement(jobs: Job[], sites: number[] | undefined, mode: LogMode): Statement {
+export function buildStatement(
+  jobs: Job[],
+  sites: number[] | undefined,
+  mode: LogMode,
+  /** Numeric arrays as binary parameters (PostgreSQL; PGlite takes none). */
+  binary = false,
+): Statement {
   const params: unknown[] = [];
   const p = (value: unknown[], type: string) => {
     params.push(
-      LITERAL_TYPES.has(type) ? arrayLiteral(value as (number | boolean | null)[]) : value,
+      LITERAL_TYPES.has(type)
+        ? numericArray(value as (number | boolean | null)[], type as NumericArrayType, binary)
+        : value,
     );
     return `$${params.length}::${type}`;
   };

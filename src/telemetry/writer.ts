@@ -276,7 +276,12 @@ export class TelemetryWriter {
     const results: StoredByKind[][] = [];
     const run = async (q: { query: Database['query'] }) => {
       for (let r = 0; r < rounds.length; r++) {
-        const { sql, params } = buildStatement(rounds[r], r === 0 ? sites : undefined, mode);
+        const { sql, params } = buildStatement(
+          rounds[r],
+          r === 0 ? sites : undefined,
+          mode,
+          this.db.kind === 'postgres',
+        );
         // A plain INSERT stores every entry of a log job (or fails); the statement counts the rest.
         const stored = rounds[r].map((job) => {
           const byKind: StoredByKind = {};

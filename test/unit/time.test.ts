@@ -74,3 +74,42 @@ describe('isoTime', () => {
       expect(() => isoTime(t)).toThrow(RangeError);
   });
 });
+
+describe('parseTime of the form gateways send', () => {
+  it('reads every time of years 0000-9999 written as toISOString writes it, or without the fraction, as the general form says', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: -62_167_219_200_000, max: 253_402_300_799_999 }),
+        fc.boolean(),
+        (t, whole) => {
+          const time = whole ? t - (((t % 1000) + 1000) % 1000) : t;
+          const text = new Date(time).toISOString();
+          const written = whole ? text.replace(/\.\d{3}Z$/, 'Z') : text;
+          expect(parseTime(written)).toBe(time);
+          // The same instant in a form only the general reading takes.
+          expect(parseTime(written.replace(/Z$/, '+00:00'))).toBe(time);
+        },
+      ),
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 2000) },
+    );
+  });
+
+  it('refuses in that form what the general reading refuses', () => {
+    for (const s of [
+      '2026-02-30T00:00:00Z',
+      '2026-02-29T00:00:00.000Z',
+      '2026-13-01T00:00:00Z',
+      '2026-00-01T00:00:00Z',
+      '2026-03-00T00:00:00Z',
+      '2026-03-01T24:00:00Z',
+      '2026-03-01T23:60:00Z',
+      '2026-03-01T23:59:60Z',
+      '2026-03-01T23:59:59.99xZ',
+      '2026-03-01T23:59:59,999Z',
+      '2026-0a-01T00:00:00Z',
+      '+02026-03-01T00:00:00Z',
+    ])
+      expect(parseTime(s), s).toBeUndefined();
+    expect(parseTime('2024-02-29T23:59:59.999Z')).toBe(Date.UTC(2024, 1, 29, 23, 59, 59, 999));
+  });
+});

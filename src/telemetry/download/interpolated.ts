@@ -1,6 +1,6 @@
 import type { Access } from '../../auth/access.js';
 import { requireEquipment } from '../../auth/access.js';
-import { arrayLiteral } from '../../db/array-literal.js';
+import { numericArray, takesBinary } from '../../db/array-params.js';
 import type { Queryable } from '../../db/index.js';
 import { errorCode } from '../../db/deadline.js';
 import { badRequest, invalidField } from '../../errors.js';
@@ -248,6 +248,12 @@ export async function openInterpolated(
       ? times.some((t) => t >= p.from && t < p.to)
       : p.from <= range!.end && p.to > range!.start,
   );
+  const binary = takesBinary(db);
+  const sensorParams = (group: number[]) => [
+    numericArray(group, 'int4[]', binary),
+    numericArray(stepsOf(group), 'boolean[]', binary),
+    numericArray(deltasOf(group), 'float8[]', binary),
+  ];
   const query = (group: number[], parts: LogPartition[] | undefined) =>
     times
       ? db.query<{ nums: Uint8Array | null }>(
@@ -255,14 +261,7 @@ export async function openInterpolated(
             `SELECT t, n FROM unnest($1::timestamptz[]) WITH ORDINALITY AS u(t, n) WHERE $2::int IS NULL AND $3::text IS NULL`,
             parts,
           ),
-          [
-            timeTexts,
-            null,
-            null,
-            arrayLiteral(group),
-            arrayLiteral(stepsOf(group)),
-            arrayLiteral(deltasOf(group)),
-          ],
+          [timeTexts, null, null, ...sensorParams(group)],
           { indexOrder: true },
         )
       : db.query<{ nums: Uint8Array | null }>(
@@ -275,9 +274,7 @@ export async function openInterpolated(
             new Date(range!.start).toISOString(),
             new Date(range!.end).toISOString(),
             zoneOf(group[0]),
-            arrayLiteral(group),
-            arrayLiteral(stepsOf(group)),
-            arrayLiteral(deltasOf(group)),
+            ...sensorParams(group),
           ],
           { indexOrder: true },
         );

@@ -1,6 +1,6 @@
 import type { Access } from '../../auth/access.js';
 import { requireEquipment } from '../../auth/access.js';
-import { arrayLiteral } from '../../db/array-literal.js';
+import { numericArray, takesBinary, type NumericArrayType } from '../../db/array-params.js';
 import type { Queryable } from '../../db/index.js';
 import type { Values } from '../../export/records.js';
 import { isoTime, parseRange } from '../../time.js';
@@ -212,14 +212,23 @@ export async function openPlot(db: Queryable, access: Access, body: PlotBody): P
     )
   ).map((r) => Number(r.b));
   const segments = planSegments(start, end, body.intervals, stale);
-  const run = async (sql: string, list: number[][]) =>
+  const run = async (sql: string, types: NumericArrayType[], list: number[][]) =>
     list.length === 0
       ? new Float64Array(0)
       : readFloat8(
           (
             await db.query<{ nums: Uint8Array | null }>(
               sql,
-              [body.sensorId, ...[0, 1, 2, 3].map((i) => arrayLiteral(list.map((s) => s[i])))],
+              [
+                body.sensorId,
+                ...types.map((type, i) =>
+                  numericArray(
+                    list.map((s) => s[i]),
+                    type,
+                    takesBinary(db),
+                  ),
+                ),
+              ],
               { indexOrder: true },
             )
           )[0].nums,
@@ -227,9 +236,10 @@ export async function openPlot(db: Queryable, access: Access, body: PlotBody): P
   const [rollups, logs] = await Promise.all([
     run(
       ROLLUP_SQL,
+      ['int4[]', 'float8[]', 'float8[]', 'int4[]'],
       segments.filter((s) => s[0] > 0),
     ),
-    run(LOG_SQL, logLookups(segments)),
+    run(LOG_SQL, ['float8[]', 'float8[]', 'float8[]', 'int4[]'], logLookups(segments)),
   ]);
   const parts = new Extremes(body.intervals);
   const r = rollups;

@@ -1,0 +1,80 @@
+// Array parameters of numbers or booleans, for `$n::int4[]`, `$n::float8[]` and `$n::boolean[]`.
+// The driver would quote each element of a JavaScript array into text, and PostgreSQL parse each
+// back: for the three columns of a 1,000-record upload that was a measurable share of the CPU of both
+// (the service's conversion of floats to text alone, about 0.4 ms a batch).
+
+/** The element types these parameters take, by their SQL name in the statement's cast. */
+export type NumericArrayType = 'int4[]' | 'float8[]' | 'boolean[]';
+
+/**
+ * As a PostgreSQL array literal: one join instead of the driver's quoting of each element.
+ * Numbers must be finite (String(NaN) is no literal); null is NULL.
+ */
+export function arrayLiteral(values: readonly (number | boolean | null)[]): string {
+  let plain = true;
+  for (const v of values) if (v === null) plain = false;
+  return `{${(plain ? values : values.map((v) => (v === null ? 'NULL' : v))).join(',')}}`;
+}
+
+const ELEMENT: Record<NumericArrayType, { oid: number; size: number }> = {
+  'int4[]': { oid: 23, size: 4 },
+  'float8[]': { oid: 701, size: 8 },
+  'boolean[]': { oid: 16, size: 1 },
+};
+
+/**
+ * As PostgreSQL's binary array format (array_send): the driver sends a Buffer parameter as binary,
+ * and PostgreSQL reads the numbers without parsing text. undefined when an int4 element is not a
+ * 32-bit integer (or an element is not of the type): the literal then lets PostgreSQL refuse it as
+ * it always did.
+ */
+export function binaryArray(
+  values: readonly (number | boolean | null)[],
+  type: NumericArrayType,
+): Buffer | undefined {
+  const { oid, size } = ELEMENT[type];
+  let nulls = 0;
+  const kind = type === 'boolean[]' ? 'boolean' : 'number';
+  for (const v of values) {
+    if (v === null) nulls++;
+    else if (typeof v !== kind) return undefined;
+    else if (type === 'int4[]' && (v as number) !== ((v as number) | 0)) return undefined;
+  }
+  if (!values.length) {
+    const empty = Buffer.alloc(12);
+    empty.writeInt32BE(oid, 8); // no dimensions, no nulls
+    return empty;
+  }
+  const out = Buffer.allocUnsafe(20 + 4 * values.length + size * (values.length - nulls));
+  out.writeInt32BE(1, 0); // dimensions
+  out.writeInt32BE(nulls ? 1 : 0, 4);
+  out.writeInt32BE(oid, 8);
+  out.writeInt32BE(values.length, 12);
+  out.writeInt32BE(1, 16); // lower bound
+  let o = 20;
+  for (const v of values) {
+    if (v === null) {
+      out.writeInt32BE(-1, o);
+      o += 4;
+      continue;
+    }
+    out.writeInt32BE(size, o);
+    if (type === 'float8[]') out.writeDoubleBE(v as number, o + 4);
+    else if (type === 'int4[]') out.writeInt32BE(v as number, o + 4);
+    else out[o + 4] = v ? 1 : 0;
+    o += 4 + size;
+  }
+  return out;
+}
+
+/** Whether the database takes binary array parameters: PostgreSQL does, PGlite does not. */
+export const takesBinary = (db: object): boolean => (db as { kind?: string }).kind === 'postgres';
+
+/** The parameter for PostgreSQL (binary) or PGlite (a literal: it takes no binary parameters). */
+export function numericArray(
+  values: readonly (number | boolean | null)[],
+  type: NumericArrayType,
+  binary: boolean,
+): string | Buffer {
+  return (binary && binaryArray(values, type)) || arrayLiteral(values);
+}
