@@ -38,7 +38,7 @@ export async function startServer(
   env: Record<string, string>,
   serverRoot = root,
 ): Promise<Stop> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, [...(process.env.PROF_ARGS ? process.env.PROF_ARGS.split(' ') : []), '--import', 'tsx', 'src/server.ts'], {
     cwd: serverRoot,
     env: {
       ...process.env,
