@@ -38,7 +38,10 @@ export async function startServer(
   env: Record<string, string>,
   serverRoot = root,
 ): Promise<Stop> {
-  const child = spawn(process.execPath, [...(process.env.PROF_ARGS ? process.env.PROF_ARGS.split(' ') : []), '--import', 'tsx', 'src/server.ts'], {
+  // BENCH_SERVER_NODE_ARGS: Node options for the server, such as `--cpu-prof --cpu-prof-dir=/tmp/prof`
+  // (a profile of the server under the bench's load; Node refuses --cpu-prof in NODE_OPTIONS).
+  const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/server.ts'], {
     cwd: serverRoot,
     env: {
       ...process.env,
