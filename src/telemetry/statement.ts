@@ -37,6 +37,29 @@ export type LogMode = 'insert' | 'upsert';
 /** Timestamps travel as epoch milliseconds (float8, exact for every accepted time) and become timestamptz in SQL. */
 const TS = 'to_timestamp(t / 1000)';
 
+const QUARTER = 15 * 60_000;
+
+/**
+ * The distinct (equipment, 15-minute bucket) pairs of the entries, sorted by equipment then bucket:
+ * the buckets as binOf(15, ts) makes them (epoch ms, floored to the quarter since the epoch).
+ */
+export function quartersOf(ids: number[], times: number[]): [number[], number[]] {
+  const seen = new Map<number, Set<number>>();
+  for (let i = 0; i < ids.length; i++) {
+    let quarters = seen.get(ids[i]);
+    if (!quarters) seen.set(ids[i], (quarters = new Set()));
+    quarters.add(Math.floor(times[i] / QUARTER) * QUARTER);
+  }
+  const outIds: number[] = [];
+  const outQuarters: number[] = [];
+  for (const id of [...seen.keys()].sort((a, b) => a - b))
+    for (const q of [...seen.get(id)!].sort((a, b) => a - b)) {
+      outIds.push(id);
+      outQuarters.push(q);
+    }
+  return [outIds, outQuarters];
+}
+
 /** `jobs[i]` is reported as job i; `sites` are touched only when given (once per transaction). */
 export function buildStatement(
   jobs: Job[],
@@ -103,7 +126,17 @@ export function buildStatement(
       `d${k} AS (INSERT INTO rollup_dirty (kind, equipment_id, bucket)
         SELECT DISTINCT ${UNITS[spec.kind].no}::smallint, id, ${binOf(15, 'ts')} FROM ${changed} ORDER BY 2, 3 ON CONFLICT DO NOTHING)`;
     if (mode === 'insert') {
-      ctes.push(`w${k} AS (${insert})`, mark(`i${k}`)); // every row is new, or the statement fails
+      // Every row is new, or the statement fails: the quarters are those of all the entries, found
+      // here rather than by date_bin and DISTINCT over every row (about a quarter of the database's
+      // time for a 1,000-record upload), and sent sorted.
+      const [markIds, markQuarters] = quartersOf(ids, times);
+      ctes.push(
+        `w${k} AS (${insert})`,
+        `d${k} AS (INSERT INTO rollup_dirty (kind, equipment_id, bucket)
+          SELECT ${UNITS[spec.kind].no}::smallint, id, to_timestamp(q / 1000)
+            FROM unnest(${p(markIds, 'int4[]')}, ${p(markQuarters, 'float8[]')}) AS u(id, q)
+          ORDER BY 2, 3 ON CONFLICT DO NOTHING)`,
+      );
       return;
     }
     ctes.push(
