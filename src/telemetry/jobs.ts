@@ -41,6 +41,11 @@ export function makeJob(
   sites: number[],
   source: Source = 'http',
 ): Job {
+  if (role === 'log') {
+    const distinct = distinctLogKeys(entries);
+    if (distinct !== undefined)
+      return { role, entries, received: entries.length, sites, maxTs: distinct, source };
+  }
   // Number keys in nested maps: a 1,000-record batch builds no key strings.
   const winners = new Map<number, Map<number, Entry> | Entry>();
   let maxTs = 0;
@@ -65,6 +70,29 @@ export function makeJob(
       ? entries.filter((e) => winners.get(equipmentKey(e)) === e)
       : entries.filter((e) => (winners.get(equipmentKey(e)) as Map<number, Entry>).get(e.ts) === e);
   return { role, entries: kept, received: entries.length, sites, maxTs, source };
+}
+
+/**
+ * The newest timestamp of log entries whose keys (equipment and timestamp) are all distinct, the
+ * rule; undefined when some key repeats. Each equipment's times sorted as numbers and compared with
+ * their neighbours: several times cheaper than a map entry per record.
+ */
+function distinctLogKeys(entries: Entry[]): number | undefined {
+  const times = new Map<number, number[]>();
+  let maxTs = 0;
+  for (const e of entries) {
+    if (e.ts > maxTs) maxTs = e.ts;
+    const key = equipmentKey(e);
+    const list = times.get(key);
+    if (list) list.push(e.ts);
+    else times.set(key, [e.ts]);
+  }
+  for (const list of times.values()) {
+    if (list.length < 2) continue;
+    const sorted = Float64Array.from(list).sort();
+    for (let i = 1; i < sorted.length; i++) if (sorted[i] === sorted[i - 1]) return undefined;
+  }
+  return maxTs;
 }
 
 /** The keys a job writes, as the writer compares them between jobs (only when it groups several). */
