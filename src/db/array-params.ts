@@ -63,7 +63,8 @@ export function binaryArray(
       continue;
     }
     view.setInt32(o, size);
-    if (type === 'float8[]') view.setFloat64(o + 4, v as number);
+    // -0 as 0, as a literal writes it (String(-0) is '0'), so both databases store the same.
+    if (type === 'float8[]') view.setFloat64(o + 4, (v as number) + 0);
     else if (type === 'int4[]') view.setInt32(o + 4, v as number);
     else view.setUint8(o + 4, v ? 1 : 0);
     o += 4 + size;

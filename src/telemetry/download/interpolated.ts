@@ -201,10 +201,10 @@ export async function openInterpolated(
     ]);
   let [first, last] = range ? [range.start, range.end] : [Infinity, -Infinity];
   for (const t of times ?? []) [first, last] = [Math.min(first, t), Math.max(last, t)];
-  // What the statements need is read while the access check runs (each a round trip); none of it
-  // is answered unless the check passes.
-  const checked = requireEquipment(db, access, 'sensor', ids);
-  const lookups = Promise.all([
+  // Once the access check has passed (a refused request reads nothing more), what the statements
+  // need is read side by side: each a round trip.
+  const sites = await requireEquipment(db, access, 'sensor', ids);
+  const [stepRows, deltas, allPartitions] = await Promise.all([
     db.query<{ id: number; step: boolean }>(
       `SELECT sensor_id AS id, step FROM sensors WHERE sensor_id = ANY($1::int[])`,
       [ids],
@@ -212,9 +212,6 @@ export async function openInterpolated(
     windowWidths(db, ids, first, last),
     logPartitions(db),
   ]);
-  lookups.catch(() => {}); // not awaited when the check fails
-  const sites = await checked;
-  const [stepRows, deltas, allPartitions] = await lookups;
   const steps = new Map(stepRows.map((r) => [r.id, r.step]));
   const zones =
     zoneName === 'site' && range ? await siteZones(db, [...new Set(sites.values())]) : undefined;
