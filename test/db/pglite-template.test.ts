@@ -1,12 +1,13 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
+import { describeWith } from '../helper.js';
 import { openPglite } from '../../src/db/pglite.js';
 import { migrate } from '../../src/db/migrate.js';
 import { templateFor, writeTemplate } from '../../src/db/pglite-template.js';
 
-describe('the packed empty embedded database', () => {
+describeWith(['pglite'], 'the packed empty embedded database', () => {
   const dir = mkdtempSync(join(tmpdir(), 'site-monitor-template-'));
   const template = join(dir, 'template.tar.gz');
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { connect } from '../../src/db/index.js';
 import { RESTORE_MARKER } from '../../src/db/lock.js';
 import { latestVersion, migrate, schemaVersion } from '../../src/db/migrate.js';
@@ -31,150 +31,157 @@ import { runToEnd } from './process.js';
 // through the CLI's backup and restore commands (each its own process), PostgreSQL through
 // pg_dump -Fc and pg_restore, as documented.
 
-describe('backup and restore of the embedded database (site-monitor backup FILE / restore FILE)', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'site-monitor-backup-'));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  const cli = (dataDir: string, ...args: string[]) =>
-    runToEnd('cli.ts', args, { DATA_DIR: dataDir });
+describeWith(
+  ['pglite'],
+  'backup and restore of the embedded database (site-monitor backup FILE / restore FILE)',
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), 'site-monitor-backup-'));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    const cli = (dataDir: string, ...args: string[]) =>
+      runToEnd('cli.ts', args, { DATA_DIR: dataDir });
 
-  it('backs up a loaded database (refused while it is in use), refuses to restore over a non-empty directory, and the restored copy answers every read identically', async () => {
-    const source = join(dir, 'source');
-    const file = join(dir, 'site.backup');
-    let db = await connect({ DATA_DIR: source });
-    let token: string;
-    let before: Record<string, string>;
-    try {
-      token = await loadDatabase(db);
-      before = await takeAnswers(db, token);
-      // A process (a server) has the database: the backup refuses, and writes nothing.
-      const busy = await cli(source, 'backup', file);
-      expect(busy.code, busy.stderr).toBe(1);
-      expect(busy.stderr).toContain('in use by process');
-      expect(existsSync(file)).toBe(false);
-    } finally {
-      await db.close();
-    }
-
-    const within = await cli(source, 'backup', join(source, 'site.backup'));
-    expect(within.code).toBe(2);
-    expect(within.stderr).toContain('must be outside the data directory');
-
-    const made = await cli(source, 'backup', file);
-    expect(made.code, made.stderr).toBe(0);
-    expect(made.stderr).toMatch(/^backing up .+ \([\d.]+ MB on disk\) …$/m);
-    expect(made.stderr).toMatch(/^done: .+site\.backup, [\d.]+ MB in [\d.]+ s$/m);
-    expect(statSync(file).mode & 0o777).toBe(0o600); // it holds secrets' hashes and the signing secret
-    expect(readdirSync(dir).sort()).toEqual(['site.backup', 'source']); // no temporary file left
-
-    const over = await cli(source, 'restore', file);
-    expect(over.code).toBe(2);
-    expect(over.stderr).toContain('is not empty');
-
-    const target = join(dir, 'target');
-    const restored = await cli(target, 'restore', file);
-    expect(restored.code, restored.stderr).toBe(0);
-    expect(restored.stderr).toContain(`schema version ${latestVersion()}, this build's`);
-    expect(restored.stderr).toMatch(/^done: 4 sites, 2 clients, schema version \d+, in [\d.]+ s$/m);
-    expect(readdirSync(target)).not.toContain(RESTORE_MARKER);
-    expect(readdirSync(target)).not.toContain('site-monitor.pid');
-
-    db = await connect({ DATA_DIR: target });
-    try {
-      // The same token: the signing secret came with the database.
-      expectSameAnswers(await takeAnswers(db, token), before);
-    } finally {
-      await db.close();
-    }
-  }, 300_000);
-
-  it('migrates an older backup forward, refuses a newer one or a file that is not a backup (leaving the directory empty), and nothing opens a directory whose restore did not finish', async () => {
-    // A database of the build before the last migration.
-    const older = join(dir, 'older');
-    const migrations = fileURLToPath(new URL('../../src/db/migrations/', import.meta.url));
-    const files = readdirSync(migrations)
-      .filter((f) => /^\d{3}_.+\.sql$/.test(f))
-      .sort();
-    const db = await openPglite(older);
-    try {
-      await db.exec(
-        `CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
-      );
-      for (const f of files.slice(0, -1)) {
-        await db.exec(readFileSync(join(migrations, f), 'utf8'));
-        await db.query(`INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, [
-          Number(f.slice(0, 3)),
-          f,
-        ]);
+    it('backs up a loaded database (refused while it is in use), refuses to restore over a non-empty directory, and the restored copy answers every read identically', async () => {
+      const source = join(dir, 'source');
+      const file = join(dir, 'site.backup');
+      let db = await connect({ DATA_DIR: source });
+      let token: string;
+      let before: Record<string, string>;
+      try {
+        token = await loadDatabase(db);
+        before = await takeAnswers(db, token);
+        // A process (a server) has the database: the backup refuses, and writes nothing.
+        const busy = await cli(source, 'backup', file);
+        expect(busy.code, busy.stderr).toBe(1);
+        expect(busy.stderr).toContain('in use by process');
+        expect(existsSync(file)).toBe(false);
+      } finally {
+        await db.close();
       }
-      await db.query(`INSERT INTO companies (company_id, name) VALUES (7, 'Older Ltd')`);
-    } finally {
-      await db.close();
-    }
-    const olderFile = join(dir, 'older.backup');
-    const made = await cli(older, 'backup', olderFile);
-    expect(made.code, made.stderr).toBe(0);
-    // The version before the last (migration numbers may have gaps while branches merge).
-    const previous = Number(files.at(-2)!.slice(0, 3));
-    expect(made.stderr).toContain(`schema version ${previous})`);
 
-    const migrated = join(dir, 'migrated');
-    const restored = await cli(migrated, 'restore', olderFile);
-    expect(restored.code, restored.stderr).toBe(0);
-    expect(restored.stderr).toContain(
-      `schema version ${previous}, migrated to ${latestVersion()} (${files.at(-1)})`,
-    );
-    const back = await connect({ DATA_DIR: migrated });
-    try {
-      expect(await schemaVersion(back)).toBe(latestVersion());
-      expect(await back.query(`SELECT name FROM companies`)).toEqual([{ name: 'Older Ltd' }]);
-      // Now pretend a later build made it.
-      await back.query(`INSERT INTO schema_migrations (version, name) VALUES ($1, 'future.sql')`, [
-        latestVersion() + 1,
-      ]);
-    } finally {
-      await back.close();
-    }
-    const newerFile = join(dir, 'newer.backup');
-    expect((await cli(migrated, 'backup', newerFile)).code).toBe(0);
-    const refusedDir = join(dir, 'refused');
-    const newer = await cli(refusedDir, 'restore', newerFile);
-    expect(newer.code).toBe(2);
-    expect(newer.stderr).toContain(`newer than this build's (${latestVersion()})`);
-    expect(readdirSync(refusedDir)).toEqual([]); // emptied again, so a restore can be tried again
+      const within = await cli(source, 'backup', join(source, 'site.backup'));
+      expect(within.code).toBe(2);
+      expect(within.stderr).toContain('must be outside the data directory');
 
-    const text = join(dir, 'notes.txt');
-    writeFileSync(text, 'not a backup');
-    const notBackup = await cli(refusedDir, 'restore', text);
-    expect(notBackup.code).toBe(2);
-    expect(notBackup.stderr).toContain('is not a backup made by site-monitor backup');
-    const gzipped = join(dir, 'notes.gz');
-    writeFileSync(gzipped, gzipSync('not a tarball either'));
-    const notTar = await cli(refusedDir, 'restore', gzipped);
-    expect(notTar.code).toBe(2);
-    expect(notTar.stderr).toContain('could not be opened as a database by this build');
-    expect(readdirSync(refusedDir)).toEqual([]);
-    expect((await cli(refusedDir, 'restore', join(dir, 'missing.backup'))).code).toBe(2);
+      const made = await cli(source, 'backup', file);
+      expect(made.code, made.stderr).toBe(0);
+      expect(made.stderr).toMatch(/^backing up .+ \([\d.]+ MB on disk\) …$/m);
+      expect(made.stderr).toMatch(/^done: .+site\.backup, [\d.]+ MB in [\d.]+ s$/m);
+      expect(statSync(file).mode & 0o777).toBe(0o600); // it holds secrets' hashes and the signing secret
+      expect(readdirSync(dir).sort()).toEqual(['site.backup', 'source']); // no temporary file left
 
-    // A restore that stopped halfway (its marker is there): the CLI and the server keep out.
-    const halfway = join(dir, 'halfway');
-    mkdirSync(halfway);
-    writeFileSync(join(halfway, RESTORE_MARKER), '');
-    writeFileSync(join(halfway, 'PG_VERSION'), '17\n');
-    const list = await cli(halfway, 'client', 'list');
-    expect(list.code).toBe(1);
-    expect(list.stderr).toContain('did not finish');
-    expect((await cli(halfway, 'backup', join(dir, 'half.backup'))).stderr).toContain(
-      'did not finish',
-    );
+      const over = await cli(source, 'restore', file);
+      expect(over.code).toBe(2);
+      expect(over.stderr).toContain('is not empty');
 
-    // PostgreSQL has its own tools.
-    const onPostgres = await runToEnd('cli.ts', ['backup', join(dir, 'x.backup')], {
-      DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
-    });
-    expect(onPostgres.code).toBe(2);
-    expect(onPostgres.stderr).toContain('use pg_dump and pg_restore');
-  }, 300_000);
-});
+      const target = join(dir, 'target');
+      const restored = await cli(target, 'restore', file);
+      expect(restored.code, restored.stderr).toBe(0);
+      expect(restored.stderr).toContain(`schema version ${latestVersion()}, this build's`);
+      expect(restored.stderr).toMatch(
+        /^done: 4 sites, 2 clients, schema version \d+, in [\d.]+ s$/m,
+      );
+      expect(readdirSync(target)).not.toContain(RESTORE_MARKER);
+      expect(readdirSync(target)).not.toContain('site-monitor.pid');
+
+      db = await connect({ DATA_DIR: target });
+      try {
+        // The same token: the signing secret came with the database.
+        expectSameAnswers(await takeAnswers(db, token), before);
+      } finally {
+        await db.close();
+      }
+    }, 300_000);
+
+    it('migrates an older backup forward, refuses a newer one or a file that is not a backup (leaving the directory empty), and nothing opens a directory whose restore did not finish', async () => {
+      // A database of the build before the last migration.
+      const older = join(dir, 'older');
+      const migrations = fileURLToPath(new URL('../../src/db/migrations/', import.meta.url));
+      const files = readdirSync(migrations)
+        .filter((f) => /^\d{3}_.+\.sql$/.test(f))
+        .sort();
+      const db = await openPglite(older);
+      try {
+        await db.exec(
+          `CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+        );
+        for (const f of files.slice(0, -1)) {
+          await db.exec(readFileSync(join(migrations, f), 'utf8'));
+          await db.query(`INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, [
+            Number(f.slice(0, 3)),
+            f,
+          ]);
+        }
+        await db.query(`INSERT INTO companies (company_id, name) VALUES (7, 'Older Ltd')`);
+      } finally {
+        await db.close();
+      }
+      const olderFile = join(dir, 'older.backup');
+      const made = await cli(older, 'backup', olderFile);
+      expect(made.code, made.stderr).toBe(0);
+      // The version before the last (migration numbers may have gaps while branches merge).
+      const previous = Number(files.at(-2)!.slice(0, 3));
+      expect(made.stderr).toContain(`schema version ${previous})`);
+
+      const migrated = join(dir, 'migrated');
+      const restored = await cli(migrated, 'restore', olderFile);
+      expect(restored.code, restored.stderr).toBe(0);
+      expect(restored.stderr).toContain(
+        `schema version ${previous}, migrated to ${latestVersion()} (${files.at(-1)})`,
+      );
+      const back = await connect({ DATA_DIR: migrated });
+      try {
+        expect(await schemaVersion(back)).toBe(latestVersion());
+        expect(await back.query(`SELECT name FROM companies`)).toEqual([{ name: 'Older Ltd' }]);
+        // Now pretend a later build made it.
+        await back.query(
+          `INSERT INTO schema_migrations (version, name) VALUES ($1, 'future.sql')`,
+          [latestVersion() + 1],
+        );
+      } finally {
+        await back.close();
+      }
+      const newerFile = join(dir, 'newer.backup');
+      expect((await cli(migrated, 'backup', newerFile)).code).toBe(0);
+      const refusedDir = join(dir, 'refused');
+      const newer = await cli(refusedDir, 'restore', newerFile);
+      expect(newer.code).toBe(2);
+      expect(newer.stderr).toContain(`newer than this build's (${latestVersion()})`);
+      expect(readdirSync(refusedDir)).toEqual([]); // emptied again, so a restore can be tried again
+
+      const text = join(dir, 'notes.txt');
+      writeFileSync(text, 'not a backup');
+      const notBackup = await cli(refusedDir, 'restore', text);
+      expect(notBackup.code).toBe(2);
+      expect(notBackup.stderr).toContain('is not a backup made by site-monitor backup');
+      const gzipped = join(dir, 'notes.gz');
+      writeFileSync(gzipped, gzipSync('not a tarball either'));
+      const notTar = await cli(refusedDir, 'restore', gzipped);
+      expect(notTar.code).toBe(2);
+      expect(notTar.stderr).toContain('could not be opened as a database by this build');
+      expect(readdirSync(refusedDir)).toEqual([]);
+      expect((await cli(refusedDir, 'restore', join(dir, 'missing.backup'))).code).toBe(2);
+
+      // A restore that stopped halfway (its marker is there): the CLI and the server keep out.
+      const halfway = join(dir, 'halfway');
+      mkdirSync(halfway);
+      writeFileSync(join(halfway, RESTORE_MARKER), '');
+      writeFileSync(join(halfway, 'PG_VERSION'), '17\n');
+      const list = await cli(halfway, 'client', 'list');
+      expect(list.code).toBe(1);
+      expect(list.stderr).toContain('did not finish');
+      expect((await cli(halfway, 'backup', join(dir, 'half.backup'))).stderr).toContain(
+        'did not finish',
+      );
+
+      // PostgreSQL has its own tools.
+      const onPostgres = await runToEnd('cli.ts', ['backup', join(dir, 'x.backup')], {
+        DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+      });
+      expect(onPostgres.code).toBe(2);
+      expect(onPostgres.stderr).toContain('use pg_dump and pg_restore');
+    }, 300_000);
+  },
+);
 
 const pgDumpVersion = spawnSync('pg_dump', ['--version'], { encoding: 'utf8' });
 const run = promisify(execFile);

@@ -1,14 +1,15 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
+import { describeWith } from '../helper.js';
 import { openPglite } from '../../src/db/pglite.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
 import { findClient } from '../../src/auth/clients.js';
 import { verifySecret } from '../../src/auth/secrets.js';
 import { runToEnd } from './process.js';
 
-describe('the CLI (embedded database)', () => {
+describeWith(['pglite'], 'the CLI (embedded database)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'site-monitor-cli-'));
   const env = { DATA_DIR: join(dir, 'data') };
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

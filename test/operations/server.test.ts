@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { describeWith } from '../helper.js';
 import { until } from '../wait.js';
 import { freePort, runTs, runToEnd, startServerProcess, waitFor, type Running } from './process.js';
@@ -21,7 +21,7 @@ const json = async (url: string, init?: RequestInit) => {
   return { status: res.status, body: await res.json() };
 };
 
-describe('the server process (embedded database)', () => {
+describeWith(['pglite'], 'the server process (embedded database)', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'site-monitor-'));
   let server: Running | undefined;
   afterAll(async () => {
