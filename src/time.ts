@@ -74,8 +74,13 @@ function parseIso(text: string): number | undefined {
   return day.getTime() + ((H * 60 + I) * 60 + S) * 1000 + ms - offsetMin * 60_000;
 }
 
+/** A time as the service writes it (UTC, milliseconds, Z); isoTime for a Date or a number. */
 export const toIso = (t: Date | number | string | null | undefined): string | null =>
-  t === null || t === undefined ? null : new Date(t).toISOString();
+  t === null || t === undefined
+    ? null
+    : typeof t === 'string'
+      ? new Date(t).toISOString()
+      : isoTime(typeof t === 'number' ? t : t.getTime());
 
 const DAY_MS = 86_400_000;
 

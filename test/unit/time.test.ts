@@ -63,6 +63,7 @@ describe('isoTime', () => {
         ),
         (t) => {
           expect(isoTime(t)).toBe(new Date(t).toISOString());
+          expect(toIso(new Date(t))).toBe(new Date(t).toISOString()); // toIso writes Dates with it
         },
       ),
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 2000) },

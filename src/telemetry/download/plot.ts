@@ -212,6 +212,7 @@ export async function openPlot(db: Queryable, access: Access, body: PlotBody): P
     )
   ).map((r) => Number(r.b));
   const segments = planSegments(start, end, body.intervals, stale);
+  const binary = takesBinary(db);
   const run = async (sql: string, types: NumericArrayType[], list: number[][]) =>
     list.length === 0
       ? new Float64Array(0)
@@ -225,7 +226,7 @@ export async function openPlot(db: Queryable, access: Access, body: PlotBody): P
                   numericArray(
                     list.map((s) => s[i]),
                     type,
-                    takesBinary(db),
+                    binary,
                   ),
                 ),
               ],
