@@ -1,6 +1,7 @@
 // Historian benchmark (issue 18): 10 sensors × a year of irregular samples (about one a minute on
 // average, with report-by-exception gaps of about an hour), on PostgreSQL with tables never analyzed
-// (no manual VACUUM or ANALYZE). The real server in a child process, requests over HTTP, one at a time.
+// (no manual VACUUM or ANALYZE). The real server in a child process, requests over HTTP, one at a time;
+// the event- and time-weighted summaries they are compared with are timed in turns (timedPair).
 //   npx tsx bench/historian.ts
 // Env: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_REPEAT requests per
 // figure (default 15), BENCH_DAYS a shorter year for a trial. Uses a schema of its own, dropped after;
@@ -55,6 +56,34 @@ async function timed(fn: () => Promise<unknown>, n = REPEAT) {
   return { p50: pct(times, 50), p99: pct(times, 99) };
 }
 
+/**
+ * Two requests whose figures are compared, timed in turns (a b, then b a, and so on) after a warm-up
+ * of each: a machine that slows down or speeds up during the run then weighs on both alike, where
+ * timing all of one and then all of the other put the drift into their ratio (0.90 to 1.59 × for
+ * the same code in three runs of 2026-11-26).
+ */
+async function timedPair(a: () => Promise<unknown>, b: () => Promise<unknown>, n = REPEAT) {
+  await a();
+  await b();
+  const [ta, tb]: number[][] = [[], []];
+  const one = async (fn: () => Promise<unknown>, into: number[]) => {
+    const t0 = process.hrtime.bigint();
+    await fn();
+    into.push(ms(t0));
+  };
+  for (let i = 0; i < n; i++) {
+    if (i % 2 === 0) {
+      await one(a, ta);
+      await one(b, tb);
+    } else {
+      await one(b, tb);
+      await one(a, ta);
+    }
+  }
+  const fig = (t: number[]) => ({ p50: pct(t, 50), p99: pct(t, 99) });
+  return [fig(ta), fig(tb)] as const;
+}
+
 async function main() {
   await record('historian', { postgres: DB_URL });
   const ids = Array.from({ length: 10 }, (_, i) => 10100 + i);
@@ -64,7 +93,7 @@ async function main() {
       .join(' ')} (the machine is shared).`,
   );
   say(
-    'Command: `npx tsx bench/historian.ts` (server in a child process; requests over HTTP, one at a time).',
+    'Command: `npx tsx bench/historian.ts` (server in a child process; requests over HTTP, one at a time; the event- and time-weighted summaries of each interval timed in turns).',
   );
   const kept = process.env.BENCH_SCHEMA;
   if (kept !== undefined && !/^[a-z_][a-z0-9_]*$/.test(kept))
@@ -148,8 +177,10 @@ async function main() {
     const rows: [string, string, string, string][] = [];
     const fig = (x: number) => `${x.toFixed(1)} ms`;
     for (const interval of ['1d', '1h']) {
-      const ew = await timed(summary(interval, 'eventWeighted'), interval === '1h' ? 10 : REPEAT);
-      const tw = await timed(summary(interval, 'timeWeighted'), interval === '1h' ? 10 : REPEAT);
+      const [ew, tw] = await timedPair(
+        summary(interval, 'eventWeighted'),
+        summary(interval, 'timeWeighted'),
+      );
       const elements = (JSON.parse(await summary(interval, 'timeWeighted')()) as unknown[]).length;
       const label = interval === '1d' ? 'daily' : 'hourly';
       rows.push([
