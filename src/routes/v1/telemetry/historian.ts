@@ -39,7 +39,12 @@ export async function historianRoutes(app: FastifyTypebox): Promise<void> {
     },
     async (request, reply) => {
       const answer = negotiate(request);
-      const { fields, pages } = await openInterpolated(request.db, request.access!, request.body);
+      const { fields, pages } = await openInterpolated(
+        request.db,
+        request.access!,
+        request.body,
+        answer.format,
+      );
       return sendRecords(reply, answer, fields, pages);
     },
   );
