@@ -30,14 +30,23 @@ export class ClientCache {
     private readonly limits = { maxCached: MAX_CACHED, staleMs: STALE_MS, waitMs: REFRESH_WAIT_MS },
   ) {}
 
+  /**
+   * The record of a client read less than ttlMs ago, at once (no promise, no timer: the usual case
+   * of a request); undefined when it has to be read (then `get`).
+   */
+  fresh(clientId: string): { client: Client | undefined } | undefined {
+    const hit = this.entries.get(clientId);
+    if (!hit || Date.now() - hit.at >= this.ttlMs) return undefined;
+    this.entries.delete(clientId);
+    this.entries.set(clientId, hit);
+    return hit;
+  }
+
   async get(clientId: string, db?: Queryable): Promise<Client | undefined> {
+    const known = this.fresh(clientId);
+    if (known) return known.client;
     const hit = this.entries.get(clientId);
     const age = hit ? Date.now() - hit.at : Infinity;
-    if (hit && age < this.ttlMs) {
-      this.entries.delete(clientId);
-      this.entries.set(clientId, hit);
-      return hit.client;
-    }
     const fresh = this.refresh(clientId, db);
     if (!hit || this.ttlMs === 0 || age >= this.limits.staleMs) return fresh;
     let timer: NodeJS.Timeout | undefined;
