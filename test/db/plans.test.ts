@@ -263,7 +263,7 @@ describeWith(['postgres'], 'plans without statistics [postgres]', () => {
       for (let p = await d.pages.next(); !p.done; p = await d.pages.next()) {
         // Plot values come as records, interpolated values as encoded JSON text.
         const page = p.value as unknown[] | { text: string };
-        n += Array.isArray(page) ? page.length : page.text ? page.text.split('},{').length : 0;
+        n += Array.isArray(page) ? page.length : (JSON.parse(`[${page.text}]`) as unknown[]).length;
       }
       return n;
     };
