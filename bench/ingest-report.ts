@@ -17,9 +17,16 @@ export interface Run {
   errors: number;
   /** Highest one-minute load average seen around the run. */
   load: number;
+  /** CPU of the server's process over the run, in cores (1: one core all the time). */
+  serverCpu?: number;
+  /** CPU of PostgreSQL's processes over the run, in cores (PGlite runs in the server's). */
+  databaseCpu?: number;
 }
 
 const n = (x: number) => x.toLocaleString('en-US');
+/** CPU in cores, from /proc over the run; – where not measured. */
+const cores = (x: number | undefined) =>
+  x === undefined || !Number.isFinite(x) ? '–' : x.toFixed(2);
 const verdict = (ok: boolean) => (ok ? '**met**' : '**not met**');
 
 export function report(
@@ -34,7 +41,7 @@ export function report(
   const busiest = Math.max(env.before, ...runs.map((r) => r.load));
   const rows = runs.map(
     (r) =>
-      `| ${r.label} | ${r.backend} | ${r.kind === 'copy' ? '–' : r.group ? 'on' : 'off'} | ${r.connections} | ${r.kind === 'copy' ? '–' : n(r.rps)} | ${n(r.records)} | ${r.kind === 'copy' ? '–' : r.p50} | ${r.kind === 'copy' ? '–' : r.p99} | ${r.errors} |`,
+      `| ${r.label} | ${r.backend} | ${r.kind === 'copy' ? '–' : r.group ? 'on' : 'off'} | ${r.connections} | ${r.kind === 'copy' ? '–' : n(r.rps)} | ${n(r.records)} | ${r.kind === 'copy' ? '–' : r.p50} | ${r.kind === 'copy' ? '–' : r.p99} | ${r.errors} | ${cores(r.serverCpu)} | ${cores(r.databaseCpu)} |`,
   );
   const ratio = a && copy ? a.records / copy.records : 0;
   const lines = [
@@ -45,8 +52,8 @@ export function report(
       `One-minute load average before the run ${env.before.toFixed(2)}, highest seen during it ${busiest.toFixed(2)} (it lags, and other sessions share this machine). ` +
       `Server, database and load generator share the ${env.cpu.split(' ')[0]} cores, so the figures move from run to run.`,
     '',
-    '| run | database | group commit | connections | req/s | records/s | p50 ms | p99 ms | errors |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| run | database | group commit | connections | req/s | records/s | p50 ms | p99 ms | errors | server CPU (cores) | PostgreSQL CPU (cores) |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
     'Targets (2-core machine):',

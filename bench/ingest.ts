@@ -30,7 +30,14 @@ import type { Database } from '../src/db/index.js';
 import { migrate } from '../src/db/migrate.js';
 import { generateDemo } from '../src/provisioning/demo.js';
 import { importDocument } from '../src/provisioning/import.js';
-import { freePort, onEachDatabase, startServer, writeResultsSection } from './harness.js';
+import {
+  cpuSeconds,
+  cpuSecondsOf,
+  freePort,
+  onEachDatabase,
+  startServer,
+  writeResultsSection,
+} from './harness.js';
 import { batchBody, copyChunks, readingBody, type Fleet } from './ingest-load.js';
 import { report, type Run } from './ingest-report.js';
 import { record } from './record.js';
@@ -222,6 +229,8 @@ async function measure(
   streams = SUBSCRIBERS,
   /** Runs between the batch run and the readings run: waits for the refresher's backlog (rollupCatchUp). */
   afterBatch?: () => Promise<void>,
+  /** The server's process, whose CPU time each run reports (with PostgreSQL's, on that database). */
+  serverPid?: number,
 ): Promise<Run[]> {
   const token = await tokenFor(base);
   const runs: Run[] = [];
@@ -259,7 +268,15 @@ async function measure(
         : load(base + path, token, connections, duration, make, from);
     counter[key] = (await run1(2, counter[key])).next;
     const load0 = loadavg()[0];
+    // CPU seconds of the server and of PostgreSQL's processes over the run, as shares of one core.
+    const cpu0 = serverPid ? cpuSeconds(serverPid) : NaN;
+    const db0 = backend === 'postgres' ? cpuSecondsOf('postgres') : NaN;
+    const started = performance.now();
     const { r, next } = await run1(DURATION, counter[key]);
+    const seconds = (performance.now() - started) / 1000;
+    const serverCpu = serverPid ? (cpuSeconds(serverPid) - cpu0) / seconds : undefined;
+    const databaseCpu =
+      backend === 'postgres' ? (cpuSecondsOf('postgres') - db0) / seconds : undefined;
     counter[key] = next;
     const ok = r['2xx'];
     const run: Run = {
@@ -275,6 +292,8 @@ async function measure(
       p99: r.latency.p99,
       errors: r.errors + r.non2xx + r.timeouts,
       load: Math.max(load0, loadavg()[0]),
+      serverCpu,
+      databaseCpu,
     };
     runs.push(run);
     if (subscribers)
@@ -393,6 +412,7 @@ async function compare(otherRoot: string) {
             counter,
             config.streams,
             async () => void (await rollupCatchUp(env.DATABASE_URL!)),
+            stop.pid,
           );
           if (round > 0) for (const run of measured) runs.push({ config: config.name, round, run });
         } finally {
@@ -488,6 +508,7 @@ async function main() {
             backend === 'postgres'
               ? async () => void catchUp.push(`${name}: ${await rollupCatchUp(env.DATABASE_URL!)}`)
               : undefined,
+            stop.pid,
           )),
         );
       } finally {
