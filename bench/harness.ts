@@ -107,28 +107,42 @@ export function cpuSeconds(pid: number): number {
 }
 
 /**
- * CPU seconds of every process of that name now running (PostgreSQL's backends: `postgres`), from
- * /proc; NaN where /proc cannot be read. Processes that ended meanwhile are not counted.
+ * CPU seconds of each process of that name now running (PostgreSQL's backends: `postgres`), by pid,
+ * from /proc; empty where /proc cannot be read. See cpuSecondsSince.
  */
-export function cpuSecondsOf(name: string): number {
+export function cpuSecondsOf(name: string): Map<number, number> {
+  const out = new Map<number, number>();
+  let pids: string[];
   try {
-    let total = 0;
-    for (const pid of readdirSync('/proc')) {
-      if (!/^\d+$/.test(pid)) continue;
-      let stat: string;
-      try {
-        stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      } catch {
-        continue; // ended meanwhile
-      }
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== name) continue;
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) / 100;
-    }
-    return total;
+    pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
   } catch {
-    return NaN;
+    return out;
   }
+  for (const pid of pids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // ended meanwhile
+    }
+    if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== name) continue;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    out.set(Number(pid), (Number(fields[11]) + Number(fields[12])) / 100);
+  }
+  return out;
+}
+
+/**
+ * CPU seconds the processes of that name spent since `before` (cpuSecondsOf): those still running,
+ * from where they were (new ones from their start). A process that ended meanwhile is left out, so
+ * this is at least what they spent; NaN where /proc cannot be read.
+ */
+export function cpuSecondsSince(name: string, before: Map<number, number>): number {
+  const now = cpuSecondsOf(name);
+  if (!now.size && !before.size) return NaN;
+  let total = 0;
+  for (const [pid, t] of now) total += t - (before.get(pid) ?? 0);
+  return total;
 }
 
 /** Latency histogram in 0.1 ms steps up to 60 s. */

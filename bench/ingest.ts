@@ -33,6 +33,7 @@ import { importDocument } from '../src/provisioning/import.js';
 import {
   cpuSeconds,
   cpuSecondsOf,
+  cpuSecondsSince,
   freePort,
   onEachDatabase,
   startServer,
@@ -270,13 +271,13 @@ async function measure(
     const load0 = loadavg()[0];
     // CPU seconds of the server and of PostgreSQL's processes over the run, as shares of one core.
     const cpu0 = serverPid ? cpuSeconds(serverPid) : NaN;
-    const db0 = backend === 'postgres' ? cpuSecondsOf('postgres') : NaN;
+    const db0 = cpuSecondsOf('postgres');
     const started = performance.now();
     const { r, next } = await run1(DURATION, counter[key]);
     const seconds = (performance.now() - started) / 1000;
     const serverCpu = serverPid ? (cpuSeconds(serverPid) - cpu0) / seconds : undefined;
     const databaseCpu =
-      backend === 'postgres' ? (cpuSecondsOf('postgres') - db0) / seconds : undefined;
+      backend === 'postgres' ? cpuSecondsSince('postgres', db0) / seconds : undefined;
     counter[key] = next;
     const ok = r['2xx'];
     const run: Run = {
