@@ -83,8 +83,7 @@ function jsonEncoder(fields: readonly string[]): Encoder {
   const keys = fields.map((f, i) => `${i ? ',' : '{'}${JSON.stringify(f)}:`);
   const record = (row: Values) => {
     let s = '';
-    for (let i = 0; i < keys.length; i++)
-      s += keys[i] + (row[i] === undefined ? 'null' : JSON.stringify(row[i]));
+    for (let i = 0; i < keys.length; i++) s += keys[i] + jsonValue(row[i]);
     return `${s}}`;
   };
   return {
@@ -97,6 +96,16 @@ function jsonEncoder(fields: readonly string[]): Encoder {
     text: (encoded, first) => (first ? encoded : `,${encoded}`),
     tail: ']',
   };
+}
+
+/**
+ * A field's value as JSON.stringify writes it, numbers and null without the call (most of the
+ * values of telemetry records, tens of thousands a page); undefined as null.
+ */
+function jsonValue(v: unknown): string {
+  if (typeof v === 'number') return Number.isFinite(v) ? `${v}` : 'null';
+  if (v === null || v === undefined) return 'null';
+  return JSON.stringify(v);
 }
 
 const CSV_OPTIONS = {

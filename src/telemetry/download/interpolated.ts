@@ -4,7 +4,7 @@ import { numericArray, takesBinary } from '../../db/array-params.js';
 import type { Queryable } from '../../db/index.js';
 import { errorCode } from '../../db/deadline.js';
 import { badRequest, invalidField } from '../../errors.js';
-import { SEPARATOR, type EncodedPage, type Format } from '../../export/records.js';
+import type { Values } from '../../export/records.js';
 import { isoTime, parseRange, parseTime } from '../../time.js';
 import { EPOCH } from '../rollups/refresh.js';
 import { nextMonth } from '../retention/horizon.js';
@@ -161,7 +161,6 @@ export async function openInterpolated(
   db: Queryable,
   access: Access,
   body: InterpolatedBody,
-  format: Format = 'json',
 ): Promise<Download> {
   const ids = [...new Set(body.sensorIds)].sort((x, y) => x - y);
   let times: number[] | undefined;
@@ -276,37 +275,21 @@ export async function openInterpolated(
           ],
           { indexOrder: true },
         );
-  const load = async (group: number[]): Promise<EncodedPage> => {
+  const load = async (group: number[]): Promise<Values[]> => {
     const [{ nums }] = await query(group, partitions).catch((err: unknown) => {
       // A month dropped by retention since the partitions were listed: through the partitioned table.
       if (errorCode(err) === UNDEFINED_TABLE) return query(group, undefined);
       throw err;
     });
     const x = readFloat8(nums);
-    const encode = ENCODE[format];
-    let text = '';
+    const out: Values[] = [];
     for (let o = 0; o < x.length; o += VALUE_WIDTH) {
-      if (o) text += SEPARATOR[format];
-      text += encode(x[o], isoTime(x[o + 1]), valueAt(x, o, steps.get(x[o]) ?? false));
+      out.push([x[o], isoTime(x[o + 1]), valueAt(x, o, steps.get(x[o]) ?? false)]);
     }
-    return { text };
+    return out;
   };
   return { fields: INTERPOLATED_FIELDS, pages: prefetched(groups, load) };
 }
-
-/**
- * A value as export/records.ts encodes a record of INTERPOLATED_FIELDS (a test holds them equal),
- * written here directly: for 10,000 values the generic encoder's JSON.stringify of every field was
- * a tenth of the request. A number that is not finite is null in JSON, as JSON.stringify writes it.
- */
-export const ENCODE: Record<Format, (id: number, time: string, value: number | null) => string> = {
-  json: (id, time, value) =>
-    `{"sensorID":${id},"timestamp":"${time}","value":${value === null || !Number.isFinite(value) ? 'null' : value}}`,
-  // A time before year 0 or after 9999 begins with "-" or "+", which the CSV encoder marks as text
-  // for spreadsheets (a quote in front).
-  csv: (id, time, value) =>
-    `${id},${time[0] === '-' || time[0] === '+' ? "'" : ''}${time},${value === null ? '' : value}`,
-};
 
 const DAY = 86_400_000;
 

@@ -39,12 +39,7 @@ export async function historianRoutes(app: FastifyTypebox): Promise<void> {
     },
     async (request, reply) => {
       const answer = negotiate(request);
-      const { fields, pages } = await openInterpolated(
-        request.db,
-        request.access!,
-        request.body,
-        answer.format,
-      );
+      const { fields, pages } = await openInterpolated(request.db, request.access!, request.body);
       return sendRecords(reply, answer, fields, pages);
     },
   );
