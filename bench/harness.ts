@@ -102,9 +102,14 @@ export function rssOf(pid: number): number {
 
 /** CPU seconds a process has used (user + system), read from /proc (Linux). */
 export function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  return statCpu(readFileSync(`/proc/${pid}/stat`, 'utf8'));
 }
+
+/** User and system CPU seconds in a /proc/<pid>/stat line (after the command, which may hold ") "). */
+const statCpu = (stat: string): number => {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
 
 /**
  * CPU seconds of each process of that name now running (PostgreSQL's backends: `postgres`), by pid,
@@ -126,8 +131,7 @@ export function cpuSecondsOf(name: string): Map<number, number> {
       continue; // ended meanwhile
     }
     if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== name) continue;
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    out.set(Number(pid), (Number(fields[11]) + Number(fields[12])) / 100);
+    out.set(Number(pid), statCpu(stat));
   }
   return out;
 }
