@@ -93,3 +93,21 @@ export interface Entry {
   /** The equipment's site, once the access check has found it. */
   site?: number;
 }
+
+/**
+ * An entry, always of one shape: every field present from the start (`site` too), so the access
+ * check's setting `site` changes no object's layout, and the code that reads entries in the hot
+ * paths (directory, jobs, statement, stream events) sees one shape. Entries copied with spread or
+ * given `site` later were several times slower to read (1,000,000 of them: about 1.7 s against
+ * 0.1 s to set `site`, timed in a script).
+ */
+export function makeEntry(
+  kind: TelemetryKind,
+  id: number,
+  ts: number,
+  values: unknown[],
+  record: Record<string, unknown> | undefined,
+  index: number,
+): Entry {
+  return { kind, id, ts, values, record, index, site: undefined };
+}

@@ -3,7 +3,7 @@ import { invalidField } from '../errors.js';
 import { checkBody, bodyValidator } from '../schemas/validator.js';
 import { parseEdgeTime } from '../time.js';
 import type { Role } from './jobs.js';
-import { KIND_LIST, KINDS, type Entry, type TelemetryKind } from './kinds.js';
+import { KIND_LIST, KINDS, makeEntry, type Entry, type TelemetryKind } from './kinds.js';
 import { LOG_DTO, READING_DTO } from './records.js';
 
 // From a body that passed its route's schema to entries ready to write: times parsed and checked
@@ -65,7 +65,7 @@ function toEntry(
     if (record) record[field.name] = v;
   }
   if (record) record.timestamp = new Date(ts).toISOString();
-  return { kind, id: body[spec.idField] as number, ts, values, record, index };
+  return makeEntry(kind, body[spec.idField] as number, ts, values, record, index);
 }
 
 /** Entries of a single or batch route, whose schema has already checked every record's shape. */

@@ -404,8 +404,15 @@ export class SparkplugHost {
       outcome.push(
         converted.logs.length ? 'stored' : converted.invalid.length ? 'malformed' : 'ignored',
       );
-      for (const e of converted.logs) logs.push({ ...e, index: logs.length });
-      for (const e of converted.readings) readings.push({ ...e, index: readings.length });
+      // Renumbered in place: a copy made with spread is several times slower to read downstream.
+      for (const e of converted.logs) {
+        e.index = logs.length;
+        logs.push(e);
+      }
+      for (const e of converted.readings) {
+        e.index = readings.length;
+        readings.push(e);
+      }
     }
     const ok = (stored: boolean) =>
       outcome.forEach((r) => this.count(r === 'stored' && !stored ? 'rejected' : r));

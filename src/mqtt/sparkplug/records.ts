@@ -1,7 +1,8 @@
 import { badTextAt } from '../../text.js';
-import { KINDS, type Entry, type TelemetryKind } from '../../telemetry/kinds.js';
+import { KINDS, makeEntry, type Entry, type TelemetryKind } from '../../telemetry/kinds.js';
+import { isoTime } from '../../time.js';
 import type { Metric, MetricValue } from './codec.js';
-import { metricKey, type NodeBindings } from './bindings.js';
+import type { NodeBindings } from './bindings.js';
 
 // The values of one Sparkplug message as upload entries: every bound metric becomes a field of its
 // equipment's record at the metric's time (else the payload's); the metrics of one equipment with
@@ -50,6 +51,27 @@ interface Group {
   id: number;
   ts: number;
   values: unknown[];
+  /** The equipment's group of another time in the same message (rare: most messages have one time). */
+  other: Group | undefined;
+}
+
+/**
+ * Groups by equipment (kind and id as one number), each with its other times chained: no key string
+ * and no map per metric (a message's metrics are mostly one per equipment, all at one time).
+ */
+type Groups = Map<number, Group>;
+const KIND_NO: Record<TelemetryKind, number> = { sensor: 0, meter: 1, pump: 2, tank: 3 };
+
+function groupOf(groups: Groups, kind: TelemetryKind, id: number, ts: number): Group {
+  const key = KIND_NO[kind] * 4_294_967_296 + id;
+  const first = groups.get(key);
+  for (let g = first; g; g = g.other) if (g.ts === ts) return g;
+  const n = KINDS[kind].fields.length;
+  const values = new Array<unknown>(n);
+  for (let i = 0; i < n; i++) values[i] = null;
+  const g: Group = { kind, id, ts, values, other: first };
+  groups.set(key, g);
+  return g;
 }
 
 export function toEntries(
@@ -59,27 +81,28 @@ export function toEntries(
   payloadTs: number | undefined,
   now = Date.now(),
 ): Converted {
-  const logs = new Map<string, Group>();
-  const readings = new Map<string, Group>();
+  const logs: Groups = new Map();
+  const readings: Groups = new Map();
   const unbound: string[] = [];
   const invalid: string[] = [];
+  const names = bindings.byMetric.get(deviceId);
   for (const { name, metric } of metrics) {
     if (metric.unsupported) {
       invalid.push(name);
       continue;
     }
-    const b = bindings.byMetric.get(metricKey(deviceId, name));
+    const b = names?.get(name);
     if (!b) {
       unbound.push(name);
       continue;
     }
-    const spec = KINDS[b.kind];
-    const at = spec.fields.findIndex((f) => f.name === b.field);
+    const fields = KINDS[b.kind].fields;
+    const at = b.fieldIndex;
     const ts = metric.timestamp ?? payloadTs ?? now;
-    const value = at < 0 ? undefined : fitValue(spec.fields[at].type, metric.value);
+    const value = at < 0 ? undefined : fitValue(fields[at].type, metric.value);
     if (
       value === undefined ||
-      (value === null && spec.fields[at].required) ||
+      (value === null && fields[at].required) ||
       !Number.isFinite(ts) ||
       ts < 0 ||
       ts > now + FUTURE_MS
@@ -87,39 +110,32 @@ export function toEntries(
       invalid.push(name);
       continue;
     }
-    const key = `${b.kind}:${b.equipmentId}:${ts}`;
-    for (const groups of metric.historical ? [logs] : [logs, readings]) {
-      let g = groups.get(key);
-      if (!g)
-        groups.set(
-          key,
-          (g = {
-            kind: b.kind,
-            id: b.equipmentId,
-            ts,
-            values: new Array(spec.fields.length).fill(null),
-          }),
-        );
-      g.values[at] = value;
-    }
+    groupOf(logs, b.kind, b.equipmentId, ts).values[at] = value;
+    if (!metric.historical) groupOf(readings, b.kind, b.equipmentId, ts).values[at] = value;
   }
-  const entries = (groups: Map<string, Group>, reading: boolean) =>
-    [...groups.values()]
-      // A sensor's record needs its value; a record of another kind needs any field.
-      .filter(
-        (g) => g.values.some((v) => v !== null) && (g.kind !== 'sensor' || g.values[0] !== null),
-      )
-      .map((g, index): Entry => {
-        const spec = KINDS[g.kind];
+  const entries = (groups: Groups, reading: boolean) => {
+    const out: Entry[] = [];
+    for (const latest of groups.values()) {
+      // Each equipment's groups in the order they were made (the chain runs newest first).
+      const chain: Group[] = [];
+      for (let g: Group | undefined = latest; g; g = g.other) chain.push(g);
+      for (let c = chain.length - 1; c >= 0; c--) {
+        const g = chain[c];
+        // A sensor's record needs its value; a record of another kind needs any field.
+        if (g.kind === 'sensor' ? g.values[0] === null : g.values.every((v) => v === null))
+          continue;
         let record: Record<string, unknown> | undefined;
         if (reading) {
+          const spec = KINDS[g.kind];
           record = { [spec.idField]: g.id };
-          spec.fields.forEach((f, i) => {
-            if (g.values[i] !== null) record![f.name] = g.values[i];
-          });
-          record.timestamp = new Date(g.ts).toISOString();
+          for (let i = 0; i < spec.fields.length; i++)
+            if (g.values[i] !== null) record[spec.fields[i].name] = g.values[i];
+          record.timestamp = isoTime(g.ts);
         }
-        return { kind: g.kind, id: g.id, ts: g.ts, values: g.values, record, index };
-      });
+        out.push(makeEntry(g.kind, g.id, g.ts, g.values, record, out.length));
+      }
+    }
+    return out;
+  };
   return { logs: entries(logs, false), readings: entries(readings, true), unbound, invalid };
 }
