@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import type { Database } from '../src/db/index.js';
 import { openPglite } from '../src/db/pglite.js';
 import { openPostgres } from '../src/db/postgres.js';
@@ -245,5 +246,39 @@ export async function onEachDatabase(
     await fn('pglite', db, { DATA_DIR: dir });
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The refresher's backlog right after a bulk run (stale quarters the run left, rolled up while
+ * uploads waited at most BUSY_SHARE of the time), and how long the running server then takes to roll
+ * them all up: what the run's figure did not pay for yet. Waits for them (5 minutes at most) and
+ * says so in a line, also printed. Quarters of the last 15 minutes (live data) are not waited for.
+ */
+export async function rollupCatchUp(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const pending = async () =>
+    Number(
+      (
+        await client.query(
+          `SELECT count(*)::int AS n FROM rollup_dirty WHERE bucket <= now() - interval '15 minutes'`,
+        )
+      ).rows[0].n,
+    );
+  try {
+    const left = await pending();
+    const t0 = performance.now();
+    let n = left;
+    while (n > 0 && performance.now() - t0 < 300_000) {
+      await new Promise((r) => setTimeout(r, 200));
+      n = await pending();
+    }
+    const s = ((performance.now() - t0) / 1000).toFixed(1);
+    const line = `${left.toLocaleString('en-US')} stale quarters left at the end of the run, ${n ? `${n} still stale after ${s} s` : `all rolled up ${s} s later`}`;
+    console.log(line);
+    return line;
+  } finally {
+    await client.end();
   }
 }

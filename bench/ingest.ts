@@ -36,6 +36,7 @@ import {
   cpuSecondsSince,
   freePort,
   onEachDatabase,
+  rollupCatchUp,
   startServer,
   writeResultsSection,
 } from './harness.js';
@@ -307,39 +308,6 @@ async function measure(
   }
   subscribers?.close();
   return runs;
-}
-
-/**
- * The refresher's backlog right after a batch run (stale quarters the run left, rolled up while
- * uploads waited at most BUSY_SHARE of the time), and how long the running server then takes to roll
- * them all up: what the ingest figure did not pay for yet.
- */
-async function rollupCatchUp(url: string): Promise<string> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  const pending = async () =>
-    Number(
-      (
-        await client.query(
-          `SELECT count(*)::int AS n FROM rollup_dirty WHERE bucket <= now() - interval '15 minutes'`,
-        )
-      ).rows[0].n,
-    );
-  try {
-    const left = await pending();
-    const t0 = performance.now();
-    let n = left;
-    while (n > 0 && performance.now() - t0 < 300_000) {
-      await new Promise((r) => setTimeout(r, 200));
-      n = await pending();
-    }
-    const s = ((performance.now() - t0) / 1000).toFixed(1);
-    const line = `${left.toLocaleString('en-US')} stale quarters left at the end of the run, ${n ? `${n} still stale after ${s} s` : `all rolled up ${s} s later`}`;
-    console.log(line);
-    return line;
-  } finally {
-    await client.end();
-  }
 }
 
 /** (b): the rows of the first n batches, COPY'd into an emptied sensor_logs by one plain client. */
