@@ -107,8 +107,10 @@ export class EdgeNode {
     const metrics: Metric[] = [];
     values.forEach((value, i) => {
       if (value === undefined) return;
+      // One shape for every metric (no spread): a copy made by spread is several times slower.
       metrics.push({
-        ...(opts.byName ? { name: metricName(i) } : { alias: i + 1 }),
+        name: opts.byName ? metricName(i) : undefined,
+        alias: opts.byName ? undefined : i + 1,
         datatype: DataType.Double,
         timestamp: ts,
         historical: opts.historical,

@@ -156,14 +156,23 @@ export function encodePayload(p: Payload): Uint8Array {
 }
 
 function toRaw(m: Metric): Raw {
-  const raw: Raw = {};
-  if (m.name !== undefined) raw.name = m.name;
-  if (m.alias !== undefined) raw.alias = m.alias;
-  if (m.timestamp !== undefined) raw.timestamp = m.timestamp;
-  if (m.datatype !== undefined) raw.datatype = m.datatype;
-  if (m.historical) raw.is_historical = true;
-  if (m.value === null) raw.is_null = true;
-  else {
+  // Every key present from the start (undefined ones are not encoded): objects of one shape, several
+  // times faster to make and read than ones that grow key by key.
+  const raw: Raw = {
+    name: m.name,
+    alias: m.alias,
+    timestamp: m.timestamp,
+    datatype: m.datatype,
+    is_historical: m.historical ? true : undefined,
+    is_null: m.value === null ? true : undefined,
+    int_value: undefined,
+    long_value: undefined,
+    float_value: undefined,
+    double_value: undefined,
+    boolean_value: undefined,
+    string_value: undefined,
+  };
+  if (m.value !== null) {
     const field = fieldOf(m.datatype, m.value);
     // Signed integers travel as their two's complement in the unsigned field.
     raw[field] =
