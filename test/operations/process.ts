@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -24,9 +24,39 @@ export interface Running {
   exited: Promise<number | null>;
 }
 
-/** Runs a TypeScript entry point of src/ as its own process (through tsx), with the given environment. */
+/** The newest modification time of the files under `dir`. */
+function newest(dir: string): number {
+  let t = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
+  }
+  return t;
+}
+
+let built: boolean | undefined;
+/**
+ * Whether dist/ was built from src/ as it is (`npm run build`; CI builds before it tests, and
+ * `npm ci` builds on install): newer than every file of src/. Decided once per test process.
+ */
+function distIsFresh(): boolean {
+  if (built === undefined) {
+    const marker = join(ROOT, 'dist/server.js');
+    built = existsSync(marker) && newest(join(ROOT, 'src')) <= statSync(marker).mtimeMs;
+  }
+  return built;
+}
+
+/**
+ * Runs an entry point of src/ (`cli.ts`, `server.ts`) as its own process, with the given
+ * environment: its build in dist/ when that is up to date (as `npm start` runs it; it starts in about
+ * a third of the time), else the source through tsx.
+ */
 export function runTs(entry: string, args: string[], env: Record<string, string>): Running {
-  const child = spawn(process.execPath, ['--import', 'tsx', `src/${entry}`, ...args], {
+  const script = distIsFresh()
+    ? [join('dist', entry.replace(/\.ts$/, '.js'))]
+    : ['--import', 'tsx', `src/${entry}`];
+  const child = spawn(process.execPath, [...script, ...args], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
