@@ -405,14 +405,15 @@ async function compare(otherRoot: string) {
   };
   for (const config of configs)
     for (let round = 1; round <= rounds; round++) {
+      // A kind left out (BENCH_KINDS) shows as –.
       const b = runs.find(
         (r) => r.config === config.name && r.round === round && r.run.kind === 'batch',
-      )!.run;
+      )?.run;
       const s = runs.find(
         (r) => r.config === config.name && r.round === round && r.run.kind === 'single',
-      )!.run;
+      )?.run;
       lines.push(
-        `| ${config.name} | ${round} | ${n(b.records)} | ${b.p99} | ${n(s.rps)} | ${s.p50} | ${s.p99} | ${b.errors + s.errors} |`,
+        `| ${config.name} | ${round} | ${b ? n(b.records) : '–'} | ${b?.p99 ?? '–'} | ${s ? n(s.rps) : '–'} | ${s?.p50 ?? '–'} | ${s?.p99 ?? '–'} | ${(b?.errors ?? 0) + (s?.errors ?? 0)} |`,
       );
     }
   lines.push(
@@ -428,9 +429,11 @@ async function compare(otherRoot: string) {
     const batch = mean(config.name, 'batch', (r) => r.records);
     const single = mean(config.name, 'single', (r) => r.rps);
     const pct = (x: number, y: number) =>
-      `${x >= y ? '+' : ''}${(((x - y) / y) * 100).toFixed(1)} %`;
+      Number.isFinite(x) ? `${x >= y ? '+' : ''}${(((x - y) / y) * 100).toFixed(1)} %` : '–';
+    const num = (x: number) => (Number.isFinite(x) ? n(x) : '–');
+    const p99 = mean(config.name, 'single', (r) => r.p99);
     lines.push(
-      `| ${config.name} | ${n(batch)} | ${pct(batch, base.batch)} | ${n(single)} | ${pct(single, base.single)} | ${mean(config.name, 'single', (r) => r.p99).toFixed(1)} |`,
+      `| ${config.name} | ${num(batch)} | ${pct(batch, base.batch)} | ${num(single)} | ${pct(single, base.single)} | ${Number.isFinite(p99) ? p99.toFixed(1) : '–'} |`,
     );
   }
   const text = lines.join('\n');
