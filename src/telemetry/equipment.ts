@@ -2,7 +2,7 @@ import { findEquipmentSites, type Access } from '../auth/access.js';
 import { equipmentLabel } from '../equipment.js';
 import type { Database } from '../db/index.js';
 import { listIds, notFound, type ErrorDetail } from '../errors.js';
-import { KINDS, type Entry, type TelemetryKind } from './kinds.js';
+import { equipmentKey, KINDS, type Entry, type TelemetryKind } from './kinds.js';
 
 // Which site each piece of equipment belongs to, for the access check of every upload. Gateways
 // send the same few ids all day, so the answer is kept for `ttlMs`: equipment is only changed by
@@ -11,9 +11,7 @@ import { KINDS, type Entry, type TelemetryKind } from './kinds.js';
 // equipment imported a moment ago is found at once and a missing id is never taken for existing.
 
 const MAX_CACHED = 200_000;
-const KIND_NO: Record<TelemetryKind, number> = { sensor: 0, meter: 1, pump: 2, tank: 3 };
-/** One number per (kind, id): ids are 31-bit, so kind * 2^32 + id is exact. */
-const keyOf = (kind: TelemetryKind, id: number) => KIND_NO[kind] * 4_294_967_296 + id;
+const keyOf = equipmentKey;
 
 export class EquipmentDirectory {
   private readonly cache = new Map<number, { site: number; at: number }>();

@@ -1,4 +1,4 @@
-import type { Entry } from './kinds.js';
+import { equipmentKey, type Entry } from './kinds.js';
 
 // A job is one request's upload after validation and the access check: it can no longer fail for
 // anything of its own, so the writer may store it in one transaction with other requests' jobs.
@@ -27,9 +27,7 @@ export interface Job {
   source: Source;
 }
 
-const KIND_NO: Record<Entry['kind'], number> = { sensor: 0, meter: 1, pump: 2, tank: 3 };
-/** One number per (kind, id): ids are 31-bit, so kind * 2^32 + id is exact. */
-const equipmentKey = (e: Entry) => KIND_NO[e.kind] * 4_294_967_296 + e.id;
+const keyOfEntry = (e: Entry) => equipmentKey(e.kind, e.id);
 
 /**
  * Duplicates inside one request: for logs the last entry of a key wins; for readings the newest
@@ -52,7 +50,7 @@ export function makeJob(
   let superseded = 0;
   for (const e of entries) {
     if (e.ts > maxTs) maxTs = e.ts;
-    const key = equipmentKey(e);
+    const key = keyOfEntry(e);
     if (role === 'reading') {
       const held = winners.get(key) as Entry | undefined;
       if (held) superseded++;
@@ -67,8 +65,8 @@ export function makeJob(
   const kept = !superseded
     ? entries
     : role === 'reading'
-      ? entries.filter((e) => winners.get(equipmentKey(e)) === e)
-      : entries.filter((e) => (winners.get(equipmentKey(e)) as Map<number, Entry>).get(e.ts) === e);
+      ? entries.filter((e) => winners.get(keyOfEntry(e)) === e)
+      : entries.filter((e) => (winners.get(keyOfEntry(e)) as Map<number, Entry>).get(e.ts) === e);
   return { role, entries: kept, received: entries.length, sites, maxTs, source };
 }
 
@@ -82,7 +80,7 @@ function distinctLogKeys(entries: Entry[]): number | undefined {
   let maxTs = 0;
   for (const e of entries) {
     if (e.ts > maxTs) maxTs = e.ts;
-    const key = equipmentKey(e);
+    const key = keyOfEntry(e);
     const list = times.get(key);
     if (list) list.push(e.ts);
     else times.set(key, [e.ts]);

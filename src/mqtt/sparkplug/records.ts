@@ -1,5 +1,11 @@
 import { badTextAt } from '../../text.js';
-import { KINDS, makeEntry, type Entry, type TelemetryKind } from '../../telemetry/kinds.js';
+import {
+  equipmentKey,
+  KINDS,
+  makeEntry,
+  type Entry,
+  type TelemetryKind,
+} from '../../telemetry/kinds.js';
 import { isoTime } from '../../time.js';
 import type { Metric, MetricValue } from './codec.js';
 import type { NodeBindings } from './bindings.js';
@@ -60,10 +66,9 @@ interface Group {
  * and no map per metric (a message's metrics are mostly one per equipment, all at one time).
  */
 type Groups = Map<number, Group>;
-const KIND_NO: Record<TelemetryKind, number> = { sensor: 0, meter: 1, pump: 2, tank: 3 };
 
 function groupOf(groups: Groups, kind: TelemetryKind, id: number, ts: number): Group {
-  const key = KIND_NO[kind] * 4_294_967_296 + id;
+  const key = equipmentKey(kind, id);
   const first = groups.get(key);
   for (let g = first; g; g = g.other) if (g.ts === ts) return g;
   const n = KINDS[kind].fields.length;
