@@ -10,6 +10,9 @@ import type { Logger } from '../logger.js';
 const FIRST_RETRY_MS = 1000;
 const MAX_RETRY_MS = 30_000;
 
+/** Connections being ended by us (their close is no news, and nothing reconnects them). */
+const ending = new WeakSet<MqttClient>();
+
 /** The URL without its password (what logs show). */
 export function redactUrl(url: string): string {
   try {
@@ -70,7 +73,8 @@ export function openConnection(o: ConnectionOptions): MqttClient {
     o.onConnect?.(client, connack.sessionPresent);
   });
   client.on('close', () => {
-    if (wasConnected) o.log.warn({ broker: shown }, `mqtt: ${o.name} disconnected; reconnecting`);
+    if (wasConnected && !ending.has(client))
+      o.log.warn({ broker: shown }, `mqtt: ${o.name} disconnected; reconnecting`);
     wasConnected = false;
     failures++;
     client.options.reconnectPeriod = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (failures - 1));
@@ -83,9 +87,6 @@ export function openConnection(o: ConnectionOptions): MqttClient {
   if (o.onMessage) client.on('message', o.onMessage);
   return client;
 }
-
-/** Connections being ended by us (their close is no news). */
-const ending = new WeakSet<MqttClient>();
 
 /** Ends a connection; `force`: without waiting for messages in flight (they are redelivered). */
 export const endConnection = (client: MqttClient, force = false) =>

@@ -1,11 +1,14 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { redactUrl } from '../../src/mqtt/connection.js';
+import { endConnection, openConnection, redactUrl } from '../../src/mqtt/connection.js';
 import { describeEachBackend, startApp, type TestContext } from '../helper.js';
+import { describeWith } from '../needs.js';
 import { freePort } from '../operations/process.js';
 import { until } from '../wait.js';
+import { BROKER, unique } from './fixtures.js';
 
 // A broker that is not there: the service starts, serves, says so in /health (200), keeps trying,
-// and never writes the broker's password in its logs.
+// and never writes the broker's password in its logs. Against the real broker: a connection that
+// the service ends itself is not logged as lost, and nothing reconnects it.
 
 it('shows an MQTT URL without its password', () => {
   expect(redactUrl('mqtts://gw:s3cret@broker.example:8883/x')).toBe(
@@ -42,5 +45,29 @@ describeEachBackend('MQTT without a broker', (backend) => {
     const all = lines.join('\n');
     expect(all).toContain('gateway:***@127.0.0.1');
     expect(all).not.toContain('pa55word-xyz');
+  });
+});
+
+describeWith(['mosquitto'], 'MQTT connection ended by the service', () => {
+  it('logs no "disconnected; reconnecting" when the service ends it, and does not reconnect', async () => {
+    const lines: string[] = [];
+    const log = (level: string) => (obj: object, msg: string) =>
+      lines.push(`${level} ${msg} ${JSON.stringify(obj)}`);
+    const client = openConnection({
+      url: BROKER,
+      clientId: unique('end'),
+      clean: true,
+      log: { info: log('info'), warn: log('warn'), error: log('error') },
+      name: 'probe',
+    });
+    await until(() => client.connected, 'the connection to the broker');
+    const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+    await endConnection(client);
+    await closed;
+    expect(client.connected).toBe(false);
+    expect(client.disconnected).toBe(true);
+    expect(client.reconnecting).toBe(false);
+    expect(lines.filter((l) => l.startsWith('warn'))).toEqual([]);
+    expect(lines.some((l) => l.includes('probe connected'))).toBe(true);
   });
 });
