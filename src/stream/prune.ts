@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/index.js';
+import { QueueVacuum } from '../db/vacuum.js';
 import { encode, fromSnapshot, type Cursor } from './cursor.js';
 
 // Retention. Every run notes the current snapshot; the events seen by the newest snapshot noted at
@@ -11,11 +12,17 @@ const CHUNK = 5000;
 
 export class Pruner {
   private readonly noted: { at: number; snapshot: Cursor }[] = [];
+  /** The events it deletes leave dead rows that nothing else may clear (db/vacuum.ts). */
+  private readonly vacuum: QueueVacuum;
 
   constructor(
     private readonly db: Queryable,
     private readonly retentionMs: number,
-  ) {}
+    /** Events deleted after which it vacuums stream_events (default VACUUM_AFTER_ROWS). */
+    vacuumAfter?: number,
+  ) {
+    this.vacuum = new QueueVacuum(db, 'stream_events', vacuumAfter);
+  }
 
   /** Notes the current snapshot and prunes up to the one noted retentionMs ago, if any; returns the events deleted. */
   async run(now = Date.now()): Promise<number> {
@@ -26,7 +33,9 @@ export class Pruner {
     let upTo: Cursor | undefined;
     while (this.noted.length && this.noted[0].at <= now - this.retentionMs)
       upTo = this.noted.shift()!.snapshot;
-    return upTo ? pruneEvents(this.db, upTo) : 0;
+    const deleted = upTo ? await pruneEvents(this.db, upTo) : 0;
+    await this.vacuum.note(deleted);
+    return deleted;
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Database, Queryable } from '../../db/index.js';
+import { QueueVacuum } from '../../db/vacuum.js';
 import { mergeUnits, rawUnits, rollupUnits, UNIT_LIST, type UnitSpec } from './units.js';
 import { HORIZON_SQL, readHorizon } from '../retention/horizon.js';
 
@@ -194,6 +195,8 @@ export interface RefresherOptions {
   onError: (err: unknown) => void;
   /** Whether uploads are waiting to be written right now (TelemetryWriter.busy): the refresher then yields. */
   busy?: () => boolean;
+  /** Marks taken after which the refresher vacuums rollup_dirty (default VACUUM_AFTER_ROWS; see db/vacuum.ts). */
+  vacuumAfter?: number;
 }
 
 /**
@@ -226,11 +229,15 @@ export class RollupRefresher {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
+  /** The marks it deletes leave dead rows that nothing else may clear (db/vacuum.ts). */
+  private readonly vacuum: QueueVacuum;
 
   constructor(
     private readonly db: Database,
     private readonly opts: RefresherOptions,
-  ) {}
+  ) {
+    this.vacuum = new QueueVacuum(db, 'rollup_dirty', opts.vacuumAfter);
+  }
 
   start(): void {
     this.schedule(this.opts.intervalMs);
@@ -266,12 +273,15 @@ export class RollupRefresher {
   /** true when some kind had a full batch (more is waiting). */
   private async cycle(): Promise<boolean> {
     let full = false;
+    let taken = 0;
     try {
       for (const spec of UNIT_LIST) {
         if (this.stopped) break;
-        if ((await refreshMarked(this.db, spec, this.opts.batch, true)) === this.opts.batch)
-          full = true;
+        const n = await refreshMarked(this.db, spec, this.opts.batch, true);
+        taken += n;
+        if (n === this.opts.batch) full = true;
       }
+      if (!this.stopped) await this.vacuum.note(taken);
     } catch (err) {
       this.opts.onError(err);
     }
