@@ -1,18 +1,22 @@
 import type { Queryable } from './types.js';
 
 // The service's queue tables (rollup_dirty: the rollup marks; stream_events: the live stream) get
-// rows by the thousand a second and lose them as soon as they are handled. Each row deleted stays in
-// the table and its index as a dead row until a VACUUM. Autovacuum does that where it runs, but
-// PGlite has none, and a PostgreSQL may run with it off. Without it the table and its index grow for
-// ever, and every scan for the next rows walks over all the dead ones. bench/queue-vacuum.ts on PostgreSQL 15
-// with autovacuum off: after 2 million marks taken, the refresher's look for marks that finds none
-// took 98.5 ms; with a VACUUM every 100,000 marks, 0.5-2.8 ms throughout, each VACUUM about 14 ms.
-// So the service vacuums these tables itself, once enough rows have been deleted since the last time.
+// rows by the thousand a second and lose them as soon as they are handled. Each row deleted stays
+// in the table and its index as a dead row until a VACUUM. Autovacuum does that where it runs, but
+// PGlite has none, and a PostgreSQL may run with it off. Without it the table and its index grow
+// for ever, and every scan for the next rows walks over all the dead ones. bench/queue-vacuum.ts on
+// PostgreSQL 15 with autovacuum off: after 2 million marks taken, the refresher's look for marks
+// that finds none took 98.5 ms; with a VACUUM every 100,000 marks, 0.5-2.8 ms throughout, each
+// VACUUM about 14 ms. So the service vacuums these tables itself, once enough rows have been
+// deleted since the last time.
 
 /** Rows deleted from a queue table after which the service vacuums it. */
 export const VACUUM_AFTER_ROWS = 100_000;
 
-/** Counts the rows deleted from one table and vacuums it once `after` have been (SKIP_LOCKED: an instance already vacuuming it is left to it). */
+/**
+ * Counts the rows deleted from one table and vacuums it once `after` have been (SKIP_LOCKED: where
+ * another instance is vacuuming it, this one skips).
+ */
 export class QueueVacuum {
   private deleted = 0;
 

@@ -12,7 +12,10 @@ const CHUNK = 5000;
 
 export class Pruner {
   private readonly noted: { at: number; snapshot: Cursor }[] = [];
-  /** The events it deletes leave dead rows that nothing else may clear (db/vacuum.ts). */
+  /**
+   * The events it deletes leave dead rows, which nothing else clears where autovacuum does not run
+   * (db/vacuum.ts).
+   */
   private readonly vacuum: QueueVacuum;
 
   constructor(

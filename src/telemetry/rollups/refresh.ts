@@ -229,7 +229,10 @@ export class RollupRefresher {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
-  /** The marks it deletes leave dead rows that nothing else may clear (db/vacuum.ts). */
+  /**
+   * The marks it deletes leave dead rows, which nothing else clears where autovacuum does not run
+   * (db/vacuum.ts).
+   */
   private readonly vacuum: QueueVacuum;
 
   constructor(
