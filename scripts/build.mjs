@@ -4,40 +4,20 @@
 // With --if-available (npm's `prepare`, run by `npm install` / `npm ci`) it also does nothing where
 // the compiler is not installed (an install without dev dependencies, which ships dist/ itself).
 import { execFileSync } from 'node:child_process';
-import {
-  cpSync,
-  existsSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  utimesSync,
-  writeFileSync,
-} from 'node:fs';
+import { cpSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
+import { isFresh } from './fresh.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const src = join(root, 'src');
 const dist = join(root, 'dist');
 
-function newest(dir) {
-  let t = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
-  }
-  return t;
-}
-
 const ifNeeded = process.argv.includes('--if-needed');
 const ifAvailable = process.argv.includes('--if-available');
-const fresh = (marker, sources) =>
-  ifNeeded &&
-  existsSync(marker) &&
-  Math.max(...sources.map(newest), statSync(join(root, 'package.json')).mtimeMs) <=
-    statSync(marker).mtimeMs;
+const fresh = (marker, sources) => ifNeeded && isFresh(root, marker, sources);
 const resolve = (id) => {
   try {
     return createRequire(import.meta.url).resolve(id);

@@ -11,7 +11,6 @@ import { equipmentKey, KINDS, type Entry, type TelemetryKind } from './kinds.js'
 // equipment imported a moment ago is found at once and a missing id is never taken for existing.
 
 const MAX_CACHED = 200_000;
-const keyOf = equipmentKey;
 
 export class EquipmentDirectory {
   private readonly cache = new Map<number, { site: number; at: number }>();
@@ -37,7 +36,7 @@ export class EquipmentDirectory {
     const siteOf = new Map<number, number>();
     const wanted = new Map<TelemetryKind, Set<number>>();
     for (const e of entries) {
-      const key = keyOf(e.kind, e.id);
+      const key = equipmentKey(e.kind, e.id);
       if (siteOf.has(key)) continue;
       const hit = this.cache.get(key);
       if (hit && now - hit.at < this.ttlMs) siteOf.set(key, hit.site);
@@ -57,11 +56,13 @@ export class EquipmentDirectory {
       if (this.cache.size > MAX_CACHED) this.cache.clear();
       for (const [kind, sites] of found)
         for (const [id, site] of sites) {
-          siteOf.set(keyOf(kind, id), site);
-          if (this.ttlMs > 0) this.cache.set(keyOf(kind, id), { site, at: now });
+          siteOf.set(equipmentKey(kind, id), site);
+          if (this.ttlMs > 0) this.cache.set(equipmentKey(kind, id), { site, at: now });
         }
     }
-    const missing = entries.filter((e) => (e.site = siteOf.get(keyOf(e.kind, e.id))) === undefined);
+    const missing = entries.filter(
+      (e) => (e.site = siteOf.get(equipmentKey(e.kind, e.id))) === undefined,
+    );
     if (missing.length) throw unknownEquipment(missing, pathOf);
     const sites = [...new Set(siteOf.values())];
     access.assertSites(sites);

@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { isFresh } from '../../scripts/fresh.mjs';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -24,26 +25,14 @@ export interface Running {
   exited: Promise<number | null>;
 }
 
-/** The newest modification time of the files under `dir`. */
-function newest(dir: string): number {
-  let t = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
-  }
-  return t;
-}
-
 let built: boolean | undefined;
 /**
  * Whether dist/ was built from src/ as it is (`npm run build`; CI builds before it tests, and
- * `npm ci` builds on install): newer than every file of src/. Decided once per test process.
+ * `npm ci` builds on install): newer than every file of src/ and package.json, the rule of
+ * `npm run build`'s --if-needed (scripts/fresh.mjs). Decided once per test process.
  */
 function distIsFresh(): boolean {
-  if (built === undefined) {
-    const marker = join(ROOT, 'dist/server.js');
-    built = existsSync(marker) && newest(join(ROOT, 'src')) <= statSync(marker).mtimeMs;
-  }
+  if (built === undefined) built = isFresh(ROOT, join(ROOT, 'dist/server.js'), [join(ROOT, 'src')]);
   return built;
 }
 
