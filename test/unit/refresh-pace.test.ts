@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BUSY_SHARE, pauseAfter } from '../../src/telemetry/rollups/refresh.js';
+import { BUSY_SHARE, deferred, pauseAfter } from '../../src/telemetry/rollups/refresh.js';
 
 describe('rollup refresher pace', () => {
   it('works at most its share of the time while uploads wait, and never stops', () => {
@@ -25,6 +25,23 @@ describe('rollup refresher pace', () => {
         expect(pauseAfter(true, took, interval, false)).toBe(0);
         expect(pauseAfter(false, took, interval, false)).toBe(interval);
       }),
+    );
+  });
+
+  it('skips cycles only while uploads wait, and only within the grace of their burst', () => {
+    fc.assert(
+      fc.property(
+        fc.boolean(),
+        fc.option(fc.nat(1_000_000), { nil: undefined }),
+        fc.nat(1_000_000),
+        fc.nat(120_000),
+        (busy, since, elapsed, grace) => {
+          const now = (since ?? 0) + elapsed;
+          expect(deferred(busy, since, now, grace)).toBe(
+            busy && since !== undefined && elapsed < grace,
+          );
+        },
+      ),
     );
   });
 });
