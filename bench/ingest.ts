@@ -274,7 +274,9 @@ async function measure(
     const cpu0 = serverPid ? cpuSeconds(serverPid) : NaN;
     const db0 = cpuSecondsOf('postgres');
     const started = performance.now();
+    const self0 = process.cpuUsage();
     const { r, next } = await run1(DURATION, counter[key]);
+    const selfCpu = process.cpuUsage(self0);
     const seconds = (performance.now() - started) / 1000;
     const serverCpu = serverPid ? (cpuSeconds(serverPid) - cpu0) / seconds : undefined;
     const databaseCpu =
@@ -303,7 +305,7 @@ async function measure(
         `  ${streams} subscribers of site 1 got ${subscribers.readings.reduce((a, b) => a + b, 0)} readings and ${subscribers.others.reduce((a, b) => a + b, 0)} other events so far, ${subscribers.ended} streams ended`,
       );
     console.log(
-      `${run.label} [${backend}, group commit ${group ? 'on' : 'off'}, c=${connections}]: ${run.rps} req/s, ${run.records} records/s, p50 ${run.p50} ms, p99 ${run.p99} ms, ${run.errors} errors`,
+      `${run.label} [${backend}, group commit ${group ? 'on' : 'off'}, c=${connections}]: ${run.rps} req/s, ${run.records} records/s, p50 ${run.p50} ms, p99 ${run.p99} ms, ${run.errors} errors; load generator process ${((selfCpu.user + selfCpu.system) / 1e6 / seconds).toFixed(2)} cores`,
     );
   }
   subscribers?.close();
