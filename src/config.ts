@@ -47,6 +47,9 @@ export const ConfigSchema = Type.Object({
   // stay exact, reading stale buckets from the logs) and how many it takes per transaction.
   ROLLUP_REFRESH_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 1000 }),
   ROLLUP_BATCH: Type.Integer({ minimum: 1, maximum: 100_000, default: 2000 }),
+  // While uploads keep waiting for a write slot, the refresher runs no cycle for this long (a burst's
+  // grace), then works a fifth of the time until they stop waiting (0: no grace).
+  ROLLUP_BUSY_GRACE_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 30_000 }),
   // Retention: logs of UTC months that ended more than this many days ago are removed (their rollups
   // stay); 0 keeps everything. A pass runs this often (an hour; shorter in tests).
   RETENTION_DAYS: Type.Integer({ minimum: 0, maximum: 36_500, default: 0 }),

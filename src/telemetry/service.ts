@@ -61,6 +61,7 @@ export class TelemetryService {
         ? new RollupRefresher(db.bounded(config.WRITE_TIMEOUT_MS), {
             intervalMs: config.ROLLUP_REFRESH_MS,
             batch: config.ROLLUP_BATCH,
+            busyGraceMs: config.ROLLUP_BUSY_GRACE_MS,
             busy: () => this.writer.busy(),
             onError: (err) =>
               opts.log.warn(

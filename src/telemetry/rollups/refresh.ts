@@ -197,7 +197,7 @@ export interface RefresherOptions {
   busy?: () => boolean;
   /** Marks taken after which the refresher vacuums rollup_dirty (default VACUUM_AFTER_ROWS; see db/vacuum.ts). */
   vacuumAfter?: number;
-  /** How long a burst of uploads has the machine to itself before the refresher takes its share (default BUSY_GRACE_MS). */
+  /** How long a burst of uploads has the machine to itself before the refresher takes its share (default BUSY_GRACE_MS; the service's ROLLUP_BUSY_GRACE_MS). */
   busyGraceMs?: number;
 }
 
