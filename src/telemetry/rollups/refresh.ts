@@ -197,7 +197,10 @@ export interface RefresherOptions {
   busy?: () => boolean;
   /** Marks taken after which the refresher vacuums rollup_dirty (default VACUUM_AFTER_ROWS; see db/vacuum.ts). */
   vacuumAfter?: number;
-  /** How long a burst of uploads has the machine to itself before the refresher takes its share (default BUSY_GRACE_MS; the service's ROLLUP_BUSY_GRACE_MS). */
+  /**
+   * How long a burst of uploads has the machine to itself before the refresher takes its share
+   * (default BUSY_GRACE_MS; the service's ROLLUP_BUSY_GRACE_MS).
+   */
   busyGraceMs?: number;
 }
 
@@ -206,16 +209,10 @@ export interface RefresherOptions {
  * work the uploads wait behind (the same cores, the same disk): once a burst of uploads has lasted
  * its grace (BUSY_GRACE_MS) it works this share of the time, so ingest keeps most of the machine, and
  * it still never stops, so a backlog left by a long burst stays bounded; it catches up at full speed
- * once the burst is over.
- * Summaries are exact meanwhile: a stale quarter is read from the logs.
+ * once the burst is over. Summaries are exact meanwhile: a stale quarter is read from the logs.
  */
 export const BUSY_SHARE = 0.2;
 
-/**
- * How long the refresher waits after a cycle that took `took` ms: none after a full batch (more is
- * waiting), the interval otherwise; while uploads wait (`busy`), long enough that its work is at
- * most BUSY_SHARE of the time.
- */
 /**
  * How long uploads that keep waiting for a write slot have the machine to themselves: the refresher
  * runs no cycle during the first BUSY_GRACE_MS of such a burst, then works its BUSY_SHARE of the time.
@@ -238,6 +235,11 @@ export function deferred(
   return busy && busySince !== undefined && now - busySince < graceMs;
 }
 
+/**
+ * How long the refresher waits after a cycle that took `took` ms: none after a full batch (more is
+ * waiting), the interval otherwise; while uploads wait (`busy`), long enough that its work is at
+ * most BUSY_SHARE of the time.
+ */
 export function pauseAfter(full: boolean, took: number, intervalMs: number, busy: boolean): number {
   const idle = full ? 0 : intervalMs;
   if (!busy) return idle;
@@ -246,9 +248,9 @@ export function pauseAfter(full: boolean, took: number, intervalMs: number, busy
 
 /**
  * Background refresh: every interval, and at once again while a batch came back full, unless uploads
- * are waiting (BUSY_GRACE_MS, then BUSY_SHARE); quarters are rolled up once they have ended (see refreshMarked). Stale
- * buckets are read from the logs meanwhile, so the refresher only decides how fast summaries are,
- * never whether they are right.
+ * are waiting (BUSY_GRACE_MS, then BUSY_SHARE); quarters are rolled up once they have ended (see
+ * refreshMarked). Stale buckets are read from the logs meanwhile, so the refresher only decides how
+ * fast summaries are, never whether they are right.
  */
 export class RollupRefresher {
   private timer: NodeJS.Timeout | undefined;
@@ -292,7 +294,7 @@ export class RollupRefresher {
     this.timer.unref();
   }
 
-  /** Whether a burst of uploads is still within its grace (BUSY_GRACE_MS); notes when a burst begins and ends. */
+  /** Whether a burst of uploads is still within its grace; notes when a burst begins and ends. */
   private inGrace(): boolean {
     const busy = this.opts.busy?.() ?? false;
     const now = Date.now();
