@@ -5,11 +5,16 @@
 //   - the service's own statement (src/telemetry/statement.ts, insert mode, binary arrays): the
 //     logs, their rollup marks, the live stream's event and the site's LastCommunication.
 // What each way sends is made before it is timed. Each in transactions of 20 batches (so the commit's flush is shared, as bench/ingest's one COPY
-// shares it), then each batch committed alone. No HTTP, no service process: the database's part only.
+// shares it), then each batch committed alone. No HTTP, no service process: the database's part only,
+// as wall time and as the CPU time of the database's backend process (from /proc, when PostgreSQL runs
+// on this machine).
 //   npx tsx bench/ingest-statement.ts
 // Env: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_BATCHES per way
-// (default 200). Uses a schema of its own, dropped after.
+// (default 200). BENCH_COMPARE_ROOT=<another checkout> adds that checkout's statement as a fourth way,
+// in the same turns. Uses a schema of its own, dropped after.
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
@@ -26,6 +31,20 @@ import { record } from './record.js';
 
 const DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const BATCHES = Number(process.env.BENCH_BATCHES ?? 200);
+const OTHER_ROOT = process.env.BENCH_COMPARE_ROOT;
+/** The other checkout's statement builder, and the commit it is at. */
+const other = OTHER_ROOT
+  ? {
+      build: (
+        (await import(join(OTHER_ROOT, 'src/telemetry/statement.ts'))) as {
+          buildStatement: typeof buildStatement;
+        }
+      ).buildStatement,
+      commit: (await import('node:child_process'))
+        .execFileSync('git', ['-C', OTHER_ROOT, 'log', '-1', '--format=%h'], { encoding: 'utf8' })
+        .trim(),
+    }
+  : undefined;
 await record('ingest-statement', { postgres: DB_URL });
 const schema = `bench_stmt_${randomBytes(4).toString('hex')}`;
 const admin = await openPostgres(DB_URL, { max: 1 });
@@ -38,12 +57,23 @@ const client = new pg.Client({
 try {
   await migrate(db);
   await importDocument(db, generateDemo({ sites: 2, transactionsPerSite: 0, imagesPerSite: 0 }));
-  await new Partitions(db).cover(Date.now());
   const sensors = await db.query<{ id: number; site: number }>(
     `SELECT sensor_id AS id, site_id AS site FROM sensors ORDER BY sensor_id LIMIT 10`,
   );
   await client.connect();
+  const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+  /** CPU ms the backend has used (user + system), or NaN when its process is not on this machine. */
+  const backendCpu = () => {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    } catch {
+      return NaN;
+    }
+  };
   const base = Math.floor((Date.now() - 50 * 86_400_000) / 60_000) * 60_000;
+  // Months up to the last minute written: each batch takes the next 100 minutes, up to four ways twice.
+  await new Partitions(db).cover(base + BATCHES * 4 * 2 * 100 * 60_000);
   let batch = 0;
   const entries = (): Entry[] => {
     const out: Entry[] = [];
@@ -99,14 +129,25 @@ try {
       },
     ],
   ];
+  if (other)
+    ways.push([
+      `the statement of ${other.commit}`,
+      (e) => {
+        const st = other.build([makeJob('log', e, [e[0].site!])], [e[0].site!], 'insert', true);
+        return () => client.query({ name: 'other', text: st.sql, values: st.params });
+      },
+    ]);
   const times = new Map<string, number[]>();
+  const cpu = new Map<string, number>();
   const timeOne = async (label: string, make: (e: Entry[]) => () => Promise<unknown>) => {
     const send = make(entries());
+    const c0 = backendCpu();
     const t0 = performance.now();
     await send();
     const list = times.get(label) ?? [];
     list.push(performance.now() - t0);
     times.set(label, list);
+    cpu.set(label, (cpu.get(label) ?? 0) + backendCpu() - c0);
   };
   for (const shared of [true, false]) {
     for (let i = 0; i < BATCHES; i++) {
@@ -123,15 +164,16 @@ try {
     if (shared) await client.query('COMMIT');
   }
   console.log(
-    `${BATCHES} batches of 1,000 rows each way, in turns, one connection (ms a batch; rows/s from the mean):`,
+    `${BATCHES} batches of 1,000 rows each way, in turns, one connection (ms a batch; rows/s from the mean; the backend's CPU ms a batch, from /proc in 10 ms ticks, summed over the batches):`,
   );
-  console.log('| way | p50 ms | mean ms | rows/s |');
-  console.log('|---|---|---|---|');
+  console.log('| way | p50 ms | mean ms | rows/s | backend CPU ms |');
+  console.log('|---|---|---|---|---|');
   for (const [label, list] of times) {
     const sorted = [...list].sort((a, b) => a - b);
     const mean = list.reduce((a, b) => a + b, 0) / list.length;
+    const perBatch = cpu.get(label)! / list.length;
     console.log(
-      `| ${label} | ${sorted[sorted.length >> 1].toFixed(2)} | ${mean.toFixed(2)} | ${Math.round(1_000_000 / mean).toLocaleString('en-US')} |`,
+      `| ${label} | ${sorted[sorted.length >> 1].toFixed(2)} | ${mean.toFixed(2)} | ${Math.round(1_000_000 / mean).toLocaleString('en-US')} | ${Number.isNaN(perBatch) ? '–' : perBatch.toFixed(2)} |`,
     );
   }
 } finally {

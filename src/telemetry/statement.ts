@@ -1,5 +1,5 @@
 import { numericArray, type NumericArrayType } from '../db/array-params.js';
-import { KIND_LIST, type ColumnType } from './kinds.js';
+import { KIND_LIST, type ColumnType, type Entry } from './kinds.js';
 import type { Job } from './jobs.js';
 import { binOf } from './rollups/refresh.js';
 import { UNITS } from './rollups/units.js';
@@ -60,6 +60,32 @@ export function quartersOf(ids: number[], times: number[]): [number[], number[]]
   return [outIds, outQuarters];
 }
 
+/**
+ * The order of the entries by (id, ts): one equipment after another, each in time order. Entries
+ * usually come grouped by time or by equipment, each equipment's in time order, so this groups by
+ * id (a few ids) and sorts only a group that is out of order.
+ */
+export function keyOrder(entries: Entry[]): number[] {
+  const groups = new Map<number, number[]>();
+  for (let i = 0; i < entries.length; i++) {
+    const id = entries[i].id;
+    const group = groups.get(id);
+    if (group) group.push(i);
+    else groups.set(id, [i]);
+  }
+  const out: number[] = [];
+  for (const id of [...groups.keys()].sort((a, b) => a - b)) {
+    const group = groups.get(id)!;
+    for (let j = 1; j < group.length; j++)
+      if (entries[group[j]].ts < entries[group[j - 1]].ts) {
+        group.sort((a, b) => entries[a].ts - entries[b].ts);
+        break;
+      }
+    for (const i of group) out.push(i);
+  }
+  return out;
+}
+
 /** `jobs[i]` is reported as job i; `sites` are touched only when given (once per transaction). */
 export function buildStatement(
   jobs: Job[],
@@ -86,20 +112,28 @@ export function buildStatement(
     const jobOf: number[] = [];
     const siteOf: number[] = [];
     const columns: unknown[][] = spec.fields.map(() => []);
+    const picked: Entry[] = [];
+    const pickedJob: number[] = [];
     jobs.forEach((job, j) => {
       if (job.role !== 'log') return;
-      for (const e of job.entries) {
-        if (e.kind !== spec.kind) continue;
-        ids.push(e.id);
-        times.push(e.ts);
-        if (mode === 'upsert') {
-          jobOf.push(j);
-          siteOf.push(e.site!);
+      for (const e of job.entries)
+        if (e.kind === spec.kind) {
+          picked.push(e);
+          pickedJob.push(j);
         }
-        for (let c = 0; c < columns.length; c++) columns[c].push(e.values[c]);
-      }
     });
-    if (!ids.length) return;
+    if (!picked.length) return;
+    // Sent sorted by key, so the database needs no sort of its own (see keyOrder).
+    for (const i of keyOrder(picked)) {
+      const e = picked[i];
+      ids.push(e.id);
+      times.push(e.ts);
+      if (mode === 'upsert') {
+        jobOf.push(pickedJob[i]);
+        siteOf.push(e.site!);
+      }
+      for (let c = 0; c < columns.length; c++) columns[c].push(e.values[c]);
+    }
     const cols = spec.fields.map((_, c) => `c${c}`);
     // In insert mode nothing is counted in SQL, so rows need not say which job and site they belong to
     // (upserts count, and announce what they stored per job and site).
@@ -112,14 +146,19 @@ export function buildStatement(
       ...jobArrays,
     ];
     const names = spec.fields.map((f) => f.column);
-    const inputs = [...cols, ...job].join(', ');
-    // Sorted by key: one equipment's minutes go into the index side by side, and concurrent
-    // statements take their row locks in the same order (no deadlock between two of them).
+    const inputs = [...cols, ...job];
+    // One unnest per array in the select list (a ProjectSet: rows in array order, one at a time),
+    // rather than unnest(a, b, …) in FROM, which first copies every array into a tuple store.
+    const unnested = unnest.map((a, i) => `unnest(${a}) AS ${['id', 't', ...inputs][i]}`);
     ctes.push(
-      `i${k} AS (SELECT id, ${TS} AS ts, ${inputs} FROM unnest(${unnest.join(', ')}) AS u(id, t, ${inputs}))`,
+      `i${k} AS (SELECT id, ${TS} AS ts, ${inputs.join(', ')} FROM (SELECT ${unnested.join(', ')}) AS u)`,
     );
+    // In key order: one equipment's minutes go into the index side by side, and concurrent
+    // statements take their row locks in the same order (no deadlock between two of them). A plain
+    // INSERT takes the rows as sent, sorted; an upsert sorts again, so that its lock order does not
+    // rest on the order in which the executor hands the rows over.
     const insert = `INSERT INTO ${spec.table} AS t (${spec.idColumn}, ts, ${names.join(', ')})
-        SELECT id, ts, ${cols.join(', ')} FROM i${k} ORDER BY id, ts`;
+        SELECT id, ts, ${cols.join(', ')} FROM i${k}${mode === 'upsert' ? ' ORDER BY id, ts' : ''}`;
     // The 15-minute buckets this statement changes are marked stale for the summaries, in the same
     // statement (so in the same commit); sorted, so concurrent statements lock marks in one order.
     const mark = (changed: string) =>
