@@ -5,7 +5,7 @@ import { binOf } from './rollups/refresh.js';
 import { UNITS } from './rollups/units.js';
 import { insertedLogEvents, logEvents, READING_EVENTS } from '../stream/publish.js';
 
-// One SQL statement stores a whole round of jobs: per log table one INSERT ... SELECT FROM unnest(...)
+// One SQL statement stores a whole round of jobs: per log table one INSERT ... SELECT unnest(...), ...
 // (set-based, whatever the number of rows; plain, or ON CONFLICT DO UPDATE: see LogMode), the
 // readings upsert, the sites' LastCommunication and the live stream's events, as data-modifying CTEs. A single statement is atomic on its own, so a round
 // costs one round trip and one commit. The jobs of a round have no key in common (the writer sees
