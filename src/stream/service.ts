@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/index.js';
-import { HttpError } from '../errors.js';
+import { HttpError, unauthorized } from '../errors.js';
 import { covers, decode, encode } from './cursor.js';
 import { toEvent } from './events.js';
 import { Follower, type Followed } from './follower.js';
@@ -22,6 +22,8 @@ const RETRY_MS = 1000;
 /** After a local commit, other instances are woken at most this often (each NOTIFY is a commit). */
 const NOTIFY_GAP_MS = 10;
 const FOLLOW_BATCH = 2000;
+/** The reason a stream ends when its token expires. */
+const TOKEN_EXPIRED = 'token expired';
 
 export class StreamService {
   private readonly follower: Follower;
@@ -146,10 +148,13 @@ export class StreamService {
         base = snapshot.cursor;
       }
       sub.goLive(base);
-      // Ended before it began (its client lost access, the service began to shut down): nothing
-      // was sent, so the request gets an answer of its own rather than a stream that never ends.
+      // Ended before it began (its token expired, its client lost access, the service began to
+      // shut down): nothing was sent, so the request gets an answer of its own rather than a stream
+      // that never ends; an expired token is a 401, as it would have been a moment later.
       if (sub.closed && !sink.opened())
-        throw unavailable('the stream ended before it began; connect again');
+        throw sub.endReason === TOKEN_EXPIRED
+          ? unauthorized('the token expired before the stream began')
+          : unavailable('the stream ended before it began; connect again');
       // Before the handler returns: Fastify would otherwise answer an empty 200 of its own.
       sink.open();
       if (this.closing) sub.close('shutting down');
@@ -181,7 +186,7 @@ export class StreamService {
         this.bySite.set(site, (this.bySite.get(site) ?? new Set()).add(sub));
     if (scope.expiresAt !== undefined) {
       const timer = setTimeout(
-        () => sub.close('token expired'),
+        () => sub.close(TOKEN_EXPIRED),
         Math.max(0, scope.expiresAt - Date.now()),
       ).unref();
       scope.stop = () => clearTimeout(timer);

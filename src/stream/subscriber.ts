@@ -42,6 +42,8 @@ const LAG_BYTES = 64 * 1024;
 
 export class Subscriber {
   closed = false;
+  /** Why it closed (as given to close), once it has. */
+  endReason?: string;
   /** Readings replaced in the queue by newer ones of the same equipment. */
   coalesced = 0;
   private queue: Entry[] = [];
@@ -113,6 +115,7 @@ export class Subscriber {
   close(reason: string): void {
     if (this.closed) return;
     this.closed = true;
+    this.endReason = reason;
     this.queue = [];
     this.held = null;
     this.latest.clear();
