@@ -46,7 +46,7 @@ export function report(
   const ratio = a && copy ? a.records / copy.records : 0;
   const lines = [
     `Measured ${new Date().toISOString().slice(0, 10)} on ${env.cpu}, Node ${process.version}, PostgreSQL on the same machine (synchronous_commit on).`,
-    `Command: \`npx tsx bench/ingest.ts\` (the real server in a child process, the load generator (autocannon in this process, or wrk where a run's label says so) on loopback; ${env.duration} s a run after a 2 s warm-up; every request carries new keys).`,
+    `Command: \`npx tsx bench/ingest.ts\` (the real server in a child process, the load generator (wrk, or autocannon in this process where a run's label says so) on loopback; ${env.duration} s a run after a 2 s warm-up; every request carries new keys).`,
     `Equipment: 50 demo sites, 13 sensors each. A batch is one site's gateway sending 10 sensors x 100 minutes; a reading is one sensor's value stamped now.`,
     `${env.idle === undefined ? '' : `CPU idle in the 3 s before the run: ${Math.round(env.idle * 100)} %${env.idle < 0.8 ? ' (other sessions were using this machine, so the figures are conservative)' : ''}. `}` +
       `One-minute load average before the run ${env.before.toFixed(2)}, highest seen during it ${busiest.toFixed(2)} (it lags, and other sessions share this machine). ` +

@@ -1,6 +1,8 @@
 // Where a batch upload's time goes in the database (issue 21): the same 1,000 rows (10 sensors ×
 // 100 minutes, new keys each time) written one batch at a time on one connection, in turns, by
 //   - COPY … FROM STDIN (text), as bench/ingest's raw baseline writes them, but 1,000 rows at a time;
+//   - the same in COPY's binary format (no text to parse: what a service could send instead of its
+//     INSERT, were COPY the cheaper way for batches of this size);
 //   - a plain INSERT … SELECT FROM unnest(…);
 //   - the service's own statement (src/telemetry/statement.ts, insert mode, binary arrays): the
 //     logs, their rollup marks, the live stream's event and the site's LastCommunication.
@@ -102,6 +104,31 @@ try {
           pipeline(
             Readable.from([text]),
             client.query(copyFrom('COPY sensor_logs (sensor_id, ts, value) FROM STDIN')),
+          );
+      },
+    ],
+    [
+      'COPY of 1,000 rows (binary)',
+      (e) => {
+        const buf = Buffer.alloc(19 + e.length * (2 + 8 + 12 + 12) + 2);
+        buf.write('PGCOPY\n\xff\r\n\0', 0, 'latin1');
+        let o = 19;
+        for (const x of e) {
+          o = buf.writeInt16BE(3, o);
+          o = buf.writeInt32BE(4, o);
+          o = buf.writeInt32BE(x.id, o);
+          o = buf.writeInt32BE(8, o);
+          o = buf.writeBigInt64BE(BigInt(x.ts - 946_684_800_000) * 1000n, o);
+          o = buf.writeInt32BE(8, o);
+          o = buf.writeDoubleBE(x.values[0] as number, o);
+        }
+        buf.writeInt16BE(-1, o);
+        return () =>
+          pipeline(
+            Readable.from([buf]),
+            client.query(
+              copyFrom('COPY sensor_logs (sensor_id, ts, value) FROM STDIN (FORMAT binary)'),
+            ),
           );
       },
     ],

@@ -15,11 +15,18 @@
 // BENCH_COMPARE_ROOT=<another checkout> runs instead, on PostgreSQL with group commit, that checkout's
 // server, this one's, and this one's with BENCH_SUBSCRIBERS (default 100) stream subscribers, in turns,
 // BENCH_ROUNDS times (default 2) after a warm-up round: the section "Ingest compared with <its commit>".
-import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import {
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import autocannon from 'autocannon';
@@ -55,23 +62,29 @@ const KINDS = (process.env.BENCH_KINDS ?? 'batch,single').split(',');
 const SITES = 50;
 /** Sites the single readings go to (the first n): 1 is one busy site, whose rows every write touches. */
 const READING_SITES = Number(process.env.BENCH_READING_SITES ?? SITES);
+/** Whether wrk is installed (Debian: `apt-get install -y wrk`; it prints its version and exits 1). */
+const HAS_WRK = (() => {
+  try {
+    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch (err) {
+    return (err as { status?: number }).status === 1;
+  }
+})();
 /**
  * The load generator of the single readings: wrk (C, one thread: a few microseconds a request) where
  * it is installed, else autocannon (JavaScript, in this process: on two cores shared with the server
  * and the database it reached 5,500-6,800 requests/s, short of the 10,000 the target asks for).
  * BENCH_SINGLE_LOAD=autocannon|wrk chooses.
  */
-const SINGLE_LOAD =
-  process.env.BENCH_SINGLE_LOAD ??
-  (() => {
-    try {
-      execFileSync('wrk', ['--version'], { stdio: 'ignore' });
-      return 'wrk';
-    } catch (err) {
-      // wrk prints its version and exits 1.
-      return (err as { status?: number }).status === 1 ? 'wrk' : 'autocannon';
-    }
-  })();
+const SINGLE_LOAD = process.env.BENCH_SINGLE_LOAD ?? (HAS_WRK ? 'wrk' : 'autocannon');
+/**
+ * The load generator of the batches: wrk where it is installed, sending bodies made before the run
+ * and read from a file; else autocannon (in this process, 0.20-0.22 of a core for 150-220 batches
+ * a second: a tenth of the two cores the server and the database share with it).
+ * BENCH_BATCH_LOAD=autocannon|wrk chooses.
+ */
+const BATCH_LOAD = process.env.BENCH_BATCH_LOAD ?? (HAS_WRK ? 'wrk' : 'autocannon');
 /** Batches prepared per server run: (2 s warm-up + DURATION) at up to ~400 req/s. */
 const BATCH_PREPARED = (DURATION + 2) * 400;
 const SECRET = 'bench-secret-123456';
@@ -158,44 +171,124 @@ const wrkMs = (x: string) => {
   return Number(m[1]) * { us: 0.001, ms: 1, s: 1000 }[m[2] as 'us' | 'ms' | 's'];
 };
 
-/**
- * The single readings with wrk (one thread, `connections` connections, closed loop like autocannon):
- * the bodies of readingBody, made by a Lua script from the counter on (a request's timestamp is the
- * current second with the counter as milliseconds); returns the result in autocannon's terms.
- */
-async function loadWrk(
-  url: string,
-  token: string,
-  connections: number,
-  duration: number,
-  fleet: Fleet,
-  start: number,
-): Promise<{ r: LoadResult; next: number }> {
-  const sites = fleet.sitesSensors.slice(0, READING_SITES);
-  const dir = mkdtempSync(join(tmpdir(), 'bench-wrk-'));
-  const script = join(dir, 'readings.lua');
-  writeFileSync(
-    script,
-    `local sites = {${sites.map((ids) => `{${ids.join(',')}}`).join(',')}}
-local c = ${start}
-wrk.method = "POST"
+/** The headers and method of every request wrk sends (a Lua preamble). */
+const wrkPreamble = (token: string) => `wrk.method = "POST"
 wrk.headers["authorization"] = "Bearer ${token}"
 wrk.headers["content-type"] = "application/json"
-request = function()
+`;
+
+/**
+ * The single readings with wrk: the bodies of readingBody, made by a Lua script from the counter on (a
+ * request's timestamp is the current second with the counter as milliseconds).
+ */
+function readingsLua(fleet: Fleet, token: string, start: number): string {
+  const sites = fleet.sitesSensors.slice(0, READING_SITES);
+  return `local sites = {${sites.map((ids) => `{${ids.join(',')}}`).join(',')}}
+local c = ${start}
+${wrkPreamble(token)}request = function()
   local site = sites[(c % #sites) + 1]
   local sensor = site[(math.floor(c / #sites) % #site) + 1]
   local body = string.format('{"sensorID":%d,"value":%.1f,"timestamp":"%s.%03dZ"}', sensor, (c % 1000) / 10, os.date("!%Y-%m-%dT%H:%M:%S"), c % 1000)
   c = c + 1
   return wrk.format(nil, nil, nil, body)
 end
-`,
-  );
+`;
+}
+
+/** Batch requests made before a run, whole (headers and body), one after another in a file. */
+interface BatchFile {
+  path: string;
+  /** The batch number of the first request. */
+  first: number;
+  /** Byte offset of each request in the file, and of the last one's end. */
+  offsets: number[];
+}
+
+/** Batches a wrk run of `seconds` may send (up to ~400 a second), as BATCH_PREPARED counts them. */
+const batchesFor = (seconds: number) => seconds * 400;
+
+/**
+ * The batches with wrk: the requests of a BatchFile from batch number `start` on, as many as a run of
+ * `seconds` may send, read into memory when wrk's thread starts, before the run (wrk then only
+ * sends). Running past them stops the run (the bench then fails: every batch must be new).
+ */
+function batchesLua(file: BatchFile, start: number, seconds: number): string {
+  const from = start - file.first;
+  const to = Math.min(file.offsets.length - 1, from + batchesFor(seconds));
+  const ends = file.offsets.slice(from + 1, to + 1).map((o) => o - file.offsets[from]);
+  return `local ends = {${ends.join(',')}}
+local data
+local i = 0
+init = function()
+  local f = assert(io.open("${file.path}", "rb"))
+  f:seek("set", ${file.offsets[from]})
+  data = f:read(${file.offsets[to] - file.offsets[from]})
+  f:close()
+end
+request = function()
+  if i >= #ends then
+    if i == #ends then io.stderr:write("wrk ran out\\n") end
+    i = #ends + 1
+    wrk.thread:stop()
+    return string.sub(data, 1, ends[1])
+  end
+  local r = string.sub(data, (i == 0 and 0 or ends[i]) + 1, ends[i + 1])
+  i = i + 1
+  return r
+end
+`;
+}
+
+/**
+ * Lua appended to every wrk script: wrk's own CPU time (os.clock) once its thread is ready and at
+ * the end, on stderr: the bench starts its CPU counts when wrk is ready, and counts wrk's from then.
+ */
+const WRK_CPU_LUA = `
+local initScript = init
+init = function(args)
+  if initScript then initScript(args) end
+  io.stderr:write(string.format("wrk cpu ready %.3f\\n", os.clock()))
+end
+done = function()
+  io.stderr:write(string.format("wrk cpu done %.3f\\n", os.clock()))
+end
+`;
+
+/**
+ * A load with wrk (one thread, `connections` connections, closed loop like autocannon) whose requests
+ * the Lua `script` makes from the counter `start` on; `ready` is called once wrk has read what it
+ * sends and begins. Returns the result in autocannon's terms, and wrk's CPU seconds over the run.
+ */
+async function loadWrk(
+  url: string,
+  connections: number,
+  duration: number,
+  script: string,
+  start: number,
+  ready?: () => void,
+): Promise<{ r: LoadResult; next: number; cpu: number; ranOut: boolean }> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-wrk-'));
+  const file = join(dir, 'load.lua');
+  writeFileSync(file, script + WRK_CPU_LUA);
   try {
-    const { stdout } = await promisify(execFile)(
+    const child = spawn(
       'wrk',
-      ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', '-s', script, url],
-      { maxBuffer: 1 << 20 },
+      ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', '-s', file, url],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
     );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => {
+      const before = stderr;
+      stderr += d.toString();
+      if (!before.includes('wrk cpu ready') && stderr.includes('wrk cpu ready')) ready?.();
+    });
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('close', resolve);
+    });
+    if (code !== 0) throw new Error(`wrk exited with ${code}: ${stderr.slice(-500)}`);
     const num = (re: RegExp) => Number(re.exec(stdout)?.[1] ?? 0);
     const requests = num(/(\d+) requests in/);
     const seconds = num(/requests in ([\d.]+)s/);
@@ -215,6 +308,11 @@ end
       },
       // Each request took the next counter; a request cut at the end may have taken one too.
       next: start + requests + connections,
+      ranOut: stderr.includes('wrk ran out'),
+      // wrk's CPU seconds from its thread being ready to the end.
+      cpu:
+        Number(/wrk cpu done ([\d.]+)/.exec(stderr)?.[1] ?? NaN) -
+        Number(/wrk cpu ready ([\d.]+)/.exec(stderr)?.[1] ?? NaN),
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -238,10 +336,30 @@ async function measure(
   const runs: Run[] = [];
   const subscribers = streams ? await openSubscribers(base, token, '1', streams) : undefined;
   // Batch bodies are made before the run (55 kB each), so the load generator spends its share of the
-  // two cores sending rather than building JSON; past the prepared ones, bodies are made on the fly.
+  // two cores sending rather than building JSON: for wrk into a file (it reads them before it starts),
+  // for autocannon in memory (past the prepared ones, bodies are made on the fly).
   const prepared = new Map<number, string>();
-  for (let c = counter.batch; c < counter.batch + BATCH_PREPARED; c++)
-    prepared.set(c, batchBody(fleet, c));
+  let batchFile: BatchFile | undefined;
+  if (KINDS.includes('batch') && BATCH_LOAD === 'wrk') {
+    const dir = mkdtempSync(join(tmpdir(), 'bench-batches-'));
+    batchFile = { path: join(dir, 'requests.http'), first: counter.batch, offsets: [0] };
+    const { host, pathname } = new URL(`${base}/v1/edge/logs/sensor/batch`);
+    const fd = openSync(batchFile.path, 'w');
+    for (let c = counter.batch; c < counter.batch + BATCH_PREPARED; c++) {
+      const body = Buffer.from(batchBody(fleet, c));
+      const head = Buffer.from(
+        `POST ${pathname} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+      );
+      writeSync(fd, head);
+      writeSync(fd, body);
+      batchFile.offsets.push(
+        batchFile.offsets[batchFile.offsets.length - 1] + head.length + body.length,
+      );
+    }
+    closeSync(fd);
+  } else if (KINDS.includes('batch'))
+    for (let c = counter.batch; c < counter.batch + BATCH_PREPARED; c++)
+      prepared.set(c, batchBody(fleet, c));
   const batch = (c: number) => {
     const body = prepared.get(c) ?? batchBody(fleet, c);
     prepared.delete(c);
@@ -264,27 +382,52 @@ async function measure(
     // The readings are measured on their own: not while the refresher rolls up the quarters the
     // batch run just wrote (a backlog of some 100,000 quarters, 10 s and more of both cores).
     if (key === 'single' && KINDS.includes('batch')) await afterBatch?.();
-    const run1 = (duration: number, from: number): Promise<{ r: LoadResult; next: number }> =>
-      key === 'single' && SINGLE_LOAD === 'wrk'
-        ? loadWrk(base + path, token, connections, duration, fleet, from)
-        : load(base + path, token, connections, duration, make, from);
+    const loader = key === 'single' ? SINGLE_LOAD : BATCH_LOAD;
+    const run1 = async (
+      duration: number,
+      from: number,
+      ready?: () => void,
+    ): Promise<{ r: LoadResult; next: number; cpu?: number }> => {
+      if (loader !== 'wrk') {
+        ready?.();
+        return load(base + path, token, connections, duration, make, from);
+      }
+      const script =
+        key === 'single' ? readingsLua(fleet, token, from) : batchesLua(batchFile!, from, duration);
+      const done = await loadWrk(base + path, connections, duration, script, from, ready);
+      if (done.ranOut)
+        throw new Error(
+          `wrk sent every batch made for a ${duration}-s run (${batchesFor(duration)}); raise batchesFor`,
+        );
+      return done;
+    };
     counter[key] = (await run1(2, counter[key])).next;
     const load0 = loadavg()[0];
-    // CPU seconds of the server and of PostgreSQL's processes over the run, as shares of one core.
-    const cpu0 = serverPid ? cpuSeconds(serverPid) : NaN;
-    const db0 = cpuSecondsOf('postgres');
-    const started = performance.now();
-    const self0 = process.cpuUsage();
-    const { r, next } = await run1(DURATION, counter[key]);
+    // CPU seconds of the server, of PostgreSQL's processes and of this process over the run (from
+    // when the load begins: wrk first reads what it sends), as shares of one core.
+    let cpu0 = NaN;
+    let db0: ReturnType<typeof cpuSecondsOf> | undefined;
+    let self0: NodeJS.CpuUsage | undefined;
+    const {
+      r,
+      next,
+      cpu: wrkCpu,
+    } = await run1(DURATION, counter[key], () => {
+      cpu0 = serverPid ? cpuSeconds(serverPid) : NaN;
+      db0 = cpuSecondsOf('postgres');
+      self0 = process.cpuUsage();
+    });
     const selfCpu = process.cpuUsage(self0);
-    const seconds = (performance.now() - started) / 1000;
+    // The load generator: this process (autocannon), and wrk over its run.
+    const loadCpu = (selfCpu.user + selfCpu.system) / 1e6 + (wrkCpu ?? 0);
+    const seconds = r.duration;
     const serverCpu = serverPid ? (cpuSeconds(serverPid) - cpu0) / seconds : undefined;
     const databaseCpu =
-      backend === 'postgres' ? cpuSecondsSince('postgres', db0) / seconds : undefined;
+      backend === 'postgres' ? cpuSecondsSince('postgres', db0!) / seconds : undefined;
     counter[key] = next;
     const ok = r['2xx'];
     const run: Run = {
-      label: `${label}: ${kind === 'batch' ? 'batch sensor logs, 1,000 a request' : `single sensor readings (load: ${SINGLE_LOAD})`}`,
+      label: `${label}: ${kind === 'batch' ? `batch sensor logs, 1,000 a request (load: ${BATCH_LOAD})` : `single sensor readings (load: ${SINGLE_LOAD})`}`,
       kind: key,
       backend,
       group,
@@ -305,10 +448,11 @@ async function measure(
         `  ${streams} subscribers of site 1 got ${subscribers.readings.reduce((a, b) => a + b, 0)} readings and ${subscribers.others.reduce((a, b) => a + b, 0)} other events so far, ${subscribers.ended} streams ended`,
       );
     console.log(
-      `${run.label} [${backend}, group commit ${group ? 'on' : 'off'}, c=${connections}]: ${run.rps} req/s, ${run.records} records/s, p50 ${run.p50} ms, p99 ${run.p99} ms, ${run.errors} errors; load generator process ${((selfCpu.user + selfCpu.system) / 1e6 / seconds).toFixed(2)} cores`,
+      `${run.label} [${backend}, group commit ${group ? 'on' : 'off'}, c=${connections}]: ${run.rps} req/s, ${run.records} records/s, p50 ${run.p50} ms, p99 ${run.p99} ms, ${run.errors} errors; load generator ${(loadCpu / seconds).toFixed(2)} cores`,
     );
   }
   subscribers?.close();
+  if (batchFile) rmSync(dirname(batchFile.path), { recursive: true, force: true });
   return runs;
 }
 
