@@ -21,6 +21,8 @@ export interface Run {
   serverCpu?: number;
   /** CPU of PostgreSQL's processes over the run, in cores (PGlite runs in the server's). */
   databaseCpu?: number;
+  /** The disk's fdatasync times over the run (BENCH_FSYNC_PROBE), in ms. */
+  flush?: { n: number; p50: number; p99: number; max: number };
 }
 
 const n = (x: number) => x.toLocaleString('en-US');
@@ -80,6 +82,11 @@ export function report(
   if (c && off)
     lines.push(
       `- Group commit for single readings on PostgreSQL: ${n(off.rps)} req/s (p99 ${off.p99} ms) without, ${n(c.rps)} req/s (p99 ${c.p99} ms) with.`,
+    );
+  const probed = runs.filter((r) => r.flush);
+  if (probed.length)
+    lines.push(
+      `- The disk's fdatasync of 8 kB (BENCH_FSYNC_PROBE, every 10 ms beside the run; every commit waits for one): ${probed.map((r) => `${r.label}: ${r.flush!.n} calls, p50 ${r.flush!.p50.toFixed(1)} ms, p99 ${r.flush!.p99.toFixed(1)} ms, max ${r.flush!.max.toFixed(1)} ms`).join('; ')}.`,
     );
   return lines.join('\n');
 }

@@ -10,7 +10,8 @@
 // run (default 10), BENCH_BATCH_CONNECTIONS (default 4), BENCH_SINGLE_CONNECTIONS (default 32),
 // BENCH_SKIP_PGLITE=1, BENCH_READING_SITES=n (single readings go to the first n of the 50 sites;
 // 1: one busy site), BENCH_SUBSCRIBERS=n (n live stream subscribers of site 1 during every run;
-// the figures go to the section "Ingest with n stream subscribers"). The real server runs in a child
+// the figures go to the section "Ingest with n stream subscribers"), BENCH_FSYNC_PROBE=<directory on the
+// database's disk> (the disk's fdatasync times beside each run, bench/fsync-probe.ts). The real server runs in a child
 // process on a loopback port; PostgreSQL runs in a schema of its own, dropped after.
 // BENCH_COMPARE_ROOT=<another checkout> runs instead, on PostgreSQL with group commit, that checkout's
 // server, this one's, and this one's with BENCH_SUBSCRIBERS (default 100) stream subscribers, in turns,
@@ -48,6 +49,7 @@ import {
   writeResultsSection,
 } from './harness.js';
 import { batchBody, copyChunks, readingBody, type Fleet } from './ingest-load.js';
+import { startFsyncProbe, type FsyncProbe } from './fsync-probe.js';
 import { report, type Run } from './ingest-report.js';
 import { record } from './record.js';
 import { openSubscribers } from './stream-clients.js';
@@ -88,6 +90,11 @@ const BATCH_LOAD = process.env.BENCH_BATCH_LOAD ?? (HAS_WRK ? 'wrk' : 'autocanno
 /** Batches prepared per server run: (2 s warm-up + DURATION) at up to ~400 req/s. */
 const BATCH_PREPARED = (DURATION + 2) * 400;
 const SECRET = 'bench-secret-123456';
+/**
+ * BENCH_FSYNC_PROBE=<a directory on the database's disk>: the disk's fdatasync times beside every
+ * run (bench/fsync-probe.ts), reported with it: whether a latency tail is the disk's.
+ */
+let fsyncProbe: FsyncProbe | undefined;
 
 /** Share of CPU time idle over the next `ms` (Linux /proc/stat; undefined elsewhere): how quiet the machine is. */
 async function cpuIdle(ms: number): Promise<number | undefined> {
@@ -408,6 +415,7 @@ async function measure(
     let cpu0 = NaN;
     let db0: ReturnType<typeof cpuSecondsOf> | undefined;
     let self0: NodeJS.CpuUsage | undefined;
+    let began = Date.now();
     const {
       r,
       next,
@@ -416,7 +424,9 @@ async function measure(
       cpu0 = serverPid ? cpuSeconds(serverPid) : NaN;
       db0 = cpuSecondsOf('postgres');
       self0 = process.cpuUsage();
+      began = Date.now();
     });
+    const flush = fsyncProbe?.between(began, Date.now());
     const selfCpu = process.cpuUsage(self0);
     // The load generator: this process (autocannon), and wrk over its run.
     const loadCpu = (selfCpu.user + selfCpu.system) / 1e6 + (wrkCpu ?? 0);
@@ -441,6 +451,7 @@ async function measure(
       load: Math.max(load0, loadavg()[0]),
       serverCpu,
       databaseCpu,
+      flush,
     };
     runs.push(run);
     if (subscribers)
@@ -448,7 +459,7 @@ async function measure(
         `  ${streams} subscribers of site 1 got ${subscribers.readings.reduce((a, b) => a + b, 0)} readings and ${subscribers.others.reduce((a, b) => a + b, 0)} other events so far, ${subscribers.ended} streams ended`,
       );
     console.log(
-      `${run.label} [${backend}, group commit ${group ? 'on' : 'off'}, c=${connections}]: ${run.rps} req/s, ${run.records} records/s, p50 ${run.p50} ms, p99 ${run.p99} ms, ${run.errors} errors; load generator ${(loadCpu / seconds).toFixed(2)} cores`,
+      `${run.label} [${backend}, group commit ${group ? 'on' : 'off'}, c=${connections}]: ${run.rps} req/s, ${run.records} records/s, p50 ${run.p50} ms, p99 ${run.p99} ms, ${run.errors} errors; load generator ${(loadCpu / seconds).toFixed(2)} cores${flush ? `; fdatasync p99 ${flush.p99.toFixed(1)} ms, max ${flush.max.toFixed(1)} ms` : ''}`,
     );
   }
   subscribers?.close();
@@ -594,7 +605,16 @@ async function main() {
     postgres: DB_URL,
     pglite: !comparing && process.env.BENCH_SKIP_PGLITE !== '1',
   });
-  if (comparing) return compare(comparing);
+  if (process.env.BENCH_FSYNC_PROBE) fsyncProbe = startFsyncProbe(process.env.BENCH_FSYNC_PROBE);
+  try {
+    if (comparing) return await compare(comparing);
+    await ingest();
+  } finally {
+    fsyncProbe?.stop();
+  }
+}
+
+async function ingest() {
   const runs: Run[] = [];
   const catchUp: string[] = [];
   const before = loadavg()[0];
