@@ -82,7 +82,7 @@ const HAS_WRK = (() => {
 const SINGLE_LOAD = process.env.BENCH_SINGLE_LOAD ?? (HAS_WRK ? 'wrk' : 'autocannon');
 /**
  * The load generator of the batches: wrk where it is installed, sending bodies made before the run
- * and read from a file; else autocannon (in this process, 0.20-0.22 of a core for 150-220 batches
+ * and read from a file; else autocannon (in this process, 0.19-0.22 of a core for 119-220 batches
  * a second: a tenth of the two cores the server and the database share with it).
  * BENCH_BATCH_LOAD=autocannon|wrk chooses.
  */
