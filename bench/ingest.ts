@@ -87,8 +87,10 @@ const SINGLE_LOAD = process.env.BENCH_SINGLE_LOAD ?? (HAS_WRK ? 'wrk' : 'autocan
  * BENCH_BATCH_LOAD=autocannon|wrk chooses.
  */
 const BATCH_LOAD = process.env.BENCH_BATCH_LOAD ?? (HAS_WRK ? 'wrk' : 'autocannon');
-/** Batches prepared per server run: (2 s warm-up + DURATION) at up to ~400 req/s. */
-const BATCH_PREPARED = (DURATION + 2) * 400;
+/** Batches a run of `seconds` may send: up to ~400 a second. */
+const batchesFor = (seconds: number) => seconds * 400;
+/** Batches prepared per server run: its 2-s warm-up and its measured run. */
+const BATCH_PREPARED = batchesFor(2) + batchesFor(DURATION);
 const SECRET = 'bench-secret-123456';
 /**
  * BENCH_FSYNC_PROBE=<a directory on the database's disk>: the disk's fdatasync times beside every
@@ -210,9 +212,6 @@ interface BatchFile {
   /** Byte offset of each request in the file, and of the last one's end. */
   offsets: number[];
 }
-
-/** Batches a wrk run of `seconds` may send (up to ~400 a second), as BATCH_PREPARED counts them. */
-const batchesFor = (seconds: number) => seconds * 400;
 
 /**
  * The batches with wrk: the requests of a BatchFile from batch number `start` on, as many as a run of
