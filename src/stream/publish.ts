@@ -21,6 +21,14 @@ export const READING_EVENTS = `er AS (${INSERT}
     FROM wr JOIN ir USING (kind, id) ORDER BY ir.kind, ir.id)`;
 
 /**
+ * The same when a statement takes several readings of one equipment in order: an event for each
+ * reading that replaced a current value (the rows of `sr`), each equipment's in that order.
+ */
+export const READING_EVENTS_IN_ORDER = `er AS (${INSERT}
+  SELECT site, 'reading', '{"siteId":' || site || ',"kind":"' || kind || '","record":' || rec || '}'
+    FROM sr ORDER BY kind, id, n)`;
+
+/**
  * CTE of the telemetry statement when it upserts: a `logs` event per upload (job), site and kind,
  * over the log rows it stored (`stored` yields id, ts, job and site).
  */

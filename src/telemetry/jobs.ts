@@ -93,9 +93,11 @@ function distinctLogKeys(entries: Entry[]): number | undefined {
   return maxTs;
 }
 
-/** The keys a job writes, as the writer compares them between jobs (only when it groups several). */
+/**
+ * The keys a job writes that no other job of the same statement may write, as the writer compares
+ * them between jobs (only when it groups several): a log row's equipment and time. Readings have
+ * none: one statement takes any number of readings of one equipment in order (statement.ts).
+ */
 export function keysOf(job: Job): string[] {
-  return job.entries.map((e) =>
-    job.role === 'log' ? `${e.kind}:${e.id}:${e.ts}` : `r:${e.kind}:${e.id}`,
-  );
+  return job.role === 'log' ? job.entries.map((e) => `${e.kind}:${e.id}:${e.ts}`) : [];
 }

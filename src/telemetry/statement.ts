@@ -1,15 +1,21 @@
 import { numericArray, type NumericArrayType } from '../db/array-params.js';
-import { KIND_LIST, type ColumnType, type Entry } from './kinds.js';
+import { equipmentKey, KIND_LIST, type ColumnType, type Entry } from './kinds.js';
 import type { Job } from './jobs.js';
 import { binOf } from './rollups/refresh.js';
 import { UNITS } from './rollups/units.js';
-import { insertedLogEvents, logEvents, READING_EVENTS } from '../stream/publish.js';
+import {
+  insertedLogEvents,
+  logEvents,
+  READING_EVENTS,
+  READING_EVENTS_IN_ORDER,
+} from '../stream/publish.js';
 
 // One SQL statement stores a whole round of jobs: per log table one INSERT ... SELECT unnest(...), ...
 // (set-based, whatever the number of rows; plain, or ON CONFLICT DO UPDATE: see LogMode), the
 // readings upsert, the sites' LastCommunication and the live stream's events, as data-modifying CTEs. A single statement is atomic on its own, so a round
-// costs one round trip and one commit. The jobs of a round have no key in common (the writer sees
-// to it), so no row is touched twice and the rows each statement returns tell which job stored what.
+// costs one round trip and one commit. The jobs of a round have no log key in common (the writer
+// sees to it), so no log row is touched twice and the rows each statement returns tell which job
+// stored what; readings of one equipment are taken in order within the statement.
 
 export interface Statement {
   sql: string;
@@ -229,16 +235,60 @@ export function buildStatement(
       ),
     ];
     // A reading replaces the current value unless it is older; at the same time, only if it differs.
-    ctes.push(
-      `ir AS (SELECT kind, id, site, ${TS} AS ts, rec, job FROM unnest(${unnest.join(', ')}) AS u(kind, id, site, t, rec, job))`,
-      `wr AS (INSERT INTO current_readings AS t (equipment_kind, equipment_id, site_id, ts, record)
-        SELECT kind, id, site, ts, rec::jsonb FROM ir ORDER BY kind, id
-        ON CONFLICT (equipment_kind, equipment_id) DO UPDATE SET site_id = EXCLUDED.site_id, ts = EXCLUDED.ts, record = EXCLUDED.record
-        WHERE t.ts < EXCLUDED.ts OR (t.ts = EXCLUDED.ts AND t.record IS DISTINCT FROM EXCLUDED.record)
-        RETURNING t.equipment_kind AS kind, t.equipment_id AS id)`,
-      READING_EVENTS,
-    );
-    counted.push(`SELECT ir.job, ir.kind FROM wr JOIN ir USING (kind, id)`);
+    const seen = new Set<number>();
+    const repeats = readings.some(({ e }) => {
+      const key = equipmentKey(e.kind, e.id);
+      return seen.size === seen.add(key).size;
+    });
+    if (!repeats) {
+      // Each equipment once: one upsert decides, and returns the rows it wrote.
+      ctes.push(
+        `ir AS (SELECT kind, id, site, ${TS} AS ts, rec, job FROM unnest(${unnest.join(', ')}) AS u(kind, id, site, t, rec, job))`,
+        `wr AS (INSERT INTO current_readings AS t (equipment_kind, equipment_id, site_id, ts, record)
+          SELECT kind, id, site, ts, rec::jsonb FROM ir ORDER BY kind, id
+          ON CONFLICT (equipment_kind, equipment_id) DO UPDATE SET site_id = EXCLUDED.site_id, ts = EXCLUDED.ts, record = EXCLUDED.record
+          WHERE t.ts < EXCLUDED.ts OR (t.ts = EXCLUDED.ts AND t.record IS DISTINCT FROM EXCLUDED.record)
+          RETURNING t.equipment_kind AS kind, t.equipment_id AS id)`,
+        READING_EVENTS,
+      );
+      counted.push(`SELECT ir.job, ir.kind FROM wr JOIN ir USING (kind, id)`);
+    } else {
+      // Readings of one equipment several times (a busy site's gateway sends each sensor again
+      // within milliseconds): taken in order (n, the group's order) as if one after another, in this
+      // one statement. The current rows are locked first, in key order, and read as committed (FOR
+      // UPDATE reads the newest version); each reading is compared with the state before it (the
+      // newest earlier time, and the record of the last reading at that time), and only each
+      // equipment's last stored reading is written. Equipment with no current row yet is written
+      // with a plain INSERT: should a concurrent statement have written its first row meanwhile,
+      // this one fails (unique violation, nothing written) and the writer repeats it. (A statement
+      // of its own: its per-equipment lookups make the planner's generic plan look costly, and each
+      // equipment once, the first form stays planned once per connection.)
+      ctes.push(
+        `ir AS (SELECT kind, id, site, ${TS} AS ts, rec, job, n
+          FROM unnest(${unnest.join(', ')}) WITH ORDINALITY AS u(kind, id, site, t, rec, job, n))`,
+        `cr AS (SELECT c.* FROM (SELECT DISTINCT kind, id FROM ir ORDER BY kind, id) k
+          CROSS JOIN LATERAL (SELECT equipment_kind AS kind, equipment_id AS id, ts, record FROM current_readings
+            WHERE equipment_kind = k.kind AND equipment_id = k.id FOR UPDATE) c)`,
+        // Every row with whether it is at the newest time so far (only those can be stored), and
+        // whether its equipment has a current row (n = 0).
+        `sq AS (SELECT *, ts >= max(ts) OVER (PARTITION BY kind, id ORDER BY n) AS newest,
+            bool_or(n = 0) OVER (PARTITION BY kind, id) AS existed
+          FROM (SELECT kind, id, 0::bigint AS n, ts, record, NULL::int AS site, NULL::int AS job, NULL::text AS rec FROM cr
+            UNION ALL SELECT kind, id, n, ts, rec::jsonb, site, job, rec FROM ir) x)`,
+        `sr AS (SELECT kind, id, n, ts, site, job, rec, existed FROM (
+            SELECT *, lag(n) OVER w IS NULL OR ts > lag(ts) OVER w OR record IS DISTINCT FROM lag(record) OVER w AS stored
+            FROM sq WHERE newest WINDOW w AS (PARTITION BY kind, id ORDER BY n)) x
+          WHERE stored AND n > 0)`,
+        `fr AS (SELECT DISTINCT ON (kind, id) kind, id, site, ts, rec, existed FROM sr ORDER BY kind, id, n DESC)`,
+        `wr AS (INSERT INTO current_readings AS t (equipment_kind, equipment_id, site_id, ts, record)
+          SELECT kind, id, site, ts, rec::jsonb FROM fr WHERE existed ORDER BY kind, id
+          ON CONFLICT (equipment_kind, equipment_id) DO UPDATE SET site_id = EXCLUDED.site_id, ts = EXCLUDED.ts, record = EXCLUDED.record)`,
+        `wn AS (INSERT INTO current_readings (equipment_kind, equipment_id, site_id, ts, record)
+          SELECT kind, id, site, ts, rec::jsonb FROM fr WHERE NOT existed ORDER BY kind, id)`,
+        READING_EVENTS_IN_ORDER,
+      );
+      counted.push(`SELECT job, kind FROM sr`);
+    }
   }
 
   if (sites?.length) {

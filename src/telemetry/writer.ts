@@ -242,6 +242,8 @@ export class TelemetryWriter {
       Math.max(...jobs.flat().map((j) => (j.role === 'log' ? j.maxTs : 0))),
     );
     const sites = [...new Set(jobs.flat().flatMap((j) => j.sites))].sort((a, b) => a - b);
+    const hasLogs = jobs.some((r) => r.some((j) => j.role === 'log'));
+    const hasReadings = jobs.some((r) => r.some((j) => j.role === 'reading'));
     // New data is the rule: try the plain INSERT first, and upsert when a key was already there.
     // (A group of several rounds writes one key twice: its second round could never be a plain INSERT.)
     let mode: LogMode =
@@ -252,15 +254,19 @@ export class TelemetryWriter {
       try {
         return await this.execute(db(), jobs, sites, mode);
       } catch (err) {
-        if (mode === 'insert' && errorCode(err) === UNIQUE_VIOLATION) {
+        if (errorCode(err) === UNIQUE_VIOLATION && mode === 'insert' && hasLogs) {
           this.lastConflict = Date.now();
           mode = 'upsert';
           n--;
           continue;
         }
+        // Otherwise a unique violation is a reading's first current row, written by a concurrent
+        // statement after this one began (statement.ts): nothing was stored, and the next attempt
+        // sees that row.
+        const again = errorCode(err) === UNIQUE_VIOLATION ? hasReadings && n < 2 : retryable(err);
         // Every write is idempotent (keyed upserts), so repeating one whose outcome is unknown cannot
         // store anything twice; at worst a repeat counts as duplicates what the first attempt stored.
-        if (!retryable(err) || n >= 2 || Date.now() - started > (deadline - started) / 2) throw err;
+        if (!again || n >= 2 || Date.now() - started > (deadline - started) / 2) throw err;
         await new Promise((r) => setTimeout(r, 50 * (n + 1)));
       }
     }
