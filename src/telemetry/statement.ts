@@ -297,11 +297,13 @@ export function buildStatement(
     // every statement would otherwise update the same row, and each would wait for the one before to
     // commit (a row lock held through its commit): writes of one site in a line behind the slowest.
     // A row another statement is writing right now is skipped: that one stores a time as recent.
+    // The rows are found by key as an array (= ANY), not joined: the statement is planned once per
+    // connection, and for that plan a join with `sites` could be a scan of the whole table.
     ctes.push(
       `ws AS (UPDATE sites SET last_communication = now()
-        WHERE site_id IN (SELECT site_id FROM sites WHERE site_id = ANY(${p(sites, 'int4[]')})
+        WHERE site_id = ANY(ARRAY(SELECT site_id FROM sites WHERE site_id = ANY(${p(sites, 'int4[]')})
           AND (last_communication IS NULL OR last_communication < now() - interval '1 second')
-          ORDER BY site_id FOR UPDATE SKIP LOCKED) RETURNING 1)`,
+          ORDER BY site_id FOR UPDATE SKIP LOCKED)) RETURNING 1)`,
     );
   }
   // In insert mode a log job stores all its entries; the query counts what the upserts stored, per

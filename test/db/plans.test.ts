@@ -15,6 +15,9 @@ import { markAll, rebuildAll, refreshMarked } from '../../src/telemetry/rollups/
 import { UNITS } from '../../src/telemetry/rollups/units.js';
 import { changeLogPages } from '../../src/transactions/change-logs.js';
 import { transactionPages } from '../../src/transactions/logs.js';
+import { makeJob } from '../../src/telemetry/jobs.js';
+import type { Entry } from '../../src/telemetry/kinds.js';
+import { buildStatement } from '../../src/telemetry/statement.js';
 import { describeWith, openTestDb } from '../helper.js';
 import { SENSOR, SENSOR_2 } from '../telemetry/fixtures.js';
 
@@ -118,6 +121,14 @@ function explaining(db: Database, plans: Explained[]): Database {
     transaction: (fn) => db.transaction((tx) => fn(inTx(tx))),
     snapshot: (fn) => db.snapshot((tx) => fn(inTx(tx as Transaction))),
   };
+}
+
+/** A statement parameter as an SQL literal (arrays of text as PostgreSQL's array text). */
+function literal(value: unknown): string {
+  const text = Array.isArray(value)
+    ? `{${value.map((v) => (v === null ? 'NULL' : `"${String(v).replace(/[\\"]/g, '\\$&')}"`)).join(',')}}`
+    : String(value);
+  return `'${text.replace(/'/g, "''")}'`;
 }
 
 const everything = new Access({
@@ -334,6 +345,83 @@ describeWith(['postgres'], 'plans without statistics [postgres]', () => {
     expect(taken).toBe(8);
     // An hour of both sensors: 3,600 + 60 log rows; their hour and day above them.
     expect(overspent(plans, 3_700)).toEqual([]);
+  }, 120_000);
+
+  it("the writer's statements, as planned once per connection, reach current values and sites by key", async () => {
+    // Many sites and current values, never analyzed; the statements write two sensors of site 1.
+    await db.query(
+      `INSERT INTO sites (site_id, name, company_id)
+         SELECT 1000000 + i, 'plans ' || i, (SELECT company_id FROM sites WHERE site_id = 1) FROM generate_series(1, 20000) i`,
+    );
+    await db.query(
+      `INSERT INTO current_readings (equipment_kind, equipment_id, site_id, ts, record)
+         SELECT 'sensor', 2000000 + i, 1, now(), '{}' FROM generate_series(1, 50000) i`,
+    );
+    const at = (m: number) => month + 40 * 86_400_000 + m * 60_000;
+    const entry = (id: number, m: number): Entry => ({
+      kind: 'sensor',
+      id,
+      ts: at(m),
+      values: [m],
+      record: { siteSensorID: id, value: m },
+      index: 0,
+      site: 1,
+    });
+    const reading = (...e: Entry[]) => makeJob('reading', e, [1]);
+    const log = (...e: Entry[]) => makeJob('log', e, [1]);
+    const statements: [string, ReturnType<typeof buildStatement>][] = [
+      [
+        'readings, each equipment once',
+        buildStatement([reading(entry(SENSOR, 1), entry(SENSOR_2, 1))], [1], 'insert'),
+      ],
+      [
+        'readings of one equipment in order',
+        buildStatement(
+          [reading(entry(SENSOR, 2)), reading(entry(SENSOR, 3), entry(SENSOR_2, 2))],
+          [1],
+          'insert',
+        ),
+      ],
+      [
+        'logs, plain insert',
+        buildStatement([log(entry(SENSOR, 1), entry(SENSOR, 2))], [1], 'insert'),
+      ],
+      ['logs, upsert', buildStatement([log(entry(SENSOR, 1), entry(SENSOR_2, 2))], [1], 'upsert')],
+    ];
+    const plans: Explained[] = [];
+    const rolledBack = new Error('rolled back');
+    for (const [name, { sql, params }] of statements)
+      await db
+        .transaction(async (tx) => {
+          // As a named prepared statement is run once it has been run a few times: its generic plan.
+          await tx.query(`PREPARE plan_check AS ${sql}`);
+          try {
+            await tx.query('SET LOCAL plan_cache_mode = force_generic_plan');
+            const [row] = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+              `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE plan_check(${params.map(literal).join(', ')})`,
+            );
+            plans.push({ sql: `${name}: ${sql}`, plan: row['QUERY PLAN'][0].Plan });
+          } finally {
+            await tx.query('DEALLOCATE plan_check');
+          }
+          throw rolledBack;
+        })
+        .catch((err: unknown) => {
+          if (err !== rolledBack) throw err;
+        });
+    expect(plans).toHaveLength(4);
+    const byKey = plans.flatMap((p) =>
+      nodes(p.plan)
+        .filter(
+          (n) => /^(sites|current_readings)$/.test(n['Relation Name'] ?? '') && handled(n) > 4,
+        )
+        .map(
+          (n) =>
+            `${n['Node Type']} ${n['Relation Name']} ${handled(n)} rows in: ${p.sql.slice(0, 60)}`,
+        ),
+    );
+    expect(byKey).toEqual([]);
+    expect(overspent(plans, 100)).toEqual([]);
   }, 120_000);
 
   it('a million rows cost the same work before and after ANALYZE', async () => {
