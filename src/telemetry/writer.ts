@@ -261,13 +261,14 @@ export class TelemetryWriter {
           continue;
         }
         // Otherwise a unique violation is a reading's first current row, written by a concurrent
-        // statement after this one began (statement.ts): nothing was stored, and the next attempt
-        // sees that row.
-        const again = errorCode(err) === UNIQUE_VIOLATION ? hasReadings && n < 2 : retryable(err);
+        // statement after this one began (statement.ts): nothing was stored, and an attempt right
+        // away sees that row.
+        const raced = errorCode(err) === UNIQUE_VIOLATION;
+        const again = raced ? hasReadings : retryable(err);
         // Every write is idempotent (keyed upserts), so repeating one whose outcome is unknown cannot
         // store anything twice; at worst a repeat counts as duplicates what the first attempt stored.
         if (!again || n >= 2 || Date.now() - started > (deadline - started) / 2) throw err;
-        await new Promise((r) => setTimeout(r, 50 * (n + 1)));
+        if (!raced) await new Promise((r) => setTimeout(r, 50 * (n + 1)));
       }
     }
   }
