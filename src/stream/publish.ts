@@ -12,21 +12,22 @@ export const CHANNEL_SQL = `'stream_' || current_schema()`;
 
 const INSERT = 'INSERT INTO stream_events (site_id, type, data)';
 
+/** A `reading` event for each row of `rows` (a reading that replaced a current value), in `order`. */
+const readingEvents = (rows: string, order: string, of = '') => `er AS (${INSERT}
+  SELECT ${of}site, 'reading', '{"siteId":' || ${of}site || ',"kind":"' || ${of}kind || '","record":' || ${of}rec || '}'
+    FROM ${rows} ORDER BY ${order})`;
+
 /**
  * CTE of the telemetry statement (src/telemetry/statement.ts): a `reading` event for each reading
  * that replaced a current value, i.e. each row the upsert `wr` returned, with its input row of `ir`.
  */
-export const READING_EVENTS = `er AS (${INSERT}
-  SELECT ir.site, 'reading', '{"siteId":' || ir.site || ',"kind":"' || ir.kind || '","record":' || ir.rec || '}'
-    FROM wr JOIN ir USING (kind, id) ORDER BY ir.kind, ir.id)`;
+export const READING_EVENTS = readingEvents('wr JOIN ir USING (kind, id)', 'ir.kind, ir.id', 'ir.');
 
 /**
  * The same when a statement takes several readings of one equipment in order: an event for each
  * reading that replaced a current value (the rows of `sr`), each equipment's in that order.
  */
-export const READING_EVENTS_IN_ORDER = `er AS (${INSERT}
-  SELECT site, 'reading', '{"siteId":' || site || ',"kind":"' || kind || '","record":' || rec || '}'
-    FROM sr ORDER BY kind, id, n)`;
+export const READING_EVENTS_IN_ORDER = readingEvents('sr', 'kind, id, n');
 
 /**
  * CTE of the telemetry statement when it upserts: a `logs` event per upload (job), site and kind,

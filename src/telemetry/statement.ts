@@ -40,6 +40,12 @@ const ARRAY_TYPE: Record<ColumnType, string> = {
  */
 export type LogMode = 'insert' | 'upsert';
 
+/** A current value written whole (`t` is the row already there, when an upsert meets one). */
+const INSERT_CURRENT =
+  'INSERT INTO current_readings AS t (equipment_kind, equipment_id, site_id, ts, record)';
+const REPLACE_CURRENT =
+  'ON CONFLICT (equipment_kind, equipment_id) DO UPDATE SET site_id = EXCLUDED.site_id, ts = EXCLUDED.ts, record = EXCLUDED.record';
+
 /** Timestamps travel as epoch milliseconds (float8, exact for every accepted time) and become timestamptz in SQL. */
 const TS = 'to_timestamp(t / 1000)';
 
@@ -244,9 +250,9 @@ export function buildStatement(
       // Each equipment once: one upsert decides, and returns the rows it wrote.
       ctes.push(
         `ir AS (SELECT kind, id, site, ${TS} AS ts, rec, job FROM unnest(${unnest.join(', ')}) AS u(kind, id, site, t, rec, job))`,
-        `wr AS (INSERT INTO current_readings AS t (equipment_kind, equipment_id, site_id, ts, record)
+        `wr AS (${INSERT_CURRENT}
           SELECT kind, id, site, ts, rec::jsonb FROM ir ORDER BY kind, id
-          ON CONFLICT (equipment_kind, equipment_id) DO UPDATE SET site_id = EXCLUDED.site_id, ts = EXCLUDED.ts, record = EXCLUDED.record
+          ${REPLACE_CURRENT}
           WHERE t.ts < EXCLUDED.ts OR (t.ts = EXCLUDED.ts AND t.record IS DISTINCT FROM EXCLUDED.record)
           RETURNING t.equipment_kind AS kind, t.equipment_id AS id)`,
         READING_EVENTS,
@@ -280,10 +286,10 @@ export function buildStatement(
             FROM sq WHERE newest WINDOW w AS (PARTITION BY kind, id ORDER BY n)) x
           WHERE stored AND n > 0)`,
         `fr AS (SELECT DISTINCT ON (kind, id) kind, id, site, ts, rec, existed FROM sr ORDER BY kind, id, n DESC)`,
-        `wr AS (INSERT INTO current_readings AS t (equipment_kind, equipment_id, site_id, ts, record)
+        `wr AS (${INSERT_CURRENT}
           SELECT kind, id, site, ts, rec::jsonb FROM fr WHERE existed ORDER BY kind, id
-          ON CONFLICT (equipment_kind, equipment_id) DO UPDATE SET site_id = EXCLUDED.site_id, ts = EXCLUDED.ts, record = EXCLUDED.record)`,
-        `wn AS (INSERT INTO current_readings (equipment_kind, equipment_id, site_id, ts, record)
+          ${REPLACE_CURRENT})`,
+        `wn AS (${INSERT_CURRENT}
           SELECT kind, id, site, ts, rec::jsonb FROM fr WHERE NOT existed ORDER BY kind, id)`,
         READING_EVENTS_IN_ORDER,
       );

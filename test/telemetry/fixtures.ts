@@ -1,7 +1,9 @@
 import { afterAll, beforeAll } from 'vitest';
 import type { Config } from '../../src/config.js';
 import type { Database } from '../../src/db/index.js';
-import { bearer, startApp, type Backend, type TestContext } from '../helper.js';
+import { Partitions } from '../../src/telemetry/partitions.js';
+import { TelemetryWriter } from '../../src/telemetry/writer.js';
+import { bearer, instrument, startApp, type Backend, type TestContext } from '../helper.js';
 
 // Equipment of the generated demo document (src/provisioning/demo.ts): ids are site * 10000 + n.
 export const SENSOR = 10100;
@@ -98,3 +100,27 @@ export const VALID: Record<
 };
 
 export const KINDS = ['sensor', 'meter', 'pump', 'tank'] as const;
+
+/**
+ * A telemetry writer on `db` that records every statement it sends (within transactions too), for
+ * tests that count statements; partitions cover the present.
+ */
+export async function countingWriter(
+  db: Database,
+  opts: { group: boolean; maxInFlight: number; maxPerLane: number },
+) {
+  const sent: string[] = [];
+  const counting = instrument(db, (view) => ({
+    query: (sql, params, options) => (sent.push(sql), view.query(sql, params, options)),
+    transaction: (fn) =>
+      view.transaction((tx) =>
+        fn({
+          ...tx,
+          query: (sql, params, options) => (sent.push(sql), tx.query(sql, params, options)),
+        }),
+      ),
+  }));
+  const partitions = new Partitions(db);
+  await partitions.cover(Date.now());
+  return { writer: new TelemetryWriter(counting, partitions, opts), sent };
+}

@@ -5,7 +5,7 @@ import type { Entry } from '../../src/telemetry/kinds.js';
 import { Partitions } from '../../src/telemetry/partitions.js';
 import { TelemetryWriter } from '../../src/telemetry/writer.js';
 import { describeEachBackend, instrument } from '../helper.js';
-import { count, SENSOR, SENSOR_2, suiteApp } from './fixtures.js';
+import { count, countingWriter, SENSOR, SENSOR_2, suiteApp } from './fixtures.js';
 import { until } from '../wait.js';
 
 describeEachBackend('telemetry group commit', (backend) => {
@@ -57,22 +57,8 @@ describeEachBackend('telemetry group commit', (backend) => {
   });
 
   /** A writer on a database that counts the statements sent to it. */
-  async function writerWith(group: boolean) {
-    const sent: string[] = [];
-    const counting = instrument(t.ctx.db, (db) => ({
-      query: (sql, params) => (sent.push(sql), db.query(sql, params)),
-      transaction: (fn) =>
-        db.transaction((tx) =>
-          fn({ ...tx, query: (sql, params) => (sent.push(sql), tx.query(sql, params)) }),
-        ),
-    }));
-    const partitions = new Partitions(t.ctx.db);
-    await partitions.cover(Date.now());
-    return {
-      writer: new TelemetryWriter(counting, partitions, { group, maxInFlight: 1, maxPerLane: 1 }),
-      sent,
-    };
-  }
+  const writerWith = (group: boolean) =>
+    countingWriter(t.ctx.db, { group, maxInFlight: 1, maxPerLane: 1 });
   // Entries reach the writer with their site found (demo ids: site * 10000 + n).
   const entry = (m: number, value: unknown = m, id = SENSOR): Entry => ({
     kind: 'sensor',

@@ -3,10 +3,8 @@ import pg from 'pg';
 import { expect, it } from 'vitest';
 import { makeJob } from '../../src/telemetry/jobs.js';
 import type { Entry } from '../../src/telemetry/kinds.js';
-import { Partitions } from '../../src/telemetry/partitions.js';
-import { TelemetryWriter } from '../../src/telemetry/writer.js';
-import { describeEachBackend, describeWith, instrument } from '../helper.js';
-import { suiteApp } from './fixtures.js';
+import { describeEachBackend, describeWith } from '../helper.js';
+import { countingWriter, suiteApp } from './fixtures.js';
 import { until } from '../wait.js';
 
 // Readings of one equipment that go to the database in one statement (a busy site's gateway sends
@@ -58,20 +56,7 @@ describeEachBackend('readings of one equipment in one statement', (backend) => {
   const t = suiteApp(backend);
 
   /** A writer that writes one group at a time, and the statements it sent. */
-  async function writer() {
-    const sent: string[] = [];
-    const counting = instrument(t.ctx.db, (db) => ({
-      query: (sql, params, options) => (sent.push(sql), db.query(sql, params, options)),
-    }));
-    const partitions = new Partitions(t.ctx.db);
-    await partitions.cover(Date.now());
-    const w = new TelemetryWriter(counting, partitions, {
-      group: true,
-      maxInFlight: 1,
-      maxPerLane: 1,
-    });
-    return { writer: w, sent };
-  }
+  const writer = () => countingWriter(t.ctx.db, { group: true, maxInFlight: 1, maxPerLane: 1 });
 
   const reading = fc.record({
     id: fc.constantFrom(...SENSORS),
@@ -184,13 +169,7 @@ describeWith(['postgres'], 'readings racing for a first current value [postgres]
        VALUES ('sensor', $1, 1, $2, '{}'::jsonb)`,
       [HELD, new Date(BASE).toISOString()],
     );
-    const sent: string[] = [];
-    const counting = instrument(db, (view) => ({
-      query: (sql, params, options) => (sent.push(sql), view.query(sql, params, options)),
-    }));
-    const partitions = new Partitions(db);
-    await partitions.cover(Date.now());
-    const w = new TelemetryWriter(counting, partitions, {
+    const { writer: w, sent } = await countingWriter(db, {
       group: true,
       maxInFlight: 2,
       maxPerLane: 2,
