@@ -48,7 +48,13 @@ import {
   startServer,
   writeResultsSection,
 } from './harness.js';
-import { batchBody, copyChunks, readingBody, type Fleet } from './ingest-load.js';
+import {
+  batchBody,
+  copyChunks,
+  MINUTES_PER_BATCH,
+  readingBody,
+  type Fleet,
+} from './ingest-load.js';
 import { startFsyncProbe, type FsyncProbe } from './fsync-probe.js';
 import { report, type Run } from './ingest-report.js';
 import { record } from './record.js';
@@ -87,8 +93,11 @@ const SINGLE_LOAD = process.env.BENCH_SINGLE_LOAD ?? (HAS_WRK ? 'wrk' : 'autocan
  * BENCH_BATCH_LOAD=autocannon|wrk chooses.
  */
 const BATCH_LOAD = process.env.BENCH_BATCH_LOAD ?? (HAS_WRK ? 'wrk' : 'autocannon');
-/** Batches a run of `seconds` may send: up to ~400 a second. */
-const batchesFor = (seconds: number) => seconds * 400;
+/**
+ * Batches a run of `seconds` may send: up to 800 a second (a run on a fast machine reached the
+ * earlier 400, and the bench then stops rather than repeat keys).
+ */
+const batchesFor = (seconds: number) => seconds * 800;
 /** Batches prepared per server run: its 2-s warm-up and its measured run. */
 const BATCH_PREPARED = batchesFor(2) + batchesFor(DURATION);
 const SECRET = 'bench-secret-123456';
@@ -115,8 +124,11 @@ async function cpuIdle(ms: number): Promise<number | undefined> {
   }
 }
 
-/** Equipment of 50 sites (13 sensors each) and a client that reaches them all. */
-async function provision(db: Database): Promise<Fleet> {
+/**
+ * Equipment of 50 sites (13 sensors each) and a client that reaches them all, for `serverRuns` runs
+ * of a server (each sends at most BATCH_PREPARED batches).
+ */
+async function provision(db: Database, serverRuns: number): Promise<Fleet> {
   await migrate(db);
   const doc = generateDemo({ sites: SITES, transactionsPerSite: 0, imagesPerSite: 0 });
   await importDocument(db, doc);
@@ -124,12 +136,15 @@ async function provision(db: Database): Promise<Fleet> {
   const bySite = new Map<number, number[]>();
   for (const s of doc.sensors!)
     bySite.set(s.SiteID, [...(bySite.get(s.SiteID) ?? []), s.SiteSensorID]);
-  // 55 days back, as a gateway's catch-up would be: every batch moves its site's window 100 minutes
-  // on, so a compare run (about 22,000 batches, 30 days) still ends before now + 24 h, past which
-  // the service refuses a timestamp.
+  // Back in time, as a gateway's catch-up would be: every batch moves its site's window 100 minutes
+  // on, so the days back are those that every batch the runs may send covers (at least 55), and the
+  // last batch still ends before now, well within the 24 h ahead past which the service refuses a
+  // timestamp.
+  const windows = Math.ceil((serverRuns * BATCH_PREPARED) / bySite.size);
+  const days = Math.max(55, Math.ceil((windows * MINUTES_PER_BATCH) / 1440) + 1);
   return {
     sitesSensors: [...bySite.values()],
-    base: Math.floor((Date.now() - 55 * 86_400_000) / 60_000) * 60_000,
+    base: Math.floor((Date.now() - days * 86_400_000) / 60_000) * 60_000,
   };
 }
 
@@ -518,7 +533,7 @@ async function compare(otherRoot: string) {
   const runs: { config: string; round: number; run: Run }[] = [];
   await onEachDatabase(DB_URL, 'ingestcmp', async (backend, db, env) => {
     if (backend !== 'postgres') return void (await db.close());
-    const fleet = await provision(db);
+    const fleet = await provision(db, (rounds + 1) * configs.length);
     await db.close();
     const counter = { batch: 0, single: 0 };
     // Round 0 warms the new database up (its first minutes of inserts were measured far slower for
@@ -620,7 +635,7 @@ async function ingest() {
   const idle = await cpuIdle(3000);
   // On each database (a) and (c) with and without group commit; on PostgreSQL then (b) with the rows (a) stored.
   await onEachDatabase(DB_URL, 'ingest', async (backend, db, env) => {
-    const fleet = await provision(db);
+    const fleet = await provision(db, 2);
     await db.close();
     const counter = { batch: 0, single: 0 };
     for (const group of [true, false]) {
