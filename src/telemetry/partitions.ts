@@ -13,8 +13,16 @@ export class Partitions {
 
   constructor(private readonly db: Queryable) {}
 
-  /** Makes sure every time up to `upto` (epoch ms), and two months past now, has a partition. */
-  async cover(upto: number): Promise<void> {
+  /**
+   * Makes sure every time up to `upto` (epoch ms), and two months past now, has a partition. Nothing
+   * to wait for (undefined) when they are known to exist, the rule: a write then goes to the database
+   * in the same turn, not after other work queued meanwhile.
+   */
+  cover(upto: number): Promise<void> | undefined {
+    return upto < this.coveredUntil ? undefined : this.create(upto);
+  }
+
+  private async create(upto: number): Promise<void> {
     while (upto >= this.coveredUntil) {
       if (!this.pending) {
         const until = new Date(Math.max(upto, Date.now() + AHEAD_MS)).toISOString();

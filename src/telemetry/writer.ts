@@ -23,6 +23,12 @@ export interface WriterOptions {
   maxInFlight: number;
   /** Writes in flight at once that touch the same tables (see laneOf). */
   maxPerLane: number;
+  /**
+   * Writes of the readings lane in flight at once (default maxPerLane). Readings of one site update
+   * the same current-value rows, so a statement more in flight mostly waits for the others' locks;
+   * log statements write rows of their own and wait only for their commits' flushes.
+   */
+  maxReadings?: number;
   /** Called after each commit (the live stream looks for the events the write stored). */
   onCommit?: () => void;
   /** Called after each commit for every job of it, with the records it stored per kind (the ingest metrics). */
@@ -50,6 +56,8 @@ interface Pending {
 interface Lane {
   queue: Pending[];
   inFlight: number;
+  /** Writes of this lane in flight at most. */
+  limit: number;
 }
 
 /** A group fills up to about one batch: grouping pays for small requests; big batches gain nothing by waiting for each other. */
@@ -65,6 +73,8 @@ const retryable = (err: unknown) =>
   TRANSIENT.has(errorCode(err)) ||
   (isDatabaseUnavailable(err) && !(err instanceof DatabaseTimeout));
 
+const READINGS = 'readings';
+
 const failure = (cause: unknown) => Object.assign(serverError(UNSTORED), { cause });
 
 /**
@@ -73,7 +83,7 @@ const failure = (cause: unknown) => Object.assign(serverError(UNSTORED), { cause
  * pump readings, other kinds' logs and every read go on. Readings of every kind share one table.
  */
 export function laneOf(job: Job): string {
-  if (job.role === 'reading') return 'readings';
+  if (job.role === 'reading') return READINGS;
   const kinds = new Set<string>();
   for (const e of job.entries) kinds.add(e.kind);
   return `logs:${[...kinds].sort().join(',')}`;
@@ -105,7 +115,11 @@ export class TelemetryWriter {
     return new Promise((resolve, reject) => {
       const key = laneOf(job);
       let lane = this.lanes.get(key);
-      if (!lane) this.lanes.set(key, (lane = { queue: [], inFlight: 0 }));
+      if (!lane) {
+        const limit =
+          key === READINGS ? (this.opts.maxReadings ?? this.opts.maxPerLane) : this.opts.maxPerLane;
+        this.lanes.set(key, (lane = { queue: [], inFlight: 0, limit }));
+      }
       const pending: Pending = { job, deadline, resolve, reject };
       const queue = lane.queue;
       pending.timer = setTimeout(
@@ -157,7 +171,7 @@ export class TelemetryWriter {
       while (
         lane.queue.length &&
         this.inFlight < this.opts.maxInFlight &&
-        lane.inFlight < this.opts.maxPerLane
+        lane.inFlight < lane.limit
       ) {
         const group = this.opts.group ? this.take(lane.queue) : [[lane.queue.shift()!]];
         const n = group.flat().length;
@@ -238,9 +252,10 @@ export class TelemetryWriter {
     const started = Date.now();
     const jobs = rounds.map((r) => r.map((p) => p.job));
     const db = () => this.db.bounded(Math.max(1, deadline - Date.now()));
-    await this.partitions.cover(
+    const covering = this.partitions.cover(
       Math.max(...jobs.flat().map((j) => (j.role === 'log' ? j.maxTs : 0))),
     );
+    if (covering) await covering;
     const sites = [...new Set(jobs.flat().flatMap((j) => j.sites))].sort((a, b) => a - b);
     const hasLogs = jobs.some((r) => r.some((j) => j.role === 'log'));
     const hasReadings = jobs.some((r) => r.some((j) => j.role === 'reading'));

@@ -116,6 +116,68 @@ describeEachBackend('telemetry group commit', (backend) => {
     expect(writer.busy(0)).toBe(false);
   });
 
+  it('keeps at most maxPerLane writes of a log lane and maxReadings of the readings lane in flight', async () => {
+    // Every write is held at the gate; what each lane has sent shows how many it has in flight.
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const sent = { sensor: 0, pump: 0, readings: 0 };
+    const held = instrument(t.ctx.db, (db) => ({
+      query: async (sql, params, options) => {
+        if (/INSERT INTO sensor_logs/.test(sql)) sent.sensor++;
+        else if (/INSERT INTO pump_logs/.test(sql)) sent.pump++;
+        else if (/INSERT INTO current_readings/.test(sql)) sent.readings++;
+        await gate;
+        return db.query(sql, params, options);
+      },
+    }));
+    const partitions = new Partitions(t.ctx.db);
+    await partitions.cover(Date.now());
+    // Room for one write more than the lanes' limits together.
+    const writer = new TelemetryWriter(held, partitions, {
+      group: true,
+      maxInFlight: 7,
+      maxPerLane: 3,
+      maxReadings: 2,
+    });
+    const reading = (id: number): Entry => ({
+      kind: 'sensor',
+      id,
+      ts: Date.parse(minute(1400)),
+      values: [],
+      record: { sensorID: id, value: 1, timestamp: minute(1400) },
+      index: 0,
+      site: 1,
+    });
+    // One at a time, each once the one before is in flight (requests queued together would share a statement).
+    const answers: Promise<unknown>[] = [];
+    try {
+      for (let i = 0; i < 4; i++) {
+        answers.push(writer.submit(job(entry(1401 + i)), soon()));
+        await until(() => sent.sensor === Math.min(i + 1, 3) || sent.sensor > 3, 'a sensor write');
+      }
+      for (let i = 0; i < 3; i++) {
+        answers.push(writer.submit(makeJob('reading', [reading(10102 + i)], [1]), soon()));
+        await until(() => sent.readings === Math.min(i + 1, 2) || sent.readings > 2, 'a reading');
+      }
+      // Another lane still has room: once its write is sent, every lane has had its turn.
+      const pump: Entry = {
+        ...entry(1401),
+        kind: 'pump',
+        id: 10401,
+        values: [10, true, 50, 1, 'ok'],
+      };
+      answers.push(writer.submit(makeJob('log', [pump], [1]), soon()));
+      await until(() => sent.pump === 1, 'the pump write');
+      expect(sent).toEqual({ sensor: 3, pump: 1, readings: 2 });
+    } finally {
+      open();
+      await Promise.allSettled(answers);
+    }
+    await Promise.all(answers);
+    // The queued ones went once a write of their lane ended.
+    expect(sent).toEqual({ sensor: 4, pump: 1, readings: 3 });
+  });
+
   it('puts a key written twice in one group in a later statement of the same transaction', async () => {
     const { writer, sent } = await writerWith(true);
     const counts = await Promise.all([
