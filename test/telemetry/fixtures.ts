@@ -2,7 +2,7 @@ import { afterAll, beforeAll } from 'vitest';
 import type { Config } from '../../src/config.js';
 import type { Database } from '../../src/db/index.js';
 import { Partitions } from '../../src/telemetry/partitions.js';
-import { TelemetryWriter } from '../../src/telemetry/writer.js';
+import { TelemetryWriter, type WriterOptions } from '../../src/telemetry/writer.js';
 import { bearer, instrument, startApp, type Backend, type TestContext } from '../helper.js';
 
 // Equipment of the generated demo document (src/provisioning/demo.ts): ids are site * 10000 + n.
@@ -103,22 +103,21 @@ export const KINDS = ['sensor', 'meter', 'pump', 'tank'] as const;
 
 /**
  * A telemetry writer on `db` that records every statement it sends (within transactions too), for
- * tests that count statements; partitions cover the present.
+ * tests that count statements; partitions cover the present. With `hold`, each statement is recorded
+ * when the writer sends it and reaches the database once `hold` has resolved (writes held in flight).
  */
-export async function countingWriter(
-  db: Database,
-  opts: { group: boolean; maxInFlight: number; maxPerLane: number },
-) {
+export async function countingWriter(db: Database, opts: WriterOptions, hold?: Promise<void>) {
   const sent: string[] = [];
+  const send =
+    (view: Pick<Database, 'query'>): Database['query'] =>
+    async (sql, params, options) => {
+      sent.push(sql);
+      if (hold) await hold;
+      return view.query(sql, params, options);
+    };
   const counting = instrument(db, (view) => ({
-    query: (sql, params, options) => (sent.push(sql), view.query(sql, params, options)),
-    transaction: (fn) =>
-      view.transaction((tx) =>
-        fn({
-          ...tx,
-          query: (sql, params, options) => (sent.push(sql), tx.query(sql, params, options)),
-        }),
-      ),
+    query: send(view),
+    transaction: (fn) => view.transaction((tx) => fn({ ...tx, query: send(tx) })),
   }));
   const partitions = new Partitions(db);
   await partitions.cover(Date.now());

@@ -97,14 +97,11 @@ describeEachBackend('telemetry group commit', (backend) => {
     // Writes are held until the gate opens, so the second upload must wait for the only slot.
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
-    const held = instrument(t.ctx.db, (db) => ({
-      query: async (sql, params, options) => (await gate, db.query(sql, params, options)),
-    }));
-    const writer = new TelemetryWriter(held, new Partitions(t.ctx.db), {
-      group: true,
-      maxInFlight: 1,
-      maxPerLane: 1,
-    });
+    const { writer } = await countingWriter(
+      t.ctx.db,
+      { group: true, maxInFlight: 1, maxPerLane: 1 },
+      gate,
+    );
     expect(writer.busy()).toBe(false);
     const first = writer.submit(job(entry(1301)), soon());
     await new Promise((r) => setImmediate(r)); // the first is being written (held at the gate)
@@ -120,25 +117,23 @@ describeEachBackend('telemetry group commit', (backend) => {
     // Every write is held at the gate; what each lane has sent shows how many it has in flight.
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
-    const sent = { sensor: 0, pump: 0, readings: 0 };
-    const held = instrument(t.ctx.db, (db) => ({
-      query: async (sql, params, options) => {
-        if (/INSERT INTO sensor_logs/.test(sql)) sent.sensor++;
-        else if (/INSERT INTO pump_logs/.test(sql)) sent.pump++;
-        else if (/INSERT INTO current_readings/.test(sql)) sent.readings++;
-        await gate;
-        return db.query(sql, params, options);
-      },
-    }));
-    const partitions = new Partitions(t.ctx.db);
-    await partitions.cover(Date.now());
     // Room for one write more than the lanes' limits together.
-    const writer = new TelemetryWriter(held, partitions, {
-      group: true,
-      maxInFlight: 7,
-      maxPerLane: 3,
-      maxReadings: 2,
-    });
+    const { writer, sent: statements } = await countingWriter(
+      t.ctx.db,
+      { group: true, maxInFlight: 7, maxPerLane: 3, maxReadings: 2 },
+      gate,
+    );
+    const sent = {
+      get sensor() {
+        return statements.filter((sql) => /INSERT INTO sensor_logs/.test(sql)).length;
+      },
+      get pump() {
+        return statements.filter((sql) => /INSERT INTO pump_logs/.test(sql)).length;
+      },
+      get readings() {
+        return statements.filter((sql) => /INSERT INTO current_readings/.test(sql)).length;
+      },
+    };
     const reading = (id: number): Entry => ({
       kind: 'sensor',
       id,
