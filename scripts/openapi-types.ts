@@ -12,7 +12,7 @@ import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
+import { loadSettings } from '../src/settings.js';
 import { migrate } from '../src/db/migrate.js';
 import { openPglite } from '../src/db/pglite.js';
 
@@ -32,8 +32,8 @@ async function servedDocument(): Promise<OpenAPI3> {
   const db = await openPglite();
   try {
     await migrate(db);
-    // The environment is not read (loadConfig's first argument): the defaults, a fixed secret.
-    const config = loadConfig(
+    // The environment is not read (loadSettings's first argument): the defaults, a fixed secret.
+    const config = loadSettings(
       {},
       { LOG_LEVEL: 'silent', JWT_SECRET: 'openapi-types-secret-of-at-least-32-characters' },
     );

@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { loadConfig, type Config } from './config.js';
+import { loadSettings, type Settings } from './settings.js';
 import { connect, type Database } from './db/index.js';
 import { createTokenService, loadJwtSecret } from './auth/tokens.js';
 import { registerTokenResolution } from './plugins/auth.js';
@@ -46,46 +46,46 @@ function trustProxy(
 }
 
 export async function buildApp(
-  config: Config = loadConfig(),
+  settings: Settings = loadSettings(),
   opts: BuildOptions = {},
 ): Promise<FastifyTypebox> {
   const app = Fastify({
-    logger: opts.logger ?? { level: config.LOG_LEVEL },
-    bodyLimit: config.BODY_LIMIT,
+    logger: opts.logger ?? { level: settings.LOG_LEVEL },
+    bodyLimit: settings.BODY_LIMIT,
     // Ids arrive as path text ("12"); a trailing slash is the same route.
     routerOptions: { ignoreTrailingSlash: true },
     return503OnClosing: true,
-    trustProxy: trustProxy(config.TRUST_PROXY),
+    trustProxy: trustProxy(settings.TRUST_PROXY),
     // Slow clients (half-sent headers, a body trickling in) are cut off; the server looks every
     // second or so, so a connection is closed at most about that long after its deadline.
-    requestTimeout: config.REQUEST_TIMEOUT_MS,
+    requestTimeout: settings.REQUEST_TIMEOUT_MS,
     http: {
-      headersTimeout: config.HEADERS_TIMEOUT_MS,
-      requestTimeout: config.REQUEST_TIMEOUT_MS,
+      headersTimeout: settings.HEADERS_TIMEOUT_MS,
+      requestTimeout: settings.REQUEST_TIMEOUT_MS,
       connectionsCheckingInterval: Math.max(
         50,
-        Math.min(1000, Math.floor(config.HEADERS_TIMEOUT_MS / 4)),
+        Math.min(1000, Math.floor(settings.HEADERS_TIMEOUT_MS / 4)),
       ),
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  const db = opts.db ?? (await connect(config));
+  const db = opts.db ?? (await connect(settings));
   if (!opts.db) app.addHook('onClose', async () => db.close());
   // Every call is bounded in time (db/types.ts, bounded); the CLI and migrations are not. The
   // background services use app.db; a request uses request.db, bounded from its arrival.
-  app.decorate('db', db.bounded(config.QUERY_TIMEOUT_MS));
-  app.decorate('config', config);
+  app.decorate('db', db.bounded(settings.QUERY_TIMEOUT_MS));
+  app.decorate('settings', settings);
   app.decorate(
     'tokens',
-    createTokenService(await loadJwtSecret(db, config.JWT_SECRET), config.TOKEN_TTL),
+    createTokenService(await loadJwtSecret(db, settings.JWT_SECRET), settings.TOKEN_TTL),
   );
-  const stream = new StreamService(app.db, config, app.log);
+  const stream = new StreamService(app.db, settings, app.log);
   await stream.start();
   app.decorate('stream', stream);
   // Streams end before the server waits for open connections, and before the database closes.
   app.addHook('preClose', () => stream.close());
   const metrics = opts.metrics;
-  const telemetry = await TelemetryService.create(app.db, config, {
+  const telemetry = await TelemetryService.create(app.db, settings, {
     onCommit: () => stream.committed(),
     log: app.log,
     onStored: metrics
@@ -96,10 +96,10 @@ export async function buildApp(
   app.addHook('onReady', async () => telemetry.start());
   // Edge devices over MQTT (off without MQTT_URL). It stops taking messages, and finishes those it
   // is storing, before the writer is waited for.
-  const mqtt = config.MQTT_URL
+  const mqtt = settings.MQTT_URL
     ? new MqttService({
         db: app.db,
-        config,
+        settings,
         telemetry,
         log: app.log,
         onMessage: metrics ? (result) => metrics.mqttMessage(result) : undefined,
@@ -117,14 +117,14 @@ export async function buildApp(
   // First of the hooks, so that every answer is timed (a 401 or 429 too).
   if (metrics) await registerMetrics(app, metrics);
   app.addSchema(ErrorBody);
-  registerRequestDeadlines(app, db, config.QUERY_TIMEOUT_MS);
+  registerRequestDeadlines(app, db, settings.QUERY_TIMEOUT_MS);
   registerRouteTable(app);
   registerValidation(app);
-  registerDecompression(app, config.BODY_LIMIT);
+  registerDecompression(app, settings.BODY_LIMIT);
   registerErrorHandling(app);
   await registerDocs(app);
-  registerTokenResolution(app, config.CLIENT_CACHE_MS);
-  await registerRateLimit(app, config);
+  registerTokenResolution(app, settings.CLIENT_CACHE_MS);
+  await registerRateLimit(app, settings);
 
   await app.register(routes, { consoleDir: opts.consoleDir });
   return app;

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { loadConfig } from './config.js';
+import { loadSettings } from './settings.js';
 import { connect, type Database } from './db/index.js';
 import {
   changeClient,
@@ -61,7 +61,7 @@ const out = (m: string) => process.stdout.write(`${m}\n`);
 const log = (m: string) => process.stderr.write(`${m}\n`);
 
 async function withDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
-  const db = await connect(loadConfig());
+  const db = await connect(loadSettings());
   try {
     return await fn(db);
   } finally {
@@ -99,7 +99,7 @@ async function run(argv: string[]): Promise<void> {
     await runBackupCommand(command, sub, rest);
   } else if (command === 'retention') {
     if (sub) throw new UsageError('retention takes no arguments (the setting is RETENTION_DAYS)');
-    await runRetentionCommand(loadConfig().RETENTION_DAYS);
+    await runRetentionCommand(loadSettings().RETENTION_DAYS);
   } else if (!command || command === 'help' || command === '--help') {
     out(USAGE);
   } else {
@@ -114,18 +114,18 @@ async function runBackupCommand(
   extra: string[],
 ): Promise<void> {
   if (!file || extra.length) throw new UsageError(`${command} takes one FILE`);
-  const config = loadConfig();
-  if (config.DATABASE_URL)
+  const settings = loadSettings();
+  if (settings.DATABASE_URL)
     throw new UsageError(
       `${command} is for the embedded database (DATA_DIR); on PostgreSQL use pg_dump and pg_restore (docs/operations.md, "Backup and restore")`,
     );
   const started = Date.now();
   const took = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
   if (command === 'backup') {
-    const { bytes } = await backupDataDir(config.DATA_DIR, file, log);
+    const { bytes } = await backupDataDir(settings.DATA_DIR, file, log);
     log(`done: ${file}, ${(bytes / 1048576).toFixed(1)} MB in ${took()}`);
   } else {
-    const r = await restoreDataDir(config.DATA_DIR, file, log);
+    const r = await restoreDataDir(settings.DATA_DIR, file, log);
     log(`done: ${r.sites} sites, ${r.clients} clients, schema version ${r.to}, in ${took()}`);
   }
 }

@@ -6,7 +6,7 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Config } from './config.js';
+import type { Settings } from './settings.js';
 import type { Database } from './db/index.js';
 import type { TokenService } from './auth/tokens.js';
 import type { StreamService } from './stream/service.js';
@@ -27,7 +27,7 @@ export type FastifyTypebox = FastifyInstance<
 declare module 'fastify' {
   interface FastifyInstance {
     db: Database;
-    config: Config;
+    settings: Settings;
     tokens: TokenService;
     stream: StreamService;
     telemetry: TelemetryService;

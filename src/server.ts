@@ -1,17 +1,17 @@
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { SettingsError, loadSettings } from './settings.js';
 import { connect } from './db/index.js';
 import { DataDirBusyError } from './db/lock.js';
 import { createMetrics, serveMetrics, type MetricsListener } from './metrics.js';
 import { seedDemo } from './provisioning/seed.js';
 
 async function main() {
-  const config = loadConfig();
-  const db = await connect(config);
-  const demo = config.DEMO ?? !config.DATABASE_URL;
+  const settings = loadSettings();
+  const db = await connect(settings);
+  const demo = settings.DEMO ?? !settings.DATABASE_URL;
   const credentials = demo ? await seedDemo(db) : undefined;
-  const metrics = config.METRICS_PORT ? createMetrics() : undefined;
-  const app = await buildApp(config, { db, metrics });
+  const metrics = settings.METRICS_PORT ? createMetrics() : undefined;
+  const app = await buildApp(settings, { db, metrics });
   app.addHook('onClose', async () => db.close());
   let metricsListener: MetricsListener | undefined;
   // Scrapes stop when shutdown begins, before the database closes.
@@ -42,19 +42,19 @@ async function main() {
     // Before the public port: a metrics port that cannot be taken stops the start.
     metricsListener = await serveMetrics(
       metrics.registry,
-      config.METRICS_HOST,
-      config.METRICS_PORT,
+      settings.METRICS_HOST,
+      settings.METRICS_PORT,
       (err) => app.log.error({ err }, 'metrics listener failed'),
     ).catch((err: NodeJS.ErrnoException) => {
-      throw new ConfigError(
-        `cannot serve metrics on ${config.METRICS_HOST}:${config.METRICS_PORT} (${err.code ?? err.message}): ` +
+      throw new SettingsError(
+        `cannot serve metrics on ${settings.METRICS_HOST}:${settings.METRICS_PORT} (${err.code ?? err.message}): ` +
           'set METRICS_HOST or METRICS_PORT (0 turns metrics off)',
       );
     });
     app.log.info({ url: metricsListener.url }, 'Prometheus metrics served');
   }
-  await app.listen({ port: config.PORT, host: config.HOST });
-  const consoleUrl = `http://localhost:${config.PORT}/console/`;
+  await app.listen({ port: settings.PORT, host: settings.HOST });
+  const consoleUrl = `http://localhost:${settings.PORT}/console/`;
   if (!credentials)
     process.stdout.write(
       `\n  Console: ${consoleUrl}  (sign in with an API client's ID and secret)\n\n`,
@@ -65,9 +65,9 @@ async function main() {
       `\n  Demo data loaded. Demo client (an admin of every site; shown only now, keep it):\n` +
         `    clientId:     ${credentials.clientId}\n    clientSecret: ${credentials.clientSecret}\n` +
         `  Console:      ${consoleUrl}  (sign in with the client ID and secret above)\n` +
-        `  Get a token:  curl -s -X POST http://localhost:${config.PORT}/token -H 'content-type: application/json' ` +
+        `  Get a token:  curl -s -X POST http://localhost:${settings.PORT}/token -H 'content-type: application/json' ` +
         `-d '{"clientId":"${credentials.clientId}","clientSecret":"${credentials.clientSecret}"}'\n` +
-        `  API docs:     http://localhost:${config.PORT}/docs\n` +
+        `  API docs:     http://localhost:${settings.PORT}/docs\n` +
         `  Lost it? Stop the server and run: npm run -s site-monitor -- client rotate-secret ${credentials.clientId}\n` +
         `  (it prints a new secret), or, from another admin client: POST /v1/admin/clients/${credentials.clientId}/secret\n\n`,
     );
@@ -75,7 +75,7 @@ async function main() {
 }
 
 main().catch((err) => {
-  const known = err instanceof ConfigError || err instanceof DataDirBusyError;
+  const known = err instanceof SettingsError || err instanceof DataDirBusyError;
   process.stderr.write(`site-monitor: ${known ? err.message : (err?.stack ?? String(err))}\n`);
   process.exit(1);
 });

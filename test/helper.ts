@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { buildApp, type FastifyTypebox } from '../src/app.js';
-import { loadConfig, type Config } from '../src/config.js';
+import { loadSettings, type Settings } from '../src/settings.js';
 import { openPglite } from '../src/db/pglite.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { migrate } from '../src/db/migrate.js';
@@ -59,8 +59,8 @@ export async function openTestDb(
   };
 }
 
-export const testConfig = (overrides: Partial<Config> = {}): Config =>
-  loadConfig(
+export const testSettings = (overrides: Partial<Settings> = {}): Settings =>
+  loadSettings(
     {},
     {
       LOG_LEVEL: 'silent',
@@ -83,7 +83,7 @@ export interface TestContext {
 export async function startApp(
   backend: Backend,
   opts: {
-    config?: Partial<Config>;
+    settings?: Partial<Settings>;
     demo?: DemoOptions | false;
     logger?: object;
     metrics?: ServiceMetrics;
@@ -91,7 +91,7 @@ export async function startApp(
 ): Promise<TestContext> {
   const db = await openTestDb(backend);
   if (opts.demo !== false) await importDocument(db, generateDemo(opts.demo ?? {}));
-  const app = await buildApp(testConfig(opts.config), {
+  const app = await buildApp(testSettings(opts.settings), {
     db,
     logger: opts.logger ?? false,
     metrics: opts.metrics,

@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import type { Config } from '../config.js';
+import type { Settings } from '../settings.js';
 import { openPglite } from './pglite.js';
 import { openPostgres } from './postgres.js';
 import { migrate } from './migrate.js';
@@ -13,15 +13,16 @@ export type { Database, Queryable, Row } from './types.js';
  * The embedded one is taken for this process until close() (a second process is refused: DataDirBusyError).
  */
 export async function connect(
-  config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR'> & Partial<Pick<Config, 'QUERY_TIMEOUT_MS'>>,
+  settings: Pick<Settings, 'DATABASE_URL' | 'DATA_DIR'> &
+    Partial<Pick<Settings, 'QUERY_TIMEOUT_MS'>>,
 ): Promise<Database> {
   let db: Database;
-  if (config.DATABASE_URL) {
-    db = await openPostgres(config.DATABASE_URL, { connectTimeoutMs: config.QUERY_TIMEOUT_MS });
+  if (settings.DATABASE_URL) {
+    db = await openPostgres(settings.DATABASE_URL, { connectTimeoutMs: settings.QUERY_TIMEOUT_MS });
   } else {
-    mkdirSync(config.DATA_DIR, { recursive: true });
-    const release = lockDataDir(config.DATA_DIR);
-    const embedded = await openPglite(config.DATA_DIR).catch((err) => {
+    mkdirSync(settings.DATA_DIR, { recursive: true });
+    const release = lockDataDir(settings.DATA_DIR);
+    const embedded = await openPglite(settings.DATA_DIR).catch((err) => {
       release();
       throw err;
     });

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { ValidateFunction } from 'ajv';
 import { Access } from '../auth/access.js';
-import type { Config } from '../config.js';
+import type { Settings } from '../settings.js';
 import { isDatabaseUnavailable } from '../db/deadline.js';
 import { badRequest, errorBody, HttpError } from '../errors.js';
 import { bodyValidator, checkBody } from '../schemas/validator.js';
@@ -47,7 +47,7 @@ export class JsonTopics {
 
   constructor(
     private readonly telemetry: TelemetryService,
-    private readonly config: Config,
+    private readonly settings: Settings,
   ) {
     const compile = (make: (k: TelemetryKind) => object) =>
       Object.fromEntries(TELEMETRY_KINDS.map((k) => [k, bodyValidator.compile(make(k))])) as Record<
@@ -55,8 +55,8 @@ export class JsonTopics {
         ValidateFunction
       >;
     this.validators = {
-      log: compile((k) => logBatch(k, config.MAX_BATCH)),
-      reading: compile((k) => readingBatch(k, config.MAX_BATCH)),
+      log: compile((k) => logBatch(k, settings.MAX_BATCH)),
+      reading: compile((k) => readingBatch(k, settings.MAX_BATCH)),
     };
   }
 
@@ -65,7 +65,7 @@ export class JsonTopics {
    * not store it (the message is then not acknowledged).
    */
   async handle(topic: string, payload: Buffer): Promise<JsonAnswer> {
-    const prefix = this.config.MQTT_TOPIC_PREFIX;
+    const prefix = this.settings.MQTT_TOPIC_PREFIX;
     const m = topic.startsWith(prefix) ? TOPIC.exec(topic.slice(prefix.length)) : null;
     const kind = m?.[3] as TelemetryKind | undefined;
     if (!m || !TELEMETRY_KINDS.includes(kind!) || Number(m[1]) > 2_147_483_647)
@@ -96,7 +96,7 @@ export class JsonTopics {
         role,
         entries,
         idPath(prefix, false),
-        Date.now() + this.config.WRITE_TIMEOUT_MS,
+        Date.now() + this.settings.WRITE_TIMEOUT_MS,
         'mqtt',
       );
       return { result: 'stored', statusCode: 201, body: counts };
@@ -108,7 +108,7 @@ export class JsonTopics {
   }
 
   private parse(payload: Buffer): unknown {
-    if (payload.length > this.config.BODY_LIMIT)
+    if (payload.length > this.settings.BODY_LIMIT)
       throw new HttpError(413, 'message is larger than the limit');
     if (!isUtf8(payload))
       throw badRequest('the message is not valid UTF-8', [

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { MqttClient } from 'mqtt';
-import type { Config } from '../config.js';
+import type { Settings } from '../settings.js';
 import type { Database } from '../db/index.js';
 import type { Logger } from '../logger.js';
 import type { TelemetryService } from '../telemetry/service.js';
@@ -27,7 +27,7 @@ const REFUSED: Record<number, number> = { 400: 153, 403: 135, 404: 131, 413: 153
 
 export interface MqttServiceOptions {
   db: Database;
-  config: Config;
+  settings: Settings;
   telemetry: TelemetryService;
   log: Logger;
   /** Each message by what became of it (the metrics). */
@@ -56,12 +56,12 @@ export class MqttService {
   private readonly subscribed = new Set<MqttClient>();
 
   constructor(private readonly o: MqttServiceOptions) {
-    const { config } = o;
-    this.json = new JsonTopics(o.telemetry, config);
+    const { settings } = o;
+    this.json = new JsonTopics(o.telemetry, settings);
     this.clientId =
-      config.MQTT_CLIENT_ID ??
-      `${config.MQTT_HOST_ID}-${hostname().replace(/[^A-Za-z0-9._-]/g, '-')}`.slice(0, 100);
-    this.lease = new HostLease(o.db, config.MQTT_HOST_ID, this.clientId, {
+      settings.MQTT_CLIENT_ID ??
+      `${settings.MQTT_HOST_ID}-${hostname().replace(/[^A-Za-z0-9._-]/g, '-')}`.slice(0, 100);
+    this.lease = new HostLease(o.db, settings.MQTT_HOST_ID, this.clientId, {
       log: o.log,
       onChange: (held) => (held ? this.becomeHost() : void this.stopHost()),
     });
@@ -89,16 +89,16 @@ export class MqttService {
   }
 
   start(): void {
-    const { config, log } = this.o;
+    const { settings, log } = this.o;
     const count = this.o.db.kind === 'pglite' ? 1 : JSON_CONNECTIONS_PG;
     for (let i = 0; i < count; i++)
       this.clients.push(
         openConnection({
-          url: config.MQTT_URL!,
+          url: settings.MQTT_URL!,
           clientId: `${this.clientId}-j${i}`,
           clean: false,
-          sessionExpirySeconds: config.MQTT_SESSION_EXPIRY_S,
-          caFile: config.MQTT_CA_FILE,
+          sessionExpirySeconds: settings.MQTT_SESSION_EXPIRY_S,
+          caFile: settings.MQTT_CA_FILE,
           log,
           name: `JSON topics (${i + 1}/${count})`,
           customHandleAcks: (topic, payload, packet, done) =>
@@ -107,7 +107,7 @@ export class MqttService {
             this.subscribed.delete(client);
             client.once('close', () => this.subscribed.delete(client));
             client.subscribe(
-              jsonSubscriptions(config.MQTT_HOST_ID, config.MQTT_TOPIC_PREFIX),
+              jsonSubscriptions(settings.MQTT_HOST_ID, settings.MQTT_TOPIC_PREFIX),
               { qos: 1 },
               (err) => {
                 if (err)
@@ -185,7 +185,7 @@ export class MqttService {
   private becomeHost(): void {
     if (this.closing || this.host) return;
     this.o.log.info(
-      { hostId: this.o.config.MQTT_HOST_ID },
+      { hostId: this.o.settings.MQTT_HOST_ID },
       'mqtt: this instance is the Sparkplug host',
     );
     this.host = new SparkplugHost(this.o);

@@ -1,7 +1,7 @@
 import rateLimit from '@fastify/rate-limit';
 import { Redis } from 'ioredis';
 import type { FastifyInstance } from 'fastify';
-import type { Config } from '../config.js';
+import type { Settings } from '../settings.js';
 import { HttpError } from '../errors.js';
 import { answerNoRoute } from './methods.js';
 
@@ -9,10 +9,10 @@ import { answerNoRoute } from './methods.js';
  * Per client on /v1 (per IP for /token and for requests without a valid token). With REDIS_URL the
  * counters live in Redis, so every instance behind a balancer counts against the same limit.
  */
-export async function registerRateLimit(app: FastifyInstance, config: Config): Promise<void> {
+export async function registerRateLimit(app: FastifyInstance, settings: Settings): Promise<void> {
   let redis: Redis | undefined;
-  if (config.REDIS_URL) {
-    redis = new Redis(config.REDIS_URL, {
+  if (settings.REDIS_URL) {
+    redis = new Redis(settings.REDIS_URL, {
       maxRetriesPerRequest: 1,
       enableOfflineQueue: false,
       connectTimeout: 2000,
@@ -26,8 +26,8 @@ export async function registerRateLimit(app: FastifyInstance, config: Config): P
   }
   await app.register(rateLimit, {
     global: true,
-    max: config.RATE_LIMIT_MAX,
-    timeWindow: config.RATE_LIMIT_WINDOW_MS,
+    max: settings.RATE_LIMIT_MAX,
+    timeWindow: settings.RATE_LIMIT_WINDOW_MS,
     redis,
     nameSpace: 'site-monitor:rl:',
     // A broken counter store must not take the service down with it.

@@ -7,7 +7,7 @@ import { errorResponses } from '../schemas/common.js';
 const HEALTH_TIMEOUT_MS = 1500;
 
 export async function healthRoutes(app: FastifyTypebox): Promise<void> {
-  const timeout = Math.min(HEALTH_TIMEOUT_MS, app.config.QUERY_TIMEOUT_MS);
+  const timeout = Math.min(HEALTH_TIMEOUT_MS, app.settings.QUERY_TIMEOUT_MS);
   app.get(
     '/health',
     {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
-import type { Config } from '../config.js';
+import type { Settings } from '../settings.js';
 import type { Database } from '../db/index.js';
 import { HttpError, unauthorized } from '../errors.js';
 import { covers, decode, encode } from './cursor.js';
@@ -40,12 +40,12 @@ export class StreamService {
 
   constructor(
     private readonly db: Database,
-    private readonly config: Config,
+    private readonly settings: Settings,
     private readonly log: Logger,
   ) {
     this.follower = new Follower(db, {
       batch: FOLLOW_BATCH,
-      pollMs: config.STREAM_POLL_MS,
+      pollMs: settings.STREAM_POLL_MS,
       onEvents: (events) => this.deliver(events),
       onError: (err) =>
         log.warn({ err }, 'stream: reading events failed; trying again at the next wake-up'),
@@ -71,7 +71,7 @@ export class StreamService {
         { events: foreign },
         'stream: dropped events of transactions this server has not reached (a database restored from another server)',
       );
-    const retention = this.config.STREAM_RETENTION_MS;
+    const retention = this.settings.STREAM_RETENTION_MS;
     const pruner = new Pruner(this.db, retention);
     const prune = oneAtATime(() =>
       pruner.run().catch((err) => this.log.warn({ err }, 'stream: pruning events failed')),
@@ -80,7 +80,7 @@ export class StreamService {
     this.timers.push(
       setInterval(
         oneAtATime(() => this.sweep()),
-        this.config.STREAM_HEARTBEAT_MS,
+        this.settings.STREAM_HEARTBEAT_MS,
       ).unref(),
     );
   }
@@ -125,9 +125,9 @@ export class StreamService {
    */
   async subscribe(sink: Sink, scope: Subscription, lastEventId: string | undefined): Promise<void> {
     if (this.closing) throw unavailable('the service is shutting down; connect again');
-    if (this.size >= this.config.STREAM_MAX_SUBSCRIBERS)
+    if (this.size >= this.settings.STREAM_MAX_SUBSCRIBERS)
       throw unavailable('too many streams on this instance; try again shortly');
-    const sub = new Subscriber(scope.sites, sink, this.config.STREAM_MAX_BUFFER, (reason) =>
+    const sub = new Subscriber(scope.sites, sink, this.settings.STREAM_MAX_BUFFER, (reason) =>
       this.remove(sub, reason),
     );
     // Registered first: it keeps the follower active, and what it hands on from now on is held.
@@ -141,7 +141,7 @@ export class StreamService {
       const replayed =
         from && base && covers(base, from) && (await replay(this.db, sub, from, base));
       if (!replayed) {
-        const snapshot = await readSnapshot(this.db, scope.sites, this.config.MAX_BATCH);
+        const snapshot = await readSnapshot(this.db, scope.sites, this.settings.MAX_BATCH);
         sub.send(encode(snapshot.cursor), 'snapshot', JSON.stringify({ sites: snapshot.sites }), {
           retry: RETRY_MS,
         });

@@ -1,5 +1,5 @@
 import type { Access } from '../auth/access.js';
-import type { Config } from '../config.js';
+import type { Settings } from '../settings.js';
 import type { Database } from '../db/index.js';
 import type { Logger } from '../logger.js';
 import { EquipmentDirectory } from './equipment.js';
@@ -37,13 +37,13 @@ export class TelemetryService {
   private constructor(
     db: Database,
     partitions: Partitions,
-    config: Config,
+    settings: Settings,
     horizon: number | undefined,
     opts: TelemetryServiceOptions,
   ) {
     const onStored = opts.onStored;
     this.writer = new TelemetryWriter(db, partitions, {
-      group: config.GROUP_COMMIT,
+      group: settings.GROUP_COMMIT,
       // Of the pool's 10 connections, uploads take at most 5: those that write the same log tables
       // 3 (while one waits for its commit's flush, the others go on), readings 2 (their statements
       // at one busy site wait for each other's row locks: a third lost 4 % in an A/B).
@@ -58,13 +58,13 @@ export class TelemetryService {
           }
         : undefined,
     });
-    this.directory = new EquipmentDirectory(db, config.EQUIPMENT_CACHE_MS);
+    this.directory = new EquipmentDirectory(db, settings.EQUIPMENT_CACHE_MS);
     this.refresher =
-      config.ROLLUP_REFRESH_MS > 0
-        ? new RollupRefresher(db.bounded(config.WRITE_TIMEOUT_MS), {
-            intervalMs: config.ROLLUP_REFRESH_MS,
-            batch: config.ROLLUP_BATCH,
-            busyGraceMs: config.ROLLUP_BUSY_GRACE_MS,
+      settings.ROLLUP_REFRESH_MS > 0
+        ? new RollupRefresher(db.bounded(settings.WRITE_TIMEOUT_MS), {
+            intervalMs: settings.ROLLUP_REFRESH_MS,
+            batch: settings.ROLLUP_BATCH,
+            busyGraceMs: settings.ROLLUP_BUSY_GRACE_MS,
             busy: () => this.writer.busy(),
             onError: (err) =>
               opts.log.warn(
@@ -73,17 +73,17 @@ export class TelemetryService {
               ),
           })
         : undefined;
-    this.horizon = new UploadHorizon(db, config.RETENTION_DAYS, horizon);
+    this.horizon = new UploadHorizon(db, settings.RETENTION_DAYS, horizon);
     // A pass's steps take the time they need (each statement bounded by the server's statement_timeout,
     // each lock wait by the pass itself), so it does not use the requests' deadlines.
     const unbounded = db.bounded(Infinity);
     this.retention =
-      config.RETENTION_DAYS > 0
+      settings.RETENTION_DAYS > 0
         ? new RetentionScheduler(
-            (signal) => runRetention(unbounded, { days: config.RETENTION_DAYS, signal }),
+            (signal) => runRetention(unbounded, { days: settings.RETENTION_DAYS, signal }),
             {
-              intervalMs: config.RETENTION_INTERVAL_MS,
-              firstDelayMs: Math.min(config.RETENTION_INTERVAL_MS, 60_000),
+              intervalMs: settings.RETENTION_INTERVAL_MS,
+              firstDelayMs: Math.min(settings.RETENTION_INTERVAL_MS, 60_000),
               onReport: (report) => {
                 if (report.ran) this.horizon.learn(report.after);
                 // Quiet when there was nothing to do (every hour but about one a month).
@@ -100,12 +100,12 @@ export class TelemetryService {
   /** `db` bounds every request's call (the app's bounded view); `onCommit` follows every commit. */
   static async create(
     db: Database,
-    config: Config,
+    settings: Settings,
     opts: TelemetryServiceOptions,
   ): Promise<TelemetryService> {
     const partitions = new Partitions(db);
     await partitions.cover(Date.now());
-    return new TelemetryService(db, partitions, config, await readHorizon(db), opts);
+    return new TelemetryService(db, partitions, settings, await readHorizon(db), opts);
   }
 
   /** Starts the background rollup refresh and retention (when configured). */

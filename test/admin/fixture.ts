@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll } from 'vitest';
-import type { Config } from '../../src/config.js';
+import type { Settings } from '../../src/settings.js';
 import { bearer, startApp, type Backend, type TestContext } from '../helper.js';
 
 // Three demo sites (1, 2, 3; cameras s*10000+701 and +702), and three clients: `root` (admin of
@@ -8,7 +8,7 @@ import { bearer, startApp, type Backend, type TestContext } from '../helper.js';
 
 export const CAM = { s1: 10701, s1b: 10702, s2: 20701, s3: 30701 };
 
-export function adminSuite(backend: Backend, config: Partial<Config> = {}) {
+export function adminSuite(backend: Backend, settings: Partial<Settings> = {}) {
   const logs: string[] = [];
   const t = {
     ctx: undefined as unknown as TestContext,
@@ -63,7 +63,7 @@ export function adminSuite(backend: Backend, config: Partial<Config> = {}) {
       demo: { sites: 3, transactionsPerSite: 1, imagesPerSite: 0 },
       logger: { level: 'info', stream },
       // A long client cache: changes must reach this process at once all the same (forgetClient).
-      config: { CLIENT_CACHE_MS: 60_000, ...config },
+      settings: { CLIENT_CACHE_MS: 60_000, ...settings },
     });
     t.root = await t.ctx.token('*', { clientId: 'root', admin: true, cameraIds: '*' });
     t.limited = await t.ctx.token([1, 2], {

@@ -5,7 +5,7 @@ import type { Database } from '../../src/db/index.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
-import { bearer, describeEachBackend, instrument, openTestDb, testConfig } from '../helper.js';
+import { bearer, describeEachBackend, instrument, openTestDb, testSettings } from '../helper.js';
 import { minutesAgo, openCount, SENSOR, SITE2_SENSOR, TANK } from './fixtures.js';
 
 const SITE2_TANK = TANK + 10_000; // demo ids are site * 10000 + n
@@ -47,7 +47,7 @@ describeEachBackend('alarms under concurrency', (backend) => {
     for (const pool of pools) {
       const t = tracked(pool);
       stats.push(t.stats);
-      const app = await buildApp(testConfig(), { db: t.db, logger: false });
+      const app = await buildApp(testSettings(), { db: t.db, logger: false });
       await app.ready();
       apps.push(app);
     }

@@ -29,7 +29,7 @@ describeEachBackend('alarm routes: every status', (backend) => {
   };
   const item = { alarmType: 'Batch', message: 'm', timestamp: ts };
   beforeAll(async () => {
-    ctx = await startApp(backend, { config: { MAX_BATCH: 10 } });
+    ctx = await startApp(backend, { settings: { MAX_BATCH: 10 } });
     all = alarmClient(ctx, await ctx.token('*'));
     site2 = alarmClient(ctx, await ctx.token([2]));
   });
@@ -266,7 +266,7 @@ describeEachBackend('alarm routes: 429 and 413', (backend) => {
   beforeAll(async () => {
     ctx = await startApp(backend, {
       demo: { sites: 1, transactionsPerSite: 1, imagesPerSite: 0 },
-      config: { RATE_LIMIT_MAX: 4, BODY_LIMIT: 1024 },
+      settings: { RATE_LIMIT_MAX: 4, BODY_LIMIT: 1024 },
     });
   });
   afterAll(async () => ctx?.close());

@@ -12,7 +12,7 @@ import {
   describeEachBackend,
   openTestDb,
   startApp,
-  testConfig,
+  testSettings,
   describeWith,
 } from '../helper.js';
 import { until } from '../wait.js';
@@ -31,7 +31,7 @@ describeEachBackend('authentication before the body', (backend) => {
   beforeAll(async () => {
     db = await openTestDb(backend);
     await importDocument(db, generateDemo({ sites: 1, transactionsPerSite: 1, imagesPerSite: 0 }));
-    app = await buildApp(testConfig(), { db, logger: false });
+    app = await buildApp(testSettings(), { db, logger: false });
     // Counts every request whose body Fastify went on to read.
     app.addHook('preParsing', async (_request, _reply, payload) => {
       parsed.n++;
@@ -151,7 +151,7 @@ describeEachBackend('authentication before the body', (backend) => {
   }, 30_000);
 
   it('answers 401, not 500, to a validly signed token whose subject holds a NUL or is too long', async () => {
-    const tokens = createTokenService(testConfig().JWT_SECRET!, 3600);
+    const tokens = createTokenService(testSettings().JWT_SECRET!, 3600);
     for (const sub of ['admin\u0000', 'a'.repeat(5000), '\ud800x']) {
       const res = await app.inject({
         method: 'GET',
@@ -169,7 +169,7 @@ describeWith(['postgres'], 'client lookups while the clients table is locked [po
   it('serves clients it has verified recently, and answers 503 at the deadline for one it does not know', async () => {
     const ctx = await startApp('postgres', {
       demo: { sites: 1, transactionsPerSite: 1, imagesPerSite: 0 },
-      config: { CLIENT_CACHE_MS: CACHE_MS, QUERY_TIMEOUT_MS: 3000 },
+      settings: { CLIENT_CACHE_MS: CACHE_MS, QUERY_TIMEOUT_MS: 3000 },
     });
     const [{ schema }] = await ctx.db.query<{ schema: string }>(
       'SELECT current_schema() AS schema',
@@ -185,7 +185,9 @@ describeWith(['postgres'], 'client lookups while the clients table is locked [po
         clientSecret: 'secret-123456',
         siteIds: '*',
       });
-      const unseen = createTokenService(testConfig().JWT_SECRET!, 3600).issue('unseen').accessToken;
+      const unseen = createTokenService(testSettings().JWT_SECRET!, 3600).issue(
+        'unseen',
+      ).accessToken;
       const sites = (t: string) =>
         ctx.app.inject({ method: 'GET', url: '/v1/sites?page=1&perPage=1', headers: bearer(t) });
       expect((await sites(known)).statusCode).toBe(200);

@@ -2,7 +2,7 @@ import { afterAll, expect, it, vi } from 'vitest';
 import { createSigner } from 'fast-jwt';
 import { buildApp, type FastifyTypebox } from '../../src/app.js';
 import { adminSuite } from '../admin/fixture.js';
-import { bearer, describeEachBackend, testConfig } from '../helper.js';
+import { bearer, describeEachBackend, testSettings } from '../helper.js';
 
 // Tokens carry `iat` in whole seconds. A token issued in the same second as its client's secret
 // rotation or disable, before it, must stop working all the same; one issued right after it (the
@@ -83,7 +83,7 @@ describeEachBackend('tokens issued before a rotation or a disable', (backend) =>
 
   it('in another instance, stops a token issued before the rotation within CLIENT_CACHE_MS; the new one works at once', async () => {
     // A second instance on the same database, with a short client cache and no forgetClient from the first.
-    const other = await buildApp(testConfig({ CLIENT_CACHE_MS: 500 }), {
+    const other = await buildApp(testSettings({ CLIENT_CACHE_MS: 500 }), {
       db: t.ctx.db,
       logger: false,
     });
@@ -118,7 +118,7 @@ describeEachBackend('tokens issued before a rotation or a disable', (backend) =>
     expect((await t.login('legacy', secret)).status).toBe(200);
     expect((await t.call(t.root, 'POST', '/clients/legacy/secret')).status).toBe(200);
     const rotation = (await retiredSecond('legacy'))!;
-    const sign = createSigner({ key: testConfig().JWT_SECRET! });
+    const sign = createSigner({ key: testSettings().JWT_SECRET! });
     const legacy = (iat: number) =>
       sign({ sub: 'legacy', jti: `j${iat}`, iat, exp: Math.floor(Date.now() / 1000) + 600 });
     expect((await t.sites(legacy(rotation - 1))).status).toBe(401);

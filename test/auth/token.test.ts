@@ -2,9 +2,15 @@ import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createSigner } from 'fast-jwt';
 import { updateClient } from '../../src/auth/clients.js';
-import { bearer, describeEachBackend, startApp, testConfig, type TestContext } from '../helper.js';
+import {
+  bearer,
+  describeEachBackend,
+  startApp,
+  testSettings,
+  type TestContext,
+} from '../helper.js';
 
-const SECRET = testConfig().JWT_SECRET!;
+const SECRET = testSettings().JWT_SECRET!;
 const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
 const SITES = '/v1/sites?page=1&perPage=5';
 

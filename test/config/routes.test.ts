@@ -192,7 +192,7 @@ describeEachBackend('configuration routes: statuses and shapes', (backend) => {
         transactionsPerSite: 0,
         imagesPerSite: 0,
       },
-      config: { RATE_LIMIT_MAX: 3 },
+      settings: { RATE_LIMIT_MAX: 3 },
     });
     try {
       const t = await small.token('*');

@@ -7,7 +7,7 @@ import {
   bearer,
   describeEachBackend,
   startApp,
-  testConfig,
+  testSettings,
   type TestContext,
   instrument,
 } from '../helper.js';
@@ -135,7 +135,7 @@ describeEachBackend('configuration snapshot under concurrent imports', (backend)
 
   it('answers wholly A or wholly B when an import commits between any two queries of a read', async () => {
     const hooked = interleaving(ctx.db);
-    const app = await buildApp(testConfig(), { db: hooked.db, logger: false });
+    const app = await buildApp(testSettings(), { db: hooked.db, logger: false });
     try {
       const ask = async (url: string) =>
         JSON.stringify((await app.inject({ method: 'GET', url, headers: bearer(token) })).json());

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildApp, type FastifyTypebox } from '../../src/app.js';
-import { describeEachBackend, openTestDb, testConfig } from '../helper.js';
+import { describeEachBackend, openTestDb, testSettings } from '../helper.js';
 import type { Database } from '../../src/db/index.js';
 
 // How the service serves a built console (a small stand-in build here; the real one is tested in a
@@ -21,7 +21,7 @@ describeEachBackend('serving the console', (backend) => {
     writeFileSync(join(dir, 'assets', 'index-abc.js'), script);
     writeFileSync(join(dir, 'assets', 'index-abc.js.gz'), gzipSync(script));
     db = await openTestDb(backend);
-    app = await buildApp(testConfig(), { db, logger: false, consoleDir: dir });
+    app = await buildApp(testSettings(), { db, logger: false, consoleDir: dir });
   });
   afterAll(async () => {
     await app?.close();

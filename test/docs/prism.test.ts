@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSigner } from 'fast-jwt';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeEachBackend, startApp, testConfig, type TestContext } from '../helper.js';
+import { describeEachBackend, startApp, testSettings, type TestContext } from '../helper.js';
 import { siteOne, type SiteOne } from '../hygiene/routes-fixture.js';
 import { freePort, ROOT, waitFor } from '../operations/process.js';
 import {
@@ -50,7 +50,7 @@ describeEachBackend('answers through Prism proxy', (backend) => {
   let one: SiteOne;
   const tokens = {} as Record<Exclude<Caller, 'none' | 'short'>, string>;
   const shortToken = () =>
-    createSigner({ key: testConfig().JWT_SECRET!, algorithm: 'HS256', expiresIn: 3000 })({
+    createSigner({ key: testSettings().JWT_SECRET!, algorithm: 'HS256', expiresIn: 3000 })({
       sub: 'owner',
       jti: randomUUID(),
     });
@@ -58,7 +58,7 @@ describeEachBackend('answers through Prism proxy', (backend) => {
   beforeAll(async () => {
     ctx = await startApp(backend, {
       demo: { sites: 2, transactionsPerSite: 2, imagesPerSite: 2 },
-      config: { ROLLUP_REFRESH_MS: 0 },
+      settings: { ROLLUP_REFRESH_MS: 0 },
     });
     tokens.owner = await ctx.token('*', { clientId: 'owner', admin: true, cameraIds: '*' });
     tokens.foreign = await ctx.token([2], {

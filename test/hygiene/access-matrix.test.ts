@@ -2,7 +2,13 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { updateClient } from '../../src/auth/clients.js';
 import type { Database } from '../../src/db/index.js';
-import { bearer, describeEachBackend, startApp, testConfig, type TestContext } from '../helper.js';
+import {
+  bearer,
+  describeEachBackend,
+  startApp,
+  testSettings,
+  type TestContext,
+} from '../helper.js';
 import {
   requestFor,
   routeRequests,
@@ -17,7 +23,7 @@ import {
 // equipment, images, alarms, tickets or clients gets 403, with nothing stored and no message
 // naming what it asked for. A route without an entry in the fixture fails the first test.
 
-const SECRET = testConfig().JWT_SECRET!;
+const SECRET = testSettings().JWT_SECRET!;
 const b64 = (v: object) => Buffer.from(JSON.stringify(v)).toString('base64url');
 function jwt(header: object, claims: object, key: string | undefined, hash = 'sha256'): string {
   const head = `${b64(header)}.${b64(claims)}`;
@@ -62,7 +68,7 @@ describeEachBackend('access matrix over every route', (backend) => {
   beforeAll(async () => {
     ctx = await startApp(backend, {
       demo: { sites: 2, transactionsPerSite: 2, imagesPerSite: 2 },
-      config: { ROLLUP_REFRESH_MS: 0 },
+      settings: { ROLLUP_REFRESH_MS: 0 },
     });
     owner = await ctx.token('*', { clientId: 'owner', admin: true, cameraIds: '*' });
     foreign = await ctx.token([2], { clientId: 'foreign', admin: true, cameraIds: [20701, 20702] });

@@ -42,7 +42,7 @@ describeEachBackend('compressed request bodies', (backend) => {
   beforeAll(async () => {
     ctx = await startApp(backend, {
       demo: { sites: 1, transactionsPerSite: 1, imagesPerSite: 0 },
-      config: { BODY_LIMIT: LIMIT },
+      settings: { BODY_LIMIT: LIMIT },
     });
     token = await ctx.token('*');
   });

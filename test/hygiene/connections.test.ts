@@ -24,7 +24,7 @@ describeEachBackend('methods, unknown paths and slow clients', (backend) => {
   beforeAll(async () => {
     ctx = await startApp(backend, {
       demo: { sites: 1, transactionsPerSite: 1, imagesPerSite: 0 },
-      config: { HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS, STREAM_HEARTBEAT_MS: 200 },
+      settings: { HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS, STREAM_HEARTBEAT_MS: 200 },
     });
     token = await ctx.token('*');
     base = await listen(ctx.app);

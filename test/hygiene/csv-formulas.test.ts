@@ -31,7 +31,7 @@ describeEachBackend('CSV downloads neutralise formulas', (backend) => {
   beforeAll(async () => {
     ctx = await startApp(backend, {
       demo: { sites: 1, transactionsPerSite: 1, imagesPerSite: 0 },
-      config: { ROLLUP_REFRESH_MS: 0 },
+      settings: { ROLLUP_REFRESH_MS: 0 },
     });
     get = downloader(ctx, await ctx.token('*', { cameraIds: '*' }));
   });

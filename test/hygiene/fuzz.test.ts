@@ -85,7 +85,7 @@ describeEachBackend('fuzzing every route', (backend) => {
   beforeAll(async () => {
     ctx = await startApp(backend, {
       demo: { sites: 2, transactionsPerSite: 2, imagesPerSite: 1 },
-      config: { ROLLUP_REFRESH_MS: 0 },
+      settings: { ROLLUP_REFRESH_MS: 0 },
     });
     token = await ctx.token('*', { clientId: 'fuzzer', admin: true, cameraIds: '*' });
     const table = routeRequests(await siteOne(ctx, token));

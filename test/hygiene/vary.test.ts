@@ -40,7 +40,7 @@ describeEachBackend('Vary: accept on every answer the Accept header chooses', (b
   beforeAll(async () => {
     ctx = await startApp(backend, {
       demo: { sites: 2, transactionsPerSite: 2, imagesPerSite: 2 },
-      config: { ROLLUP_REFRESH_MS: 0 },
+      settings: { ROLLUP_REFRESH_MS: 0 },
     });
     owner = await ctx.token('*', { clientId: 'owner', admin: true, cameraIds: '*' });
     table = routeRequests(await siteOne(ctx, owner));

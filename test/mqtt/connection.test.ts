@@ -24,7 +24,7 @@ describeEachBackend('MQTT without a broker', (backend) => {
   beforeAll(async () => {
     const port = await freePort(); // nothing listens there
     ctx = await startApp(backend, {
-      config: {
+      settings: {
         MQTT_URL: `mqtt://gateway:pa55word-xyz@127.0.0.1:${port}`,
         MQTT_HOST_ID: 'absent',
         LOG_LEVEL: 'info',

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll } from 'vitest';
-import type { Config } from '../../src/config.js';
+import type { Settings } from '../../src/settings.js';
 import { createMetrics, type ServiceMetrics } from '../../src/metrics.js';
 import { describeWith, mqttUrl } from '../needs.js';
 import { startApp, type Backend, type TestContext } from '../helper.js';
@@ -23,7 +23,7 @@ export const describeMqtt = (name: string, fn: (backend: Backend) => void) => {
 export const unique = (what: string) => `${what}-${randomBytes(4).toString('hex')}`;
 
 /** Settings for one suite's service: its own host id, client id and topics. */
-export function mqttConfig(overrides: Partial<Config> = {}): Partial<Config> {
+export function mqttSettings(overrides: Partial<Settings> = {}): Partial<Settings> {
   const id = unique('t');
   return {
     MQTT_URL: BROKER,
@@ -38,24 +38,24 @@ export function mqttConfig(overrides: Partial<Config> = {}): Partial<Config> {
 }
 
 /** The app with MQTT on, for a whole suite, once its connections are up and subscribed. */
-export function mqttSuite(backend: Backend, overrides: Partial<Config> = {}) {
+export function mqttSuite(backend: Backend, overrides: Partial<Settings> = {}) {
   const t = {} as {
     ctx: TestContext;
-    config: Partial<Config>;
+    settings: Partial<Settings>;
     prefix: string;
     metrics: ServiceMetrics;
     /** site_monitor_mqtt_messages_total of a result. */
     counted(result: string): Promise<number>;
   };
   beforeAll(async () => {
-    t.config = mqttConfig(overrides);
-    t.prefix = t.config.MQTT_TOPIC_PREFIX!;
+    t.settings = mqttSettings(overrides);
+    t.prefix = t.settings.MQTT_TOPIC_PREFIX!;
     t.metrics = createMetrics();
     t.counted = async (result) =>
       (
         await t.metrics.registry.getSingleMetric('site_monitor_mqtt_messages_total')!.get()
       ).values.find((v) => v.labels.result === result)?.value ?? 0;
-    t.ctx = await startApp(backend, { config: t.config, metrics: t.metrics });
+    t.ctx = await startApp(backend, { settings: t.settings, metrics: t.metrics });
     await until(() => t.ctx.app.mqtt?.status().connected, 'the MQTT connections');
   });
   afterAll(async () => t.ctx?.close());

@@ -119,7 +119,7 @@ describeMqtt('MQTT JSON topics', (backend) => {
   });
 
   it('refuses a message over BODY_LIMIT (413) without reading it', async () => {
-    const small = new JsonTopics(t.ctx.app.telemetry, { ...t.ctx.app.config, BODY_LIMIT: 1024 });
+    const small = new JsonTopics(t.ctx.app.telemetry, { ...t.ctx.app.settings, BODY_LIMIT: 1024 });
     const big = JSON.stringify(
       Array.from({ length: 40 }, (_, i) => ({ sensorID: SENSOR, value: i, timestamp: at(60 + i) })),
     );

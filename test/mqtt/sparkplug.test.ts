@@ -65,7 +65,7 @@ describeMqtt('Sparkplug B host', (backend) => {
     });
     gw = await gateway();
     // The host's STATE birth, retained: it is subscribed and online.
-    const state = `${t.prefix}spBv1.0/STATE/${t.config.MQTT_HOST_ID}`;
+    const state = `${t.prefix}spBv1.0/STATE/${t.settings.MQTT_HOST_ID}`;
     const online = new Promise<Record<string, unknown>>((resolve) =>
       gw.on('message', (topic, body) => topic === state && resolve(JSON.parse(body.toString()))),
     );

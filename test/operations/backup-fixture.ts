@@ -4,7 +4,7 @@ import type { Database } from '../../src/db/index.js';
 import { upsertClient } from '../../src/auth/clients.js';
 import { seedDemo } from '../../src/provisioning/seed.js';
 import { refreshAll } from '../../src/telemetry/rollups/refresh.js';
-import { bearer, testConfig } from '../helper.js';
+import { bearer, testSettings } from '../helper.js';
 import { allRoutes } from '../config/fixture.js';
 
 // The backup suites' database and what they compare: a loaded database (the demo set with its week
@@ -19,7 +19,7 @@ type App = Awaited<ReturnType<typeof buildApp>>;
  * alike (answers are exact either way, but a sum over rollups may differ in its last digits).
  */
 export const appOn = async (db: Database) => {
-  const config = testConfig({ JWT_SECRET: undefined, ROLLUP_REFRESH_MS: 0 });
+  const config = testSettings({ JWT_SECRET: undefined, ROLLUP_REFRESH_MS: 0 });
   const app = await buildApp(config, { db, logger: false });
   await app.ready();
   return app;

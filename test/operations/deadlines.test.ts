@@ -12,7 +12,7 @@ import {
   instrument,
   openTestDb,
   startApp,
-  testConfig,
+  testSettings,
   type TestContext,
 } from '../helper.js';
 
@@ -31,7 +31,7 @@ describeWith(['pglite'], 'deadlines while the embedded database is held [pglite]
   beforeAll(async () => {
     ctx = await startApp('pglite', {
       demo: { sites: 1, transactionsPerSite: 1, imagesPerSite: 0 },
-      config: {
+      settings: {
         QUERY_TIMEOUT_MS,
         WRITE_TIMEOUT_MS,
         CLIENT_CACHE_MS: 60_000,
@@ -143,7 +143,7 @@ describeEachBackend(
       });
       // No client or equipment cache: every request reads its client, every upload its equipment.
       app = await buildApp(
-        testConfig({
+        testSettings({
           QUERY_TIMEOUT_MS,
           WRITE_TIMEOUT_MS,
           CLIENT_CACHE_MS: 0,

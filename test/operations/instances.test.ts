@@ -6,7 +6,7 @@ import type { Database } from '../../src/db/index.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
-import { describeWith, openTestDb, testConfig, uniqueAddress } from '../helper.js';
+import { describeWith, openTestDb, testSettings, uniqueAddress } from '../helper.js';
 import { openStream, closeStreams } from '../stream/fixtures.js';
 
 // Two instances as behind a load balancer, over HTTP: one PostgreSQL (each instance its own pool)
@@ -38,7 +38,11 @@ describeWith(
       second = await openPostgres(process.env.TEST_DATABASE_URL!, { schema });
       for (const pool of [db, second]) {
         const app = await buildApp(
-          testConfig({ REDIS_URL: redisUrl, RATE_LIMIT_MAX: LIMIT, RATE_LIMIT_WINDOW_MS: 60_000 }),
+          testSettings({
+            REDIS_URL: redisUrl,
+            RATE_LIMIT_MAX: LIMIT,
+            RATE_LIMIT_WINDOW_MS: 60_000,
+          }),
           { db: pool, logger: false },
         );
         bases.push(await app.listen({ port: 0, host: '127.0.0.1' }));

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { afterAll, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { createMetrics } from '../../src/metrics.js';
-import { describeEachBackend, instrument, openTestDb, testConfig } from '../helper.js';
+import { describeEachBackend, instrument, openTestDb, testSettings } from '../helper.js';
 import { freePort, serverStore, startServerProcess, waitFor, type Running } from './process.js';
 
 // Prometheus metrics (contract §15), from the real server over HTTP: uploads of two kinds (logs and
@@ -268,7 +268,7 @@ describeEachBackend('the rollup backlog gauge', (backend) => {
       write: (chunk, _enc, done) => (logs.push(String(chunk)), done()),
     });
     const metrics = createMetrics();
-    const app = await buildApp(testConfig({ ROLLUP_REFRESH_MS: 0 }), {
+    const app = await buildApp(testSettings({ ROLLUP_REFRESH_MS: 0 }), {
       db: flaky,
       logger: { level: 'warn', stream },
       metrics,

@@ -6,7 +6,7 @@ import {
   describeEachBackend,
   instrument,
   startApp,
-  testConfig,
+  testSettings,
   type TestContext,
 } from '../helper.js';
 
@@ -20,7 +20,7 @@ describeEachBackend('operations and errors', (backend) => {
     });
     ctx = await startApp(backend, {
       demo: { sites: 1, transactionsPerSite: 1, imagesPerSite: 0 },
-      config: { BODY_LIMIT: 2048 },
+      settings: { BODY_LIMIT: 2048 },
       logger: { level: 'info', stream },
     });
     token = await ctx.token('*', { clientId: 'ops', clientSecret: 'very-secret-value-42' });
@@ -41,7 +41,7 @@ describeEachBackend('operations and errors', (backend) => {
           ? Promise.reject(new Error('connection refused at 10.1.2.3'))
           : view.query(sql, params, options),
     }));
-    const sick = await buildApp(testConfig(), { db: broken, logger: false });
+    const sick = await buildApp(testSettings(), { db: broken, logger: false });
     down = true;
     const res = await sick.inject({ method: 'GET', url: '/health' });
     expect(res.statusCode).toBe(503);
@@ -125,7 +125,7 @@ describeEachBackend('operations and errors', (backend) => {
   });
 
   it('hides the cause of a 500 and never logs secrets or tokens', async () => {
-    const app = await buildApp(testConfig(), { db: ctx.db, logger: false });
+    const app = await buildApp(testSettings(), { db: ctx.db, logger: false });
     app.get('/v1/explode', async () => {
       throw new Error('SELECT secret FROM clients -- at /src/internal.ts:12');
     });

@@ -7,7 +7,7 @@ import type { Database } from '../../src/db/index.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
-import { bearer, describeWith, openTestDb, testConfig } from '../helper.js';
+import { bearer, describeWith, openTestDb, testSettings } from '../helper.js';
 import { until } from '../wait.js';
 import { BlackHoleProxy } from './proxy.js';
 import { openStream } from '../stream/fixtures.js';
@@ -97,7 +97,7 @@ describeWith(['postgres'], 'database outages [postgres]', () => {
     // As connect() opens it for this configuration.
     proxied = await openPostgres(target.toString(), { schema, connectTimeoutMs: QUERY_TIMEOUT_MS });
     app = await buildApp(
-      testConfig({
+      testSettings({
         QUERY_TIMEOUT_MS,
         WRITE_TIMEOUT_MS,
         CLIENT_CACHE_MS: 1000,
@@ -244,7 +244,7 @@ describeWith(['postgres'], 'database outages [postgres]', () => {
     // waiting on the database first, several calls one after another, connections being opened).
     const QUERY_BOUND_MS = 5000;
     const WRITE_BOUND_MS = 10_000;
-    const config = testConfig({ CLIENT_CACHE_MS: 1000 }); // the defaults otherwise
+    const config = testSettings({ CLIENT_CACHE_MS: 1000 }); // the defaults otherwise
     expect([config.QUERY_TIMEOUT_MS, config.WRITE_TIMEOUT_MS]).toEqual([
       QUERY_BOUND_MS,
       WRITE_BOUND_MS,

@@ -8,7 +8,7 @@ import {
   describeEachBackend,
   openTestDb,
   startApp,
-  testConfig,
+  testSettings,
   type TestContext,
   describeWith,
   uniqueAddress,
@@ -21,7 +21,7 @@ describeEachBackend('rate limiting', (backend) => {
   beforeAll(async () => {
     ctx = await startApp(backend, {
       demo: { sites: 1, transactionsPerSite: 1, imagesPerSite: 0 },
-      config: { RATE_LIMIT_MAX: 5, RATE_LIMIT_WINDOW_MS: 60_000 },
+      settings: { RATE_LIMIT_MAX: 5, RATE_LIMIT_WINDOW_MS: 60_000 },
     });
   });
   afterAll(async () => ctx?.close());
@@ -84,7 +84,7 @@ describeWith(['redis'], 'rate limiting shared through Redis', () => {
   it('shares one client counter between two instances', async () => {
     const clientId = `shared-${randomBytes(4).toString('hex')}`;
     await upsertClient(db, { clientId, clientSecret: 'secret-123456', siteIds: '*' });
-    const config = testConfig({
+    const config = testSettings({
       REDIS_URL: redisUrl,
       RATE_LIMIT_MAX: 6,
       RATE_LIMIT_WINDOW_MS: 60_000,

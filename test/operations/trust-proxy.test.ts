@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type FastifyTypebox } from '../../src/app.js';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { SettingsError, loadSettings } from '../../src/settings.js';
 import type { Database } from '../../src/db/index.js';
-import { openTestDb, testConfig } from '../helper.js';
+import { openTestDb, testSettings } from '../helper.js';
 
 // Behind a load balancer every client arrives from the balancer's address. With TRUST_PROXY naming
 // the balancer, the per-IP limit (POST /token, requests without a token) counts each client by its
@@ -24,7 +24,7 @@ describe('TRUST_PROXY: the client address behind a load balancer', () => {
 
   const build = async (trust: string | undefined) => {
     const app = await buildApp(
-      testConfig({ RATE_LIMIT_MAX: 2, RATE_LIMIT_WINDOW_MS: 60_000, TRUST_PROXY: trust }),
+      testSettings({ RATE_LIMIT_MAX: 2, RATE_LIMIT_WINDOW_MS: 60_000, TRUST_PROXY: trust }),
       { db },
     );
     apps.push(app);
@@ -69,8 +69,8 @@ describe('TRUST_PROXY: the client address behind a load balancer', () => {
 
   it('refuses a setting that is neither true, a hop count nor addresses', () => {
     for (const bad of ['yes please', 'false', '10.0.0.1;rm'])
-      expect(() => loadConfig({ TRUST_PROXY: bad })).toThrow(ConfigError);
+      expect(() => loadSettings({ TRUST_PROXY: bad })).toThrow(SettingsError);
     for (const good of ['true', '1', '127.0.0.1', '127.0.0.1, 10.0.0.0/8', '::1'])
-      expect(loadConfig({ TRUST_PROXY: good }).TRUST_PROXY).toBe(good);
+      expect(loadSettings({ TRUST_PROXY: good }).TRUST_PROXY).toBe(good);
   });
 });

@@ -1,7 +1,13 @@
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { updateClient, upsertClient } from '../../src/auth/clients.js';
 import { createTokenService } from '../../src/auth/tokens.js';
-import { bearer, describeEachBackend, startApp, testConfig, type TestContext } from '../helper.js';
+import {
+  bearer,
+  describeEachBackend,
+  startApp,
+  testSettings,
+  type TestContext,
+} from '../helper.js';
 import { SENSOR, SITE2_SENSOR } from '../telemetry/fixtures.js';
 import { until } from '../wait.js';
 import { listen, openStream, closeStreams } from './fixtures.js';
@@ -18,7 +24,7 @@ describeEachBackend('GET /v1/stream: access and statuses', (backend) => {
   beforeAll(async () => {
     ctx = await startApp(backend, {
       demo: { sites: 3, transactionsPerSite: 0, imagesPerSite: 0 },
-      config: { MAX_BATCH: 2, STREAM_MAX_SUBSCRIBERS: 4, STREAM_HEARTBEAT_MS: 200 },
+      settings: { MAX_BATCH: 2, STREAM_MAX_SUBSCRIBERS: 4, STREAM_HEARTBEAT_MS: 200 },
     });
     base = await listen(ctx.app);
     all = await ctx.token('*');
@@ -174,7 +180,9 @@ describeEachBackend('GET /v1/stream: access and statuses', (backend) => {
     // A token of 1 s (stamped to the second: it may have less). On a busy machine it can expire
     // before its stream opens, refused at once: then the test goes again with a longer one.
     for (let ttl = 1; ; ttl *= 2) {
-      const short = createTokenService(testConfig().JWT_SECRET!, ttl).issue('client-1').accessToken;
+      const short = createTokenService(testSettings().JWT_SECRET!, ttl).issue(
+        'client-1',
+      ).accessToken;
       const s = openStream(base, short, { siteIds: '1' });
       await until(() => s.events.length || s.errors.length, 'the stream to open or be refused');
       if (!s.events.length && ttl < 16) {

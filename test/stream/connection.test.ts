@@ -44,7 +44,7 @@ describeEachBackend('GET /v1/stream: the connection after the stream', (backend)
   beforeAll(async () => {
     ctx = await startApp(backend, {
       demo: { sites: 1, transactionsPerSite: 0, imagesPerSite: 0 },
-      config: { STREAM_HEARTBEAT_MS: 100 },
+      settings: { STREAM_HEARTBEAT_MS: 100 },
     });
     base = await listen(ctx.app);
   });

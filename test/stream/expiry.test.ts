@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/index.js';
 import { StreamService } from '../../src/stream/service.js';
 import type { Sink } from '../../src/stream/subscriber.js';
-import { describeEachBackend, instrument, openTestDb, testConfig } from '../helper.js';
+import { describeEachBackend, instrument, openTestDb, testSettings } from '../helper.js';
 
 // A token can expire after the request was authenticated but before its stream began (while the
 // snapshot is read). Nothing has been sent then, so the request is answered as an expired token
@@ -40,7 +40,7 @@ describeEachBackend('a stream whose token expires while it is set up', (backend)
         return view.query(...args);
       }) as Database['query'],
     }));
-    const service = new StreamService(slow, testConfig(), quiet);
+    const service = new StreamService(slow, testSettings(), quiet);
     const out = sink();
     try {
       const scope = { clientId: 'client-1', named: [1], sites: [1], reach: null };

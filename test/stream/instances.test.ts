@@ -6,7 +6,7 @@ import type { Database } from '../../src/db/index.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
-import { bearer, describeWith, instrument, openTestDb, testConfig } from '../helper.js';
+import { bearer, describeWith, instrument, openTestDb, testSettings } from '../helper.js';
 import { SENSOR } from '../telemetry/fixtures.js';
 import { signal } from '../wait.js';
 import { openStream, closeStreams } from './fixtures.js';
@@ -40,7 +40,7 @@ describeWith(['postgres'], 'GET /v1/stream across instances [postgres]', () => {
       // The slowest fallback poll there is (60 s, the longest STREAM_POLL_MS; the first comes a
       // whole period after a stream starts, past any wait below): deliveries here come from the
       // NOTIFY wake-ups.
-      const app = await buildApp(testConfig({ STREAM_POLL_MS: 60_000 }), {
+      const app = await buildApp(testSettings({ STREAM_POLL_MS: 60_000 }), {
         db: listening,
         logger: false,
       });

@@ -59,7 +59,7 @@ describeEachBackend('GET /v1/stream: a client that stops reading', (backend) => 
   async function start(maxBuffer: number) {
     const ctx = await startApp(backend, {
       demo: { sites: 1, pumpsPerSite: PUMPS, transactionsPerSite: 0, imagesPerSite: 0 },
-      config: { STREAM_MAX_BUFFER: maxBuffer },
+      settings: { STREAM_MAX_BUFFER: maxBuffer },
     });
     contexts.push(ctx);
     return { ctx, base: await listen(ctx.app), token: await ctx.token() };

@@ -87,7 +87,7 @@ describeEachBackend('telemetry download as CSV', (backend) => {
     [RAW_URL, { sensorId: SENSOR, start: t('00:00'), end: t('02:00') }, FIELDS.raw],
   ];
   beforeAll(async () => {
-    ctx = await startApp(backend, { config: { ROLLUP_REFRESH_MS: 0 } });
+    ctx = await startApp(backend, { settings: { ROLLUP_REFRESH_MS: 0 } });
     const token = await ctx.token('*');
     get = downloader(ctx, token);
     // Statistics that no sample carries, to see null become an empty field; a status that needs quoting.

@@ -26,7 +26,7 @@ describeEachBackend('telemetry download after late uploads', (backend) => {
   let post: ReturnType<typeof poster>;
   let load: ReturnType<typeof summaryLoader>;
   beforeAll(async () => {
-    ctx = await startApp(backend, { config: { ROLLUP_REFRESH_MS: 0 } });
+    ctx = await startApp(backend, { settings: { ROLLUP_REFRESH_MS: 0 } });
     const token = await ctx.token('*');
     post = poster(ctx, token);
     load = summaryLoader(ctx, token);

@@ -17,7 +17,7 @@ describeEachBackend('telemetry raw download', (backend) => {
   let ctx: TestContext;
   let get: ReturnType<typeof downloader>;
   beforeAll(async () => {
-    ctx = await startApp(backend, { config: { ROLLUP_REFRESH_MS: 0 } });
+    ctx = await startApp(backend, { settings: { ROLLUP_REFRESH_MS: 0 } });
     const token = await ctx.token('*');
     get = downloader(ctx, token);
     // Uploaded in reverse order, so that the answer's order comes from the download, not the upload.

@@ -15,7 +15,7 @@ describeEachBackend('telemetry download statistics', (backend) => {
   let token: string;
   let load: ReturnType<typeof summaryLoader>;
   beforeAll(async () => {
-    ctx = await startApp(backend, { config: { ROLLUP_REFRESH_MS: 0 } });
+    ctx = await startApp(backend, { settings: { ROLLUP_REFRESH_MS: 0 } });
     token = await ctx.token('*');
     load = summaryLoader(ctx, token);
   });

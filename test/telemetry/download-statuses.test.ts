@@ -53,7 +53,7 @@ describeEachBackend('telemetry download statuses', (backend) => {
   let all: ReturnType<typeof downloader>;
   let site2: ReturnType<typeof downloader>;
   beforeAll(async () => {
-    ctx = await startApp(backend, { config: { ROLLUP_REFRESH_MS: 0 } });
+    ctx = await startApp(backend, { settings: { ROLLUP_REFRESH_MS: 0 } });
     all = downloader(ctx, await ctx.token('*'));
     site2 = downloader(ctx, await ctx.token([2]));
   });
@@ -271,7 +271,7 @@ describeEachBackend('telemetry download limits', (backend) => {
     beforeAll(async () => {
       ctx = await startApp(backend, {
         demo: { sites: 1, transactionsPerSite: 0, imagesPerSite: 0 },
-        config: { MAX_BATCH: 3, ROLLUP_REFRESH_MS: 0 },
+        settings: { MAX_BATCH: 3, ROLLUP_REFRESH_MS: 0 },
       });
     });
     afterAll(async () => ctx?.close());
@@ -296,7 +296,7 @@ describeEachBackend('telemetry download limits', (backend) => {
     beforeAll(async () => {
       ctx = await startApp(backend, {
         demo: { sites: 1, transactionsPerSite: 0, imagesPerSite: 0 },
-        config: { RATE_LIMIT_MAX: 5, ROLLUP_REFRESH_MS: 0 },
+        settings: { RATE_LIMIT_MAX: 5, ROLLUP_REFRESH_MS: 0 },
       });
     });
     afterAll(async () => ctx?.close());

@@ -5,7 +5,7 @@ import { upsertClient } from '../../src/auth/clients.js';
 import type { Database } from '../../src/db/index.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
-import { bearer, describeEachBackend, instrument, openTestDb, testConfig } from '../helper.js';
+import { bearer, describeEachBackend, instrument, openTestDb, testSettings } from '../helper.js';
 import { withinDeadline } from '../../src/db/deadline.js';
 import { count, SENSOR } from './fixtures.js';
 
@@ -50,7 +50,7 @@ describeEachBackend('telemetry upload when the database fails', (backend) => {
     // Long caches: the token's client and the equipment are known before the database goes away, so the
     // write itself meets the failure. WRITE_TIMEOUT_MS short: a stuck database answers 500 quickly.
     app = await buildApp(
-      testConfig({ WRITE_TIMEOUT_MS: 400, CLIENT_CACHE_MS: 60_000, EQUIPMENT_CACHE_MS: 600_000 }),
+      testSettings({ WRITE_TIMEOUT_MS: 400, CLIENT_CACHE_MS: 60_000, EQUIPMENT_CACHE_MS: 600_000 }),
       { db: f.db, logger: false },
     );
     await upsertClient(db, { clientId: 'edge', clientSecret: 'secret-123456', siteIds: '*' });

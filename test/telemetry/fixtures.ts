@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
-import type { Config } from '../../src/config.js';
+import type { Settings } from '../../src/settings.js';
 import type { Database } from '../../src/db/index.js';
 import { Partitions } from '../../src/telemetry/partitions.js';
 import { TelemetryWriter, type WriterOptions } from '../../src/telemetry/writer.js';
@@ -31,10 +31,10 @@ export function poster(ctx: TestContext, token: string) {
 }
 
 /** One app (demo equipment, a client reaching every site) for a whole suite; its fields are set before the first test. */
-export function suiteApp(backend: Backend, config: Partial<Config> = {}) {
+export function suiteApp(backend: Backend, settings: Partial<Settings> = {}) {
   const t = {} as { ctx: TestContext; token: string; post: ReturnType<typeof poster> };
   beforeAll(async () => {
-    t.ctx = await startApp(backend, { config });
+    t.ctx = await startApp(backend, { settings });
     t.token = await t.ctx.token();
     t.post = poster(t.ctx, t.token);
   });

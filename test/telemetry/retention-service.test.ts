@@ -5,7 +5,7 @@ import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
 import { targetHorizon } from '../../src/telemetry/retention/horizon.js';
 import { rebuildAll } from '../../src/telemetry/rollups/refresh.js';
-import { describeEachBackend, openTestDb, testConfig } from '../helper.js';
+import { describeEachBackend, openTestDb, testSettings } from '../helper.js';
 import { DAY, equipmentOf, rollupCounts, rows, writeLogs } from './retention-fixtures.js';
 
 // Retention in the service: a timer started with the app (here every 100 ms instead of an hour)
@@ -38,7 +38,7 @@ describeEachBackend('retention in the service', (backend) => {
       expect(await rows(db, 'sensor_logs_archive')).toBeGreaterThan(0);
       const rollups = await rollupCounts(db);
       const app = await buildApp(
-        testConfig({ RETENTION_DAYS: DAYS, RETENTION_INTERVAL_MS: 100, ROLLUP_REFRESH_MS: 0 }),
+        testSettings({ RETENTION_DAYS: DAYS, RETENTION_INTERVAL_MS: 100, ROLLUP_REFRESH_MS: 0 }),
         { db, logger: false },
       );
       const scheduler = app.telemetry.retention!;
@@ -67,7 +67,7 @@ describeEachBackend('retention in the service', (backend) => {
 
   it('has no retention timer with RETENTION_DAYS=0', async () => {
     const db = await openTestDb(backend);
-    const app = await buildApp(testConfig({ RETENTION_INTERVAL_MS: 100 }), { db, logger: false });
+    const app = await buildApp(testSettings({ RETENTION_INTERVAL_MS: 100 }), { db, logger: false });
     try {
       await app.ready();
       expect(app.telemetry.retention).toBeUndefined();

@@ -5,7 +5,13 @@ import { openPostgres } from '../../src/db/postgres.js';
 import { runRetention, type RetentionOptions } from '../../src/telemetry/retention/pass.js';
 import { describeRetention } from '../../src/telemetry/retention/report.js';
 import { rebuildAll, refreshAll } from '../../src/telemetry/rollups/refresh.js';
-import { bearer, describeEachBackend, startApp, testConfig, type TestContext } from '../helper.js';
+import {
+  bearer,
+  describeEachBackend,
+  startApp,
+  testSettings,
+  type TestContext,
+} from '../helper.js';
 import { count } from './fixtures.js';
 import { downloader, LOAD_URL, loadBody, RAW_URL, type Kind } from './download-fixtures.js';
 import {
@@ -72,7 +78,7 @@ describeEachBackend('telemetry retention', (backend) => {
 
   beforeAll(async () => {
     ctx = await startApp(backend, {
-      config: { ROLLUP_REFRESH_MS: 0 },
+      settings: { ROLLUP_REFRESH_MS: 0 },
       demo: { sites: 2, transactionsPerSite: 0, imagesPerSite: 0 },
     });
     token = await ctx.token();
@@ -358,7 +364,7 @@ describeEachBackend('telemetry retention', (backend) => {
 
   it('refuses uploads of logs older than the horizon (400), and stores newer ones', async () => {
     // An instance started after the pass knows the horizon.
-    const app = await buildApp(testConfig(), { db: ctx.db, logger: false });
+    const app = await buildApp(testSettings(), { db: ctx.db, logger: false });
     try {
       await app.ready();
       const post = (records: unknown[]) =>

@@ -84,14 +84,14 @@ export class SparkplugHost {
   private closing = false;
 
   constructor(private readonly o: MqttServiceOptions) {
-    const { config } = o;
-    this.root = `${config.MQTT_TOPIC_PREFIX}${NAMESPACE}`;
-    this.stateTopic = `${this.root}/STATE/${config.MQTT_HOST_ID}`;
+    const { settings } = o;
+    this.root = `${settings.MQTT_TOPIC_PREFIX}${NAMESPACE}`;
+    this.stateTopic = `${this.root}/STATE/${settings.MQTT_HOST_ID}`;
     this.client = openConnection({
-      url: config.MQTT_URL!,
-      clientId: `${config.MQTT_HOST_ID}-host-${Math.random().toString(36).slice(2, 10)}`,
+      url: settings.MQTT_URL!,
+      clientId: `${settings.MQTT_HOST_ID}-host-${Math.random().toString(36).slice(2, 10)}`,
       clean: true,
-      caFile: config.MQTT_CA_FILE,
+      caFile: settings.MQTT_CA_FILE,
       log: o.log,
       name: 'Sparkplug host',
       will: {
@@ -155,7 +155,7 @@ export class SparkplugHost {
     const node = this.nodeOf(group, nodeId);
     let payload: Payload;
     try {
-      if (bytes.length > this.o.config.BODY_LIMIT)
+      if (bytes.length > this.o.settings.BODY_LIMIT)
         throw new Error('payload larger than BODY_LIMIT');
       payload = decodePayload(bytes);
     } catch (err) {
@@ -179,9 +179,9 @@ export class SparkplugHost {
     }
     if (seq !== (node.seq + 1) % 256) {
       // Ahead of a gap: held for MQTT_REORDER_MS, for the missing ones to arrive.
-      if (node.pending.size >= 255 || this.o.config.MQTT_REORDER_MS === 0) return this.gap(node);
+      if (node.pending.size >= 255 || this.o.settings.MQTT_REORDER_MS === 0) return this.gap(node);
       node.pending.set(seq, msg);
-      node.gapTimer ??= setTimeout(() => this.gap(node), this.o.config.MQTT_REORDER_MS).unref();
+      node.gapTimer ??= setTimeout(() => this.gap(node), this.o.settings.MQTT_REORDER_MS).unref();
       return;
     }
     this.accept(node, msg);
@@ -422,7 +422,7 @@ export class SparkplugHost {
     // While the database cannot store them (down, or slower than the data comes), the node's values
     // wait and are tried again; its later messages queue behind them (up to MAX_QUEUED writes).
     for (let attempt = 0; ; attempt++) {
-      const deadline = Date.now() + this.o.config.WRITE_TIMEOUT_MS;
+      const deadline = Date.now() + this.o.settings.WRITE_TIMEOUT_MS;
       try {
         // Submitted together, the writer may commit both in one transaction.
         await Promise.all([
@@ -454,10 +454,10 @@ export class SparkplugHost {
   }
 
   private async bindingsOf(node: NodeState, fresh = false): Promise<NodeBindings> {
-    const ttl = Math.max(CACHE_MIN_MS, this.o.config.EQUIPMENT_CACHE_MS);
+    const ttl = Math.max(CACHE_MIN_MS, this.o.settings.EQUIPMENT_CACHE_MS);
     if (fresh || !node.bindings || Date.now() - node.bindingsAt > ttl) {
       node.bindings = await loadNodeBindings(
-        this.o.db.bounded(this.o.config.QUERY_TIMEOUT_MS),
+        this.o.db.bounded(this.o.settings.QUERY_TIMEOUT_MS),
         node.group,
         node.node,
       );
@@ -474,7 +474,7 @@ export class SparkplugHost {
       deviceId,
       online,
     }));
-    await publishEdgeEvents(this.o.db.bounded(this.o.config.WRITE_TIMEOUT_MS), events);
+    await publishEdgeEvents(this.o.db.bounded(this.o.settings.WRITE_TIMEOUT_MS), events);
     if (events.length) this.o.onCommit();
   }
 

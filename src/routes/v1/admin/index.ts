@@ -153,7 +153,7 @@ export async function adminRoutes(app: FastifyTypebox): Promise<void> {
       // The import checks the document itself, naming the first bad record as the CLI does; the schema documents it.
       validatorCompiler: () => () => true,
       // One transaction for a whole document: it may take longer than a read, but not for ever.
-      config: { answerWithinMs: app.config.IMPORT_TIMEOUT_MS },
+      config: { answerWithinMs: app.settings.IMPORT_TIMEOUT_MS },
       schema: {
         operationId: 'importProvisioningDocument',
         tags,

@@ -32,8 +32,8 @@ const CHECKS =
   'of another site the client reaches (400) stores nothing. 201 is sent after the commit.';
 
 export async function alarmRoutes(app: FastifyTypebox): Promise<void> {
-  const { config } = app;
-  const max = config.MAX_BATCH;
+  const { settings } = app;
+  const max = settings.MAX_BATCH;
   const tags = ['alarms'];
 
   app.post(

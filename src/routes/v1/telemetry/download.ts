@@ -33,7 +33,7 @@ const SUMMARY_TEXT =
   'end inside a removed month counts only the whole quarter-hours inside it.';
 
 export async function downloadRoutes(app: FastifyTypebox): Promise<void> {
-  const max = app.config.MAX_BATCH;
+  const max = app.settings.MAX_BATCH;
   for (const [kind, [path, operationId, label]] of Object.entries(PATHS) as [
     TelemetryKind,
     (typeof PATHS)['sensor'],

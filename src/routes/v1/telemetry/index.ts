@@ -43,7 +43,7 @@ const DESCRIPTION = {
 const { 503: _unavailable, ...UPLOAD_ERRORS } = securedErrors(403, 404, 413, 415, 500);
 
 export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
-  const { config, telemetry } = app;
+  const { settings, telemetry } = app;
 
   const route = <B>(
     path: string,
@@ -59,7 +59,7 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
       {
         // "Could not be stored", whatever part of the request met the unavailable database (token, lookup, write);
         // answered within WRITE_TIMEOUT_MS of its arrival.
-        config: { whenUnavailable: 500, answerWithinMs: config.WRITE_TIMEOUT_MS },
+        config: { whenUnavailable: 500, answerWithinMs: settings.WRITE_TIMEOUT_MS },
         schema: {
           operationId,
           tags: ['telemetry upload'],
@@ -86,7 +86,7 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
     );
   };
 
-  const max = config.MAX_BATCH;
+  const max = settings.MAX_BATCH;
   const one = { single: true, prefix: '' };
   const batch = (prefix: string) => ({ single: false, prefix });
   // Per role: its path, operationId suffix, single and batch bodies and summaries, and where a batch keeps its records.

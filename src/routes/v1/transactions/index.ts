@@ -32,7 +32,7 @@ const CHANGE_LOGS_DESCRIPTION =
   'a read and changes nothing.';
 
 export async function transactionRoutes(app: FastifyTypebox): Promise<void> {
-  const max = app.config.MAX_BATCH;
+  const max = app.settings.MAX_BATCH;
 
   app.post(
     '/transactions/logs/load',

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 
 // The only place that reads process.env. Every setting of the service, checked once at start.
-export const ConfigSchema = Type.Object({
+export const SettingsSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   HOST: Type.String({ default: '0.0.0.0' }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
@@ -86,33 +86,35 @@ export const ConfigSchema = Type.Object({
   MQTT_TOPIC_PREFIX: Type.String({ pattern: '^([A-Za-z0-9._-]+/)*$', default: '' }),
 });
 
-export type Config = Static<typeof ConfigSchema>;
+export type Settings = Static<typeof SettingsSchema>;
 
-export class ConfigError extends Error {}
+export class SettingsError extends Error {}
 
-/** Reads settings from an env-like record; unknown keys are ignored. Throws ConfigError naming the bad key. */
-export function loadConfig(
+/** Reads settings from an env-like record; unknown keys are ignored. Throws SettingsError naming the bad key. */
+export function loadSettings(
   env: Record<string, string | undefined> = process.env,
-  overrides: Partial<Config> = {},
-): Config {
+  overrides: Partial<Settings> = {},
+): Settings {
   const raw: Record<string, unknown> = {};
-  for (const key of Object.keys(ConfigSchema.properties)) {
+  for (const key of Object.keys(SettingsSchema.properties)) {
     const v = env[key];
     if (v !== undefined && v !== '')
       raw[key] = key === 'DEMO' ? !['0', 'false', 'no', 'off'].includes(v.toLowerCase()) : v;
   }
-  const withDefaults = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw));
+  const withDefaults = Value.Default(SettingsSchema, Value.Convert(SettingsSchema, raw));
   const merged = { ...(withDefaults as object), ...overrides };
-  const err = Value.Errors(ConfigSchema, merged).First();
+  const err = Value.Errors(SettingsSchema, merged).First();
   if (err)
-    throw new ConfigError(`invalid setting ${err.path.slice(1) || '(root)'}: ${err.message}`);
-  const config = merged as Config;
+    throw new SettingsError(`invalid setting ${err.path.slice(1) || '(root)'}: ${err.message}`);
+  const settings = merged as Settings;
   // Node refuses a headers timeout longer than the whole request's.
-  if (config.HEADERS_TIMEOUT_MS > config.REQUEST_TIMEOUT_MS)
-    throw new ConfigError('invalid setting HEADERS_TIMEOUT_MS: must not exceed REQUEST_TIMEOUT_MS');
-  if (config.METRICS_PORT && config.METRICS_PORT === config.PORT)
-    throw new ConfigError(
+  if (settings.HEADERS_TIMEOUT_MS > settings.REQUEST_TIMEOUT_MS)
+    throw new SettingsError(
+      'invalid setting HEADERS_TIMEOUT_MS: must not exceed REQUEST_TIMEOUT_MS',
+    );
+  if (settings.METRICS_PORT && settings.METRICS_PORT === settings.PORT)
+    throw new SettingsError(
       'invalid setting METRICS_PORT: must differ from PORT (0 turns metrics off)',
     );
-  return config;
+  return settings;
 }
