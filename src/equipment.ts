@@ -22,12 +22,15 @@ export interface KindInfo {
 
 export interface TelemetryKindInfo extends KindInfo {
   typeId: number;
+  /** The service's own number for the kind (1–4): stored in rollup_dirty.kind and used for in-memory keys. */
+  code: number;
   /** The id field of its upload records and alarms (also routes generic uploads). */
   idField: 'sensorID' | 'flowMeterID' | 'sitePumpID' | 'siteTankGroupID';
 }
 
 const TELEMETRY: Record<TelemetryKind, TelemetryKindInfo> = {
   sensor: {
+    code: 1,
     table: 'sensors',
     idColumn: 'sensor_id',
     label: 'sensor',
@@ -37,6 +40,7 @@ const TELEMETRY: Record<TelemetryKind, TelemetryKindInfo> = {
     listIdField: 'SiteSensorID',
   },
   meter: {
+    code: 2,
     table: 'flow_meters',
     idColumn: 'meter_id',
     label: 'flow meter',
@@ -46,6 +50,7 @@ const TELEMETRY: Record<TelemetryKind, TelemetryKindInfo> = {
     listIdField: 'SiteFlowMeterID',
   },
   pump: {
+    code: 3,
     table: 'pumps',
     idColumn: 'pump_id',
     label: 'pump',
@@ -55,6 +60,7 @@ const TELEMETRY: Record<TelemetryKind, TelemetryKindInfo> = {
     listIdField: 'SitePumpID',
   },
   tank: {
+    code: 4,
     table: 'tank_groups',
     idColumn: 'tank_group_id',
     label: 'tank group',
@@ -92,6 +98,5 @@ export const EQUIPMENT: Record<EquipmentKind, KindInfo> & Record<TelemetryKind, 
   };
 
 export const TELEMETRY_KINDS = Object.keys(TELEMETRY) as TelemetryKind[];
-export const ATTACH_KINDS: AttachKind[] = ['meter', 'pump', 'tank'];
 
 export const equipmentLabel = (kind: EquipmentKind) => EQUIPMENT[kind].label;

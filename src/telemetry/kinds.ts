@@ -94,9 +94,9 @@ export interface Entry {
   site?: number;
 }
 
-const KIND_NO: Record<TelemetryKind, number> = { sensor: 0, meter: 1, pump: 2, tank: 3 };
-/** One number per (kind, id), for maps without key strings: ids are 32-bit, so kind * 2^32 + id is exact. */
-export const equipmentKey = (kind: TelemetryKind, id: number) => KIND_NO[kind] * 4_294_967_296 + id;
+/** One number per (kind, id), for maps without key strings: ids are 32-bit, so code * 2^32 + id is exact. */
+export const equipmentKey = (kind: TelemetryKind, id: number) =>
+  EQUIPMENT[kind].code * 4_294_967_296 + id;
 
 /**
  * An entry, always of one shape: every field present from the start (`site` too), so the access

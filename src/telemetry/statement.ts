@@ -175,7 +175,7 @@ export function buildStatement(
     // statement (so in the same commit); sorted, so concurrent statements lock marks in one order.
     const mark = (changed: string) =>
       `d${k} AS (INSERT INTO rollup_dirty (kind, equipment_id, bucket)
-        SELECT DISTINCT ${UNITS[spec.kind].no}::smallint, id, ${binOf(15, 'ts')} FROM ${changed} ORDER BY 2, 3 ON CONFLICT DO NOTHING)`;
+        SELECT DISTINCT ${UNITS[spec.kind].code}::smallint, id, ${binOf(15, 'ts')} FROM ${changed} ORDER BY 2, 3 ON CONFLICT DO NOTHING)`;
     if (mode === 'insert') {
       // Every row is new, or the statement fails: the quarters are those of all the entries, found
       // here rather than by date_bin and DISTINCT over every row (about a quarter of the database's
@@ -184,7 +184,7 @@ export function buildStatement(
       ctes.push(
         `w${k} AS (${insert})`,
         `d${k} AS (INSERT INTO rollup_dirty (kind, equipment_id, bucket)
-          SELECT ${UNITS[spec.kind].no}::smallint, id, to_timestamp(q / 1000)
+          SELECT ${UNITS[spec.kind].code}::smallint, id, to_timestamp(q / 1000)
             FROM unnest(${p(markIds, 'int4[]')}, ${p(markQuarters, 'float8[]')}) AS u(id, q)
           ORDER BY 2, 3 ON CONFLICT DO NOTHING)`,
       );

@@ -26,10 +26,6 @@ export interface NodeBindings {
   sitesOf(deviceId: string): number[];
 }
 
-/** The binding of a device's metric; undefined when it has none. */
-export const bindingOf = (b: NodeBindings, deviceId: string, metricName: string) =>
-  b.byMetric.get(deviceId)?.get(metricName);
-
 const joins = TELEMETRY_KINDS.map(
   (k, i) =>
     `LEFT JOIN ${EQUIPMENT[k].table} e${i} ON b.kind = '${k}' AND e${i}.${EQUIPMENT[k].idColumn} = b.equipment_id`,

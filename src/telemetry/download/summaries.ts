@@ -120,10 +120,10 @@ export const directLevel = (spec: UnitSpec, interval: Interval, level: number) =
 
 /** Clean rows of the level in [a, b) ($7, $8). */
 export function levelRows(spec: UnitSpec, level: number): string {
-  const { rollupTable: t, idColumn: idc, no } = spec;
+  const { rollupTable: t, idColumn: idc, code } = spec;
   const notStale =
     level === 15
-      ? `NOT EXISTS (SELECT 1 FROM rollup_dirty d WHERE d.kind = ${no} AND d.equipment_id = r.${idc} AND d.bucket = r.bucket)`
+      ? `NOT EXISTS (SELECT 1 FROM rollup_dirty d WHERE d.kind = ${code} AND d.equipment_id = r.${idc} AND d.bucket = r.bucket)`
       : `(r.${idc}, r.bucket) NOT IN (SELECT s.id, s.b FROM stale s)`; // hashed once (see summaryUnits)
   return `SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.${idc} = ANY($1) AND r.level = ${level} AND r.bucket >= $7 AND r.bucket < $8 AND ${notStale}`;
 }
@@ -132,7 +132,7 @@ export function levelRows(spec: UnitSpec, level: number): string {
 const staleCte = (spec: UnitSpec, level: number) =>
   level > 15
     ? `stale AS MATERIALIZED (SELECT DISTINCT d.equipment_id AS id, ${binOf(level, 'd.bucket')} AS b FROM rollup_dirty d
-         WHERE d.kind = ${spec.no} AND d.equipment_id = ANY($1) AND d.bucket >= $7 AND d.bucket < $8),`
+         WHERE d.kind = ${spec.code} AND d.equipment_id = ANY($1) AND d.bucket >= $7 AND d.bucket < $8),`
     : '';
 
 // Parameters: ids, start, end, zone, s15, e15, a, b (times as ISO text). Not every variant uses every
@@ -174,9 +174,9 @@ function summarySql(
  * rows that go out as they are when `direct` (parameters as summarySql; historian.ts uses it too).
  */
 export function summaryUnits(spec: UnitSpec, level: number, direct: boolean): string {
-  const { rollupTable: t, idColumn: idc, logTable, no } = spec;
+  const { rollupTable: t, idColumn: idc, logTable, code } = spec;
   const clean = (r: string) =>
-    `NOT EXISTS (SELECT 1 FROM rollup_dirty d WHERE d.kind = ${no} AND d.equipment_id = ${r}.${idc} AND d.bucket = ${r}.bucket)`;
+    `NOT EXISTS (SELECT 1 FROM rollup_dirty d WHERE d.kind = ${code} AND d.equipment_id = ${r}.${idc} AND d.bucket = ${r}.bucket)`;
   const parts: string[] = [];
   if (level > 0 && !direct) parts.push(levelRows(spec, level));
   if (level > 15) {
@@ -189,7 +189,7 @@ export function summaryUnits(spec: UnitSpec, level: number, direct: boolean): st
          SELECT ${rollupUnits(spec)} FROM ${t} r WHERE r.${idc} = s.id AND r.level = 15 AND r.bucket >= s.b
             AND r.bucket < s.b + interval '${level} minutes'
             AND (r.${idc}, r.bucket) NOT IN (SELECT d.equipment_id, d.bucket FROM rollup_dirty d
-              WHERE d.kind = ${no} AND d.equipment_id = ANY($1) AND d.bucket >= $7 AND d.bucket < $8) OFFSET 0) r`,
+              WHERE d.kind = ${code} AND d.equipment_id = ANY($1) AND d.bucket >= $7 AND d.bucket < $8) OFFSET 0) r`,
     );
   }
   if (level > 0) {
@@ -201,7 +201,7 @@ export function summaryUnits(spec: UnitSpec, level: number, direct: boolean): st
       `SELECT g.* FROM rollup_dirty d CROSS JOIN LATERAL (
          SELECT ${rawUnits(spec)} FROM ${logTable} g WHERE g.${idc} = d.equipment_id
             AND g.ts >= d.bucket AND g.ts < d.bucket + interval '15 minutes' OFFSET 0) g
-       WHERE d.kind = ${no} AND d.equipment_id = ANY($1) AND d.bucket >= $5 AND d.bucket < $6`,
+       WHERE d.kind = ${code} AND d.equipment_id = ANY($1) AND d.bucket >= $5 AND d.bucket < $6`,
     );
   }
   // Logs of the edges finer than a quarter (with level 0: the whole range, since then s15 = e15 = end).

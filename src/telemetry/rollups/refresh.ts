@@ -97,7 +97,7 @@ export async function refreshMarked(
             AND ($4::float8 IS NULL OR bucket >= to_timestamp($4 / 1000)) AND ($5::float8 IS NULL OR bucket < to_timestamp($5 / 1000))
           LIMIT $2 FOR UPDATE SKIP LOCKED))
        RETURNING equipment_id AS id, date_part('epoch', bucket) * 1000 AS ms, bucket < ${HORIZON_SQL} AS gone`,
-      [spec.no, limit, closedOnly, range.from ?? null, range.to ?? null],
+      [spec.code, limit, closedOnly, range.from ?? null, range.to ?? null],
     );
     const kept = marks.filter((m) => !m.gone);
     await rebuildBuckets(
@@ -118,7 +118,7 @@ export async function markAll(
 ): Promise<void> {
   await db.query(
     `INSERT INTO rollup_dirty (kind, equipment_id, bucket)
-       SELECT DISTINCT ${spec.no}::smallint, ${spec.idColumn}, ${binOf(15, 'ts')} FROM ${spec.logTable}
+       SELECT DISTINCT ${spec.code}::smallint, ${spec.idColumn}, ${binOf(15, 'ts')} FROM ${spec.logTable}
         WHERE ($1::float8 IS NULL OR ts >= to_timestamp($1 / 1000)) AND ($2::float8 IS NULL OR ts < to_timestamp($2 / 1000))
        ORDER BY 2, 3 ON CONFLICT DO NOTHING`,
     [range.from ?? null, range.to ?? null],
@@ -144,7 +144,7 @@ export async function rebuildAll(db: Database): Promise<void> {
     const below = (level: number) =>
       `(SELECT ${rollupUnits(spec)} FROM (SELECT * FROM ${t}${since('bucket')}) r WHERE r.level = ${level})`;
     await db.transaction(async (tx) => {
-      await tx.query(`DELETE FROM rollup_dirty WHERE kind = $1`, [spec.no]);
+      await tx.query(`DELETE FROM rollup_dirty WHERE kind = $1`, [spec.code]);
       // PGlite runs one transaction at a time, so emptying the table by TRUNCATE blocks no reader there,
       // and (wal_level minimal) lets the rebuilt rows skip the write-ahead log; on PostgreSQL a DELETE
       // lets summaries keep reading the old rows meanwhile.

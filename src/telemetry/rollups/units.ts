@@ -1,3 +1,4 @@
+import { EQUIPMENT } from '../../equipment.js';
 import { KINDS, type TelemetryKind } from '../kinds.js';
 
 // A "unit" is the mergeable statistics of some samples of one equipment: a single log row, a rollup
@@ -38,8 +39,8 @@ export interface IntegralField {
 
 export interface UnitSpec {
   kind: TelemetryKind;
-  /** Kind number in rollup_dirty. */
-  no: number;
+  /** The kind's code in rollup_dirty (the equipment registry's). */
+  code: number;
   logTable: string;
   idColumn: string;
   rollupTable: string;
@@ -73,13 +74,12 @@ const COMMON = [
 /** A kind's unit: its log table and id column (kinds.ts), its rollup table, and its columns. */
 const unit = (
   kind: TelemetryKind,
-  no: number,
   chain: boolean,
   columns: UnitColumn[],
   integrals: [IntegralField, UnitColumn[]][] = [],
 ): UnitSpec => ({
   kind,
-  no,
+  code: EQUIPMENT[kind].code,
   logTable: KINDS[kind].table,
   idColumn: KINDS[kind].idColumn,
   rollupTable: `${kind}_rollups`,
@@ -134,7 +134,6 @@ const integral = (
 export const UNITS: Record<TelemetryKind, UnitSpec> = {
   sensor: unit(
     'sensor',
-    1,
     false,
     [
       ...COMMON,
@@ -169,7 +168,6 @@ export const UNITS: Record<TelemetryKind, UnitSpec> = {
   ),
   meter: unit(
     'meter',
-    2,
     true,
     [
       ...COMMON,
@@ -201,7 +199,6 @@ export const UNITS: Record<TelemetryKind, UnitSpec> = {
   ),
   pump: unit(
     'pump',
-    3,
     false,
     [
       ...COMMON,
@@ -220,7 +217,6 @@ export const UNITS: Record<TelemetryKind, UnitSpec> = {
   ),
   tank: unit(
     'tank',
-    4,
     false,
     [
       ...COMMON,
