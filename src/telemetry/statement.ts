@@ -1,7 +1,7 @@
 import { numericArray, type NumericArrayType } from '../db/array-params.js';
 import { equipmentKey, KIND_LIST, type ColumnType, type Entry } from './kinds.js';
 import type { Job } from './jobs.js';
-import { binOf } from './rollups/refresh.js';
+import { binOf } from './rollups/units.js';
 import { UNITS } from './rollups/units.js';
 import {
   insertedLogEvents,

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/index.js';
-import { binOf } from '../../src/telemetry/rollups/refresh.js';
+import { binOf } from '../../src/telemetry/rollups/units.js';
 import { quartersOf } from '../../src/telemetry/statement.js';
 import { describeEachBackend, openTestDb } from '../helper.js';
 

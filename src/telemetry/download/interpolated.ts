@@ -6,7 +6,7 @@ import { errorCode } from '../../db/deadline.js';
 import { badRequest, invalidField } from '../../errors.js';
 import type { Values } from '../../export/records.js';
 import { isoTime, parseRange, parseTime } from '../../time.js';
-import { EPOCH } from '../rollups/refresh.js';
+import { EPOCH } from '../rollups/units.js';
 import { nextMonth } from '../retention/horizon.js';
 import { archiveBound, archiveName, partitionMonths, partitionName } from '../retention/tables.js';
 import { prefetched, siteZones, type Download } from './index.js';

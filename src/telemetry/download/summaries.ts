@@ -1,7 +1,7 @@
 import { EQUIPMENT } from '../../equipment.js';
 import type { Queryable } from '../../db/index.js';
 import type { TelemetryKind } from '../kinds.js';
-import { binOf } from '../rollups/refresh.js';
+import { binOf } from '../rollups/units.js';
 import { HORIZON_SQL } from '../retention/horizon.js';
 import { mergeUnits, rawUnits, rollupUnits, UNITS, type UnitSpec } from '../rollups/units.js';
 import { zoneAlignment } from './zones.js';

@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/index.js';
 import { SEPARATOR, type Format } from '../../export/records.js';
 import type { TelemetryKind } from '../kinds.js';
-import { EPOCH } from '../rollups/refresh.js';
+import { EPOCH } from '../rollups/units.js';
 import { mergeUnits, UNITS, type IntegralField, type UnitSpec } from '../rollups/units.js';
 import {
   BUCKET,

@@ -1,6 +1,6 @@
 import type { Database, Queryable } from '../../db/index.js';
 import { QueueVacuum } from '../../db/vacuum.js';
-import { mergeUnits, rawUnits, rollupUnits, UNIT_LIST, type UnitSpec } from './units.js';
+import { binOf, mergeUnits, rawUnits, rollupUnits, UNIT_LIST, type UnitSpec } from './units.js';
 import { HORIZON_SQL, readHorizon } from '../retention/horizon.js';
 
 // Keeps the rollups (migrations/003_rollups.sql) in step with the logs. Uploads mark the 15-minute
@@ -15,11 +15,6 @@ import { HORIZON_SQL, readHorizon } from '../retention/horizon.js';
 // it, so the mark stays) or waits on the deleted mark's row lock and inserts it again after our
 // commit. Either way a bucket with data the rollup lacks keeps its mark.
 
-export const EPOCH = `TIMESTAMPTZ '1970-01-01 00:00:00+00'`;
-export const LEVELS = [15, 60, 1440] as const;
-export type Level = (typeof LEVELS)[number];
-export const binOf = (minutes: number, expr: string) =>
-  `date_bin('${minutes} minutes', ${expr}, ${EPOCH})`;
 const MINUTE = 60_000;
 
 /**

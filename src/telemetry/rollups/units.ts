@@ -8,6 +8,14 @@ import { KINDS, type TelemetryKind } from '../kinds.js';
 // makes it from a log row (alias g) and the aggregate that merges units (columns of the relation
 // being grouped), and builds the merge query.
 
+/** The rollups' levels in minutes (15-minute quarters, hours, days), all aligned to UTC from the epoch. */
+export const EPOCH = `TIMESTAMPTZ '1970-01-01 00:00:00+00'`;
+export const LEVELS = [15, 60, 1440] as const;
+export type Level = (typeof LEVELS)[number];
+/** SQL for the start of the level's bucket that holds `expr`. */
+export const binOf = (minutes: number, expr: string) =>
+  `date_bin('${minutes} minutes', ${expr}, ${EPOCH})`;
+
 export interface UnitColumn {
   name: string;
   type: string;
