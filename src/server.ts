@@ -1,15 +1,48 @@
 import { buildApp } from './app.js';
-import { SettingsError, loadSettings } from './settings.js';
-import { connect } from './db/index.js';
+import { SettingsError, loadSettings, type Settings } from './settings.js';
+import { connect, type Database } from './db/index.js';
 import { DataDirBusyError } from './db/lock.js';
 import { createMetrics, serveMetrics, type MetricsListener } from './metrics.js';
 import { seedDemo } from './provisioning/seed.js';
+
+type Credentials = NonNullable<Awaited<ReturnType<typeof seedDemo>>>;
 
 async function main() {
   const settings = loadSettings();
   const db = await connect(settings);
   const demo = settings.DEMO ?? !settings.DATABASE_URL;
   const credentials = demo ? await seedDemo(db) : undefined;
+  try {
+    await start(settings, db, credentials);
+  } catch (err) {
+    // The demo client exists from here on and its secret is shown only once: a start that fails
+    // after seeding still shows it, so the next start (which seeds nothing) can be signed in to.
+    if (credentials) process.stdout.write(demoBanner(credentials, settings.PORT, false));
+    await db.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** The demo client's credentials and how to use them; `started` says whether the server is up. */
+function demoBanner(credentials: Credentials, port: number, started: boolean): string {
+  const consoleUrl = `http://localhost:${port}/console/`;
+  const { clientId, clientSecret } = credentials;
+  return (
+    (started
+      ? `\n  Demo data loaded. Demo client (an admin of every site; shown only now, keep it):\n`
+      : `\n  Demo data loaded, but the server did not start (the reason follows). Demo client\n` +
+        `  (an admin of every site; shown only now, keep it for the next start):\n`) +
+    `    clientId:     ${clientId}\n    clientSecret: ${clientSecret}\n` +
+    `  Console:      ${consoleUrl}  (sign in with the client ID and secret above)\n` +
+    `  Get a token:  curl -s -X POST http://localhost:${port}/token -H 'content-type: application/json' ` +
+    `-d '{"clientId":"${clientId}","clientSecret":"${clientSecret}"}'\n` +
+    `  API docs:     http://localhost:${port}/docs\n` +
+    `  Lost it? Stop the server and run: npm run -s site-monitor -- client rotate-secret ${clientId}\n` +
+    `  (it prints a new secret), or, from another admin client: POST /v1/admin/clients/${clientId}/secret\n\n`
+  );
+}
+
+async function start(settings: Settings, db: Database, credentials: Credentials | undefined) {
   const metrics = settings.METRICS_PORT ? createMetrics() : undefined;
   const app = await buildApp(settings, { db, metrics });
   app.addHook('onClose', async () => db.close());
@@ -38,9 +71,31 @@ async function main() {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
+  try {
+    await listen(app, settings, metrics, (listener) => (metricsListener = listener));
+  } catch (err) {
+    // Background work stops and the database closes before the process exits with the reason.
+    await app.close().catch(() => undefined);
+    throw err;
+  }
+  // Shown once, on the console only: the database keeps just a hash of the secret.
+  process.stdout.write(
+    credentials
+      ? demoBanner(credentials, settings.PORT, true)
+      : `\n  Console: http://localhost:${settings.PORT}/console/  (sign in with an API client's ID and secret)\n\n`,
+  );
+}
+
+/** Takes the metrics port, then the public one; throws when either cannot be had. */
+async function listen(
+  app: Awaited<ReturnType<typeof buildApp>>,
+  settings: Settings,
+  metrics: ReturnType<typeof createMetrics> | undefined,
+  onMetrics: (listener: MetricsListener) => void,
+) {
   if (metrics) {
     // Before the public port: a metrics port that cannot be taken stops the start.
-    metricsListener = await serveMetrics(
+    const listener = await serveMetrics(
       metrics.registry,
       settings.METRICS_HOST,
       settings.METRICS_PORT,
@@ -51,27 +106,10 @@ async function main() {
           'set METRICS_HOST or METRICS_PORT (0 turns metrics off)',
       );
     });
-    app.log.info({ url: metricsListener.url }, 'Prometheus metrics served');
+    onMetrics(listener);
+    app.log.info({ url: listener.url }, 'Prometheus metrics served');
   }
   await app.listen({ port: settings.PORT, host: settings.HOST });
-  const consoleUrl = `http://localhost:${settings.PORT}/console/`;
-  if (!credentials)
-    process.stdout.write(
-      `\n  Console: ${consoleUrl}  (sign in with an API client's ID and secret)\n\n`,
-    );
-  if (credentials) {
-    // Shown once, on the console only: the database keeps just a hash of the secret.
-    process.stdout.write(
-      `\n  Demo data loaded. Demo client (an admin of every site; shown only now, keep it):\n` +
-        `    clientId:     ${credentials.clientId}\n    clientSecret: ${credentials.clientSecret}\n` +
-        `  Console:      ${consoleUrl}  (sign in with the client ID and secret above)\n` +
-        `  Get a token:  curl -s -X POST http://localhost:${settings.PORT}/token -H 'content-type: application/json' ` +
-        `-d '{"clientId":"${credentials.clientId}","clientSecret":"${credentials.clientSecret}"}'\n` +
-        `  API docs:     http://localhost:${settings.PORT}/docs\n` +
-        `  Lost it? Stop the server and run: npm run -s site-monitor -- client rotate-secret ${credentials.clientId}\n` +
-        `  (it prints a new secret), or, from another admin client: POST /v1/admin/clients/${credentials.clientId}/secret\n\n`,
-    );
-  }
 }
 
 main().catch((err) => {
