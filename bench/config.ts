@@ -3,8 +3,8 @@
 //   npx tsx bench/config.ts
 // Env: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_DURATION seconds
 // per run (default 10), BENCH_CONNECTIONS (default "1,4,10"). Uses a schema of its own, dropped after.
-// BENCH_BEFORE: a RESULTS.md written by an earlier run (e.g. of another checkout, just before this
-// one); its Configuration figures are set beside these, with the change in req/s and p99.
+// BENCH_BEFORE: an earlier run's result file (e.g. of another checkout, just before this one); its
+// Configuration report's figures are set beside these, with the change in req/s and p99.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -14,7 +14,7 @@ import { migrate } from '../src/db/migrate.js';
 import { upsertClient } from '../src/auth/clients.js';
 import { generateDemo } from '../src/provisioning/demo.js';
 import { importDocument } from '../src/provisioning/import.js';
-import { freePort, startServer, writeResultsSection } from './harness.js';
+import { freePort, startServer, reportSection } from './harness.js';
 import { record } from './record.js';
 
 const DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -145,7 +145,7 @@ async function main() {
     const busy = Math.max(load, loadavg()[0]);
     console.log(`first request (cold: load, index, build, serialize): ${cold} ms`);
     const before = process.env.BENCH_BEFORE ? readBefore(process.env.BENCH_BEFORE) : undefined;
-    writeResultsSection(
+    reportSection(
       'Configuration',
       report(runs, counts, load, busy, cold) + (before ? comparison(runs, before) : ''),
     );
@@ -191,7 +191,7 @@ function report(
 type Figures = Map<string, { rps: number; p99: number }>;
 const keyOf = (label: string, connections: number) => `${label} c=${connections}`;
 
-/** The rows of the Configuration table of an earlier RESULTS.md. */
+/** The rows of the Configuration table of an earlier run's report (its result file). */
 function readBefore(file: string): { figures: Figures; cold?: number } {
   const text = readFileSync(file, 'utf8');
   const start = text.indexOf('## Configuration');

@@ -20,7 +20,7 @@ import { generateDemo } from '../src/provisioning/demo.js';
 import { importDocument } from '../src/provisioning/import.js';
 import { rebuildAll } from '../src/telemetry/rollups/refresh.js';
 import { Partitions } from '../src/telemetry/partitions.js';
-import { freePort, rssOf, startServer, writeResultsSection, type Stop } from './harness.js';
+import { freePort, rssOf, startServer, reportSection, type Stop } from './harness.js';
 import { describeDatabase, record } from './record.js';
 
 const DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -396,7 +396,7 @@ async function main() {
       rmSync(dir, { recursive: true, force: true });
     }
   }
-  if (process.env.BENCH_WRITE !== '0') writeResultsSection('Download', lines.join('\n'));
+  reportSection('Download', lines.join('\n'));
 }
 
 main().catch((err) => {

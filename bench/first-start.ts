@@ -1,13 +1,13 @@
 // First start on the embedded database: how long a fresh DATA_DIR takes until /health answers 200
 // (database created, migrated, demo data and telemetry generated, server listening), and how large
 // the directory is then. The build (`npm start` compiles first when sources changed) is timed apart.
-// Usage: npx tsx bench/first-start.ts [runs]   (writes the "First start" section of bench/RESULTS.md)
+// Usage: npx tsx bench/first-start.ts [runs]   (prints the "First start" report for bench/RESULTS.md)
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuSeconds, freePort, writeResultsSection } from './harness.js';
+import { cpuSeconds, freePort, reportSection } from './harness.js';
 import { record } from './record.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -95,7 +95,7 @@ console.log(
   `build ${build.toFixed(1)} s; first start median ${median.toFixed(1)} s (${cpu.toFixed(1)} s of CPU); data directory ${size} MB`,
 );
 
-writeResultsSection(
+reportSection(
   'First start',
   `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores (${cpus()[0]?.model.trim()}), Node ${process.version}; ` +
     `one-minute load average ${load.toFixed(2)} before the run and ${loadAfter.toFixed(2)} after it (other work on the machine stretches the wall times; the CPU time much less).

@@ -1,18 +1,18 @@
 // Helpers for the benchmark scripts: a free loopback port, a fresh database of each kind, the real
-// server in a child process, and writing one section of bench/RESULTS.md without touching the others
-// (it cites the run's result file, bench/record.ts, and copies the section there).
+// server in a child process, and printing a run's report with the result file (bench/record.ts) that
+// bench/RESULTS.md cites for it.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Database } from '../src/db/index.js';
 import { openPglite } from '../src/db/pglite.js';
 import { openPostgres } from '../src/db/postgres.js';
-import { describeDatabase, recordPath, toRecord } from './record.js';
+import { describeDatabase, recordPath } from './record.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -169,38 +169,31 @@ export class Histogram {
 }
 
 /**
- * Replaces (or appends) the `## <title>` section of bench/RESULTS.md (not with BENCH_WRITE=0: a trial
- * run). When the run is recorded (bench/record.ts), the section ends by citing the result file, and
- * the file gets the section too.
+ * Prints a run's report under `## <heading>` (the console and the result file get it), ending with
+ * the result file to cite. bench/RESULTS.md is a table per area, kept by hand: a bench never writes
+ * it, so a trial cannot overwrite a kept figure. The last line says which area's rows the run can
+ * update, or, with BENCH_WRITE=0, that the run is a trial not to be cited.
  */
-export function writeResultsSection(title: string, body: string): void {
-  const file = `${root}bench/RESULTS.md`;
-  const text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n';
-  const lines = text.split('\n');
-  const start = lines.findIndex((l) => l.trim() === `## ${title}`);
+export function reportSection(area: string, body: string, heading = area): void {
   const cited = recordPath();
-  const section = [
-    `## ${title}`,
-    '',
-    body.trimEnd(),
-    ...(cited ? ['', `Result file: \`${cited}\`.`] : []),
-    '',
-  ];
-  const write = process.env.BENCH_WRITE !== '0';
-  const where = write
-    ? 'written to bench/RESULTS.md'
-    : '(BENCH_WRITE=0: not written to RESULTS.md)';
-  toRecord(`\n# Section "${title}" ${where}:\n\n${section.join('\n')}\n`);
-  console.log(`section "${title}" ${where}`);
-  if (!write) return;
-  if (start < 0) {
-    writeFileSync(file, `${text.trimEnd()}\n\n${section.join('\n')}`);
-    return;
-  }
-  let end = lines.findIndex((l, i) => i > start && l.startsWith('## '));
-  if (end < 0) end = lines.length;
-  lines.splice(start, end - start, ...section);
-  writeFileSync(file, lines.join('\n'));
+  console.log(
+    [
+      '',
+      `## ${heading}`,
+      '',
+      body.trimEnd(),
+      ...(cited ? ['', `Result file: \`${cited}\`.`] : []),
+      '',
+    ].join('\n'),
+  );
+  if (process.env.BENCH_WRITE === '0')
+    console.log('BENCH_WRITE=0: a trial, not to be cited in bench/RESULTS.md');
+  else if (cited)
+    console.log(
+      `bench/RESULTS.md, "${area}": update the rows of the targets this run measured from the report above, citing [${basename(cited)}](results/${basename(cited)}), and commit that file`,
+    );
+  else
+    console.log(`bench/RESULTS.md, "${area}": this run kept no result file, so it cannot be cited`);
 }
 
 /** Runs fn on a schema of its own on the PostgreSQL at dbUrl (dropped after), with the server environment that selects it. */

@@ -15,7 +15,7 @@ import { generateDemo } from '../src/provisioning/demo.js';
 import { importDocument } from '../src/provisioning/import.js';
 import { Partitions } from '../src/telemetry/partitions.js';
 import { rebuildAll } from '../src/telemetry/rollups/refresh.js';
-import { freePort, startServer, writeResultsSection, type Stop } from './harness.js';
+import { freePort, startServer, reportSection, type Stop } from './harness.js';
 import { record, toRecord } from './record.js';
 import { Access } from '../src/auth/access.js';
 import type { Client } from '../src/auth/clients.js';
@@ -317,7 +317,7 @@ async function main() {
     );
     await stop();
     stop = undefined;
-    writeResultsSection('Historian (issue 18)', lines.join('\n'));
+    reportSection('Historian', lines.join('\n'));
   } finally {
     await stop?.();
     if (!kept) await admin.query(`DROP SCHEMA ${schema} CASCADE`);

@@ -16,7 +16,7 @@ import { upsertClient } from '../src/auth/clients.js';
 import { generateDemo } from '../src/provisioning/demo.js';
 import { importDocument } from '../src/provisioning/import.js';
 import { readZip } from '../test/images/fixture.js';
-import { freePort, startServer, writeResultsSection } from './harness.js';
+import { freePort, startServer, reportSection } from './harness.js';
 import { record } from './record.js';
 
 const DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -147,7 +147,7 @@ async function main() {
       await new Promise((r) => setTimeout(r, 500));
     }
     const busy = Math.max(load, loadavg()[0]);
-    writeResultsSection('Images', report(runs, importMs, load, busy));
+    reportSection('Images', report(runs, importMs, load, busy));
   } finally {
     await stop();
     await admin.query(`DROP SCHEMA ${schema} CASCADE`);

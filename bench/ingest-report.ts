@@ -1,5 +1,5 @@
-// The "Ingest" section of bench/RESULTS.md: the figures, the ratio of (a) to (b), and plainly which
-// targets were met.
+// The "Ingest" report, where bench/RESULTS.md takes its figures from: the figures, the ratio of (a)
+// to (b), and plainly which targets were met.
 
 export interface Run {
   label: string;

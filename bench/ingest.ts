@@ -46,7 +46,7 @@ import {
   onEachDatabase,
   rollupCatchUp,
   startServer,
-  writeResultsSection,
+  reportSection,
 } from './harness.js';
 import {
   batchBody,
@@ -607,10 +607,7 @@ async function compare(otherRoot: string) {
       `| ${config.name} | ${num(batch)} | ${pct(batch, base.batch)} | ${num(single)} | ${pct(single, base.single)} | ${Number.isFinite(p99) ? p99.toFixed(1) : '–'} |`,
     );
   }
-  const text = lines.join('\n');
-  console.log(text);
-  if (process.env.BENCH_WRITE !== '0')
-    writeResultsSection('Ingest compared with the service before the live stream', text);
+  reportSection('Ingest', lines.join('\n'), 'Ingest compared with another checkout');
 }
 
 async function main() {
@@ -679,10 +676,10 @@ async function ingest() {
       ? `\n- Rollups after each batch run (the readings run began once they were done): ${catchUp.join('; ')}.`
       : '') +
     streams;
-  if (process.env.BENCH_WRITE === '0') return void console.log(text);
-  writeResultsSection(
-    SUBSCRIBERS ? `Ingest with ${SUBSCRIBERS} stream subscribers` : 'Ingest',
+  reportSection(
+    SUBSCRIBERS ? 'Live stream' : 'Ingest',
     text,
+    SUBSCRIBERS ? `Ingest with ${SUBSCRIBERS} stream subscribers` : 'Ingest',
   );
 }
 

@@ -27,7 +27,7 @@ import {
   onPostgres,
   rollupCatchUp,
   startServer,
-  writeResultsSection,
+  reportSection,
 } from './harness.js';
 import { record } from './record.js';
 import { openSubscribers } from './stream-clients.js';
@@ -289,7 +289,7 @@ async function main() {
       await db.close();
     }
   });
-  writeResultsSection('MQTT ingest', lines.join('\n'));
+  reportSection('MQTT ingest', lines.join('\n'));
 }
 
 main().catch((err) => {

@@ -179,7 +179,7 @@ export interface RecordOptions {
 
 let current: { path: string; fd: number } | undefined;
 
-/** Writes text to the result file only (not the console): what a bench wrote elsewhere, e.g. RESULTS.md. */
+/** Writes text to the result file only (not the console), e.g. whole query plans a report only counts. */
 export function toRecord(text: string): void {
   if (current) writeSync(current.fd, text);
 }

@@ -15,14 +15,7 @@ import { upsertClient } from '../src/auth/clients.js';
 import { migrate } from '../src/db/migrate.js';
 import { generateDemo } from '../src/provisioning/demo.js';
 import { importDocument } from '../src/provisioning/import.js';
-import {
-  freePort,
-  Histogram,
-  onPostgres,
-  rssOf,
-  startServer,
-  writeResultsSection,
-} from './harness.js';
+import { freePort, Histogram, onPostgres, rssOf, startServer, reportSection } from './harness.js';
 import { record } from './record.js';
 import { openSubscribers, type Subscribers } from './stream-clients.js';
 
@@ -304,7 +297,7 @@ async function main() {
       await stop();
     }
   });
-  writeResultsSection('Soak', ['Measured by `npx tsx bench/soak.ts`.', '', ...rows].join('\n'));
+  reportSection('Soak', ['Measured by `npx tsx bench/soak.ts`.', '', ...rows].join('\n'));
 }
 
 main().catch((err) => {

@@ -24,7 +24,7 @@ import {
   onEachDatabase,
   rssOf,
   startServer,
-  writeResultsSection,
+  reportSection,
 } from './harness.js';
 import { record } from './record.js';
 import { openSubscribers } from './stream-clients.js';
@@ -228,7 +228,7 @@ async function main() {
     results.push(await measure(backend, env as Record<string, string>, sensors));
     console.log(results.at(-1));
   });
-  writeResultsSection('Live stream', report(results, before));
+  reportSection('Live stream', report(results, before));
 }
 
 main().catch((err) => {
