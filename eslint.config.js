@@ -14,6 +14,7 @@ const ENGINES = [
   'db',
   'export',
   'images',
+  'mqtt',
   'provisioning',
   'schemas',
   'sites',

@@ -188,7 +188,8 @@ export class MqttService {
       { hostId: this.o.settings.MQTT_HOST_ID },
       'mqtt: this instance is the Sparkplug host',
     );
-    this.host = new SparkplugHost(this.o);
+    const { db, settings, telemetry, log, onMessage, onCommit } = this.o;
+    this.host = new SparkplugHost({ db, settings, telemetry, log, onMessage, onCommit });
   }
 
   private async stopHost(): Promise<void> {

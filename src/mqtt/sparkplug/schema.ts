@@ -2,6 +2,30 @@
 // out here from the specification's field list and compiled at start by protobufjs (codec.ts). A
 // string rather than a .proto file beside the sources, so the build has nothing to copy.
 
+/** The scalars every `oneof value` of the schema starts with, in this order. */
+const SCALARS = [
+  'uint32 int_value',
+  'uint64 long_value',
+  'float float_value',
+  'double double_value',
+  'bool boolean_value',
+  'string string_value',
+];
+
+/**
+ * A `oneof value` numbered from `first`: the scalars, then `more`, then `extension_value` of the
+ * message `extension` (declared beside it, open to extensions), as the specification has them.
+ */
+function valueOf(first: number, extension: string, more: string[] = []): string {
+  const fields = [...SCALARS, ...more, `${extension} extension_value`];
+  return `oneof value {
+${fields.map((f, i) => `  ${f} = ${first + i};`).join('\n')}
+}
+message ${extension} {
+  extensions 1 to max;
+}`;
+}
+
 export const SPARKPLUG_B_PROTO = `
 syntax = "proto2";
 package org.eclipse.tahu.protobuf;
@@ -11,18 +35,7 @@ message Payload {
     message Parameter {
       optional string name = 1;
       optional uint32 type = 2;
-      oneof value {
-        uint32 int_value = 3;
-        uint64 long_value = 4;
-        float float_value = 5;
-        double double_value = 6;
-        bool boolean_value = 7;
-        string string_value = 8;
-        ParameterValueExtension extension_value = 9;
-      }
-      message ParameterValueExtension {
-        extensions 1 to max;
-      }
+      ${valueOf(3, 'ParameterValueExtension')}
     }
     optional string version = 1;
     repeated Metric metrics = 2;
@@ -34,18 +47,7 @@ message Payload {
 
   message DataSet {
     message DataSetValue {
-      oneof value {
-        uint32 int_value = 1;
-        uint64 long_value = 2;
-        float float_value = 3;
-        double double_value = 4;
-        bool boolean_value = 5;
-        string string_value = 6;
-        DataSetValueExtension extension_value = 7;
-      }
-      message DataSetValueExtension {
-        extensions 1 to max;
-      }
+      ${valueOf(1, 'DataSetValueExtension')}
     }
     message Row {
       repeated DataSetValue elements = 1;
@@ -61,20 +63,7 @@ message Payload {
   message PropertyValue {
     optional uint32 type = 1;
     optional bool is_null = 2;
-    oneof value {
-      uint32 int_value = 3;
-      uint64 long_value = 4;
-      float float_value = 5;
-      double double_value = 6;
-      bool boolean_value = 7;
-      string string_value = 8;
-      PropertySet propertyset_value = 9;
-      PropertySetList propertysets_value = 10;
-      PropertyValueExtension extension_value = 11;
-    }
-    message PropertyValueExtension {
-      extensions 1 to max;
-    }
+    ${valueOf(3, 'PropertyValueExtension', ['PropertySet propertyset_value', 'PropertySetList propertysets_value'])}
   }
 
   message PropertySet {
@@ -110,21 +99,7 @@ message Payload {
     optional bool is_null = 7;
     optional MetaData metadata = 8;
     optional PropertySet properties = 9;
-    oneof value {
-      uint32 int_value = 10;
-      uint64 long_value = 11;
-      float float_value = 12;
-      double double_value = 13;
-      bool boolean_value = 14;
-      string string_value = 15;
-      bytes bytes_value = 16;
-      DataSet dataset_value = 17;
-      Template template_value = 18;
-      MetricValueExtension extension_value = 19;
-    }
-    message MetricValueExtension {
-      extensions 1 to max;
-    }
+    ${valueOf(10, 'MetricValueExtension', ['bytes bytes_value', 'DataSet dataset_value', 'Template template_value'])}
   }
 
   optional uint64 timestamp = 1;
