@@ -86,11 +86,12 @@ const WHOLE_SITE_VIEWS: Record<Exclude<SiteView, TelemetryKind>, PathDoc> = {
   },
 };
 
+const isWholeSite = (view: SiteView): view is keyof typeof WHOLE_SITE_VIEWS =>
+  view in WHOLE_SITE_VIEWS;
+
 /** `/site/…`: the list of one kind, the actuators, the whole site or its compact form. */
 export const siteViewDoc = (view: SiteView): PathDoc =>
-  view in WHOLE_SITE_VIEWS
-    ? WHOLE_SITE_VIEWS[view as keyof typeof WHOLE_SITE_VIEWS]
-    : kindDocs(view as TelemetryKind).list;
+  isWholeSite(view) ? WHOLE_SITE_VIEWS[view] : kindDocs(view).list;
 
 /** A route's schema: its documentation, `input` (params, querystring) and the response DTOs. */
 export function routeSchema<Input extends object>(
