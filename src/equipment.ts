@@ -9,6 +9,18 @@ export type TelemetryKind = 'sensor' | 'meter' | 'pump' | 'tank';
 /** The kinds a sensor can be attached to, each with configuration of its own. */
 export type AttachKind = 'meter' | 'pump' | 'tank';
 
+/**
+ * How the configuration paths name a kind: `/<path>/:<param>` and `/site/<path>`; operationIds and
+ * DTOs by `name` (getMeterRegisters, MeterConfigDto), the role map `<name>Registers` in lower case;
+ * `entry` keys its record in a configuration entry, and `<entry>s` its list in a site's.
+ */
+export interface ConfigNames {
+  path: string;
+  param: string;
+  name: string;
+  entry: string;
+}
+
 export interface KindInfo {
   table: string;
   idColumn: string;
@@ -26,6 +38,8 @@ export interface TelemetryKindInfo extends KindInfo {
   code: number;
   /** The id field of its upload records and alarms (also routes generic uploads). */
   idField: 'sensorID' | 'flowMeterID' | 'sitePumpID' | 'siteTankGroupID';
+  /** Its configuration paths and documents (/v1/config/…). */
+  config: ConfigNames;
 }
 
 const TELEMETRY: Record<TelemetryKind, TelemetryKindInfo> = {
@@ -38,6 +52,7 @@ const TELEMETRY: Record<TelemetryKind, TelemetryKindInfo> = {
     idField: 'sensorID',
     list: 'sensors',
     listIdField: 'SiteSensorID',
+    config: { path: 'sensors', param: 'sensorId', name: 'Sensor', entry: 'sensor' },
   },
   meter: {
     code: 2,
@@ -48,6 +63,7 @@ const TELEMETRY: Record<TelemetryKind, TelemetryKindInfo> = {
     idField: 'flowMeterID',
     list: 'flowMeters',
     listIdField: 'SiteFlowMeterID',
+    config: { path: 'meters', param: 'meterId', name: 'Meter', entry: 'meter' },
   },
   pump: {
     code: 3,
@@ -58,6 +74,7 @@ const TELEMETRY: Record<TelemetryKind, TelemetryKindInfo> = {
     idField: 'sitePumpID',
     list: 'pumps',
     listIdField: 'SitePumpID',
+    config: { path: 'pumps', param: 'pumpId', name: 'Pump', entry: 'pump' },
   },
   tank: {
     code: 4,
@@ -68,6 +85,7 @@ const TELEMETRY: Record<TelemetryKind, TelemetryKindInfo> = {
     idField: 'siteTankGroupID',
     list: 'tankGroups',
     listIdField: 'SiteTankGroupID',
+    config: { path: 'tanks', param: 'tankGroupId', name: 'Tank', entry: 'tankGroup' },
   },
 };
 
@@ -98,5 +116,6 @@ export const EQUIPMENT: Record<EquipmentKind, KindInfo> & Record<TelemetryKind, 
   };
 
 export const TELEMETRY_KINDS = Object.keys(TELEMETRY) as TelemetryKind[];
+export const ATTACH_KINDS = TELEMETRY_KINDS.filter((k): k is AttachKind => k !== 'sensor');
 
 export const equipmentLabel = (kind: EquipmentKind) => EQUIPMENT[kind].label;

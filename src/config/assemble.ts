@@ -1,11 +1,5 @@
-import { EQUIPMENT } from '../equipment.js';
-import {
-  EQUIPMENT_TABLES,
-  type ConfigData,
-  type EquipmentKind,
-  type Item,
-  type RegisterRow,
-} from './repository.js';
+import { EQUIPMENT, type AttachKind, type TelemetryKind } from '../equipment.js';
+import type { ConfigData, Item, RegisterRow } from './data.js';
 
 // Links loaded rows into configuration entries with Maps (no query per equipment), and decides
 // what an /updates path returns (contract §5): entries whose own record, registers (or their
@@ -24,7 +18,7 @@ export interface SensorEntry {
 }
 
 export interface EquipmentEntry {
-  kind: EquipmentKind;
+  kind: AttachKind;
   equipment: Item;
   /** In role order; register null for an unconfigured role. */
   roles: { role: string; register: RegisterRow | null }[];
@@ -32,12 +26,6 @@ export interface EquipmentEntry {
   sensorRegisters: RegisterRow[];
   changed: boolean;
 }
-
-const LIST: Record<EquipmentKind, 'meters' | 'pumps' | 'tanks'> = {
-  meter: 'meters',
-  pump: 'pumps',
-  tank: 'tanks',
-};
 
 export const changed = (item: Item, since: Since) => since !== null && item.stamp >= since;
 
@@ -62,12 +50,7 @@ export class ConfigIndex {
   /** `typeCode:equipmentId` -> ids of the sensors attached to that equipment. */
   private readonly attached = new Map<string, number[]>();
   /** Per kind, equipment id -> its link stamps. */
-  private readonly links = {
-    sensor: new Map<number, LinkStamps>(),
-    meter: new Map<number, LinkStamps>(),
-    pump: new Map<number, LinkStamps>(),
-    tank: new Map<number, LinkStamps>(),
-  };
+  private readonly links = new Map<TelemetryKind, Map<number, LinkStamps>>();
 
   constructor(readonly data: ConfigData) {
     for (const r of data.registers) {
@@ -87,7 +70,8 @@ export class ConfigIndex {
       ids.push(s.rec.SiteSensorID);
     }
     for (const c of data.linkChanges) {
-      const ofKind = this.links[c.kind];
+      let ofKind = this.links.get(c.kind);
+      if (!ofKind) this.links.set(c.kind, (ofKind = new Map()));
       let l = ofKind.get(c.id);
       if (!l) ofKind.set(c.id, (l = { registers: new Map(), roles: new Map(), latest: -Infinity }));
       if (c.role !== null) l.roles.set(c.role, c.stamp);
@@ -96,8 +80,8 @@ export class ConfigIndex {
     }
   }
 
-  private linksOf(kind: 'sensor' | EquipmentKind, id: number): LinkStamps {
-    return this.links[kind].get(id) ?? NO_LINKS;
+  private linksOf(kind: TelemetryKind, id: number): LinkStamps {
+    return this.links.get(kind)?.get(id) ?? NO_LINKS;
   }
 
   devices(since: Since): Item[] {
@@ -120,15 +104,15 @@ export class ConfigIndex {
     return keep(all, since);
   }
 
-  equipmentEntries(kind: EquipmentKind, since: Since): EquipmentEntry[] {
+  equipmentEntries(kind: AttachKind, since: Since): EquipmentEntry[] {
     return keep(
-      this.data[LIST[kind]].map((e) => this.equipmentEntry(kind, e, since)),
+      this.data.equipment[kind].map((e) => this.equipmentEntry(kind, e, since)),
       since,
     );
   }
 
   /** The one entry of a by-id load (loadEquipment), whole; undefined if it vanished meanwhile. */
-  onlyEquipment(kind: EquipmentKind): EquipmentEntry | undefined {
+  onlyEquipment(kind: AttachKind): EquipmentEntry | undefined {
     return this.equipmentEntries(kind, null)[0];
   }
 
@@ -180,13 +164,13 @@ export class ConfigIndex {
     return [...kept, ...left.sort(byId)];
   }
 
-  private equipmentEntry(kind: EquipmentKind, equipment: Item, since: Since): EquipmentEntry {
+  private equipmentEntry(kind: AttachKind, equipment: Item, since: Since): EquipmentEntry {
     const id = equipment.rec[EQUIPMENT[kind].listIdField] as number;
     const roles = (this.data.roles.get(`${kind}:${id}`) ?? []).map(({ role, registerId }) => ({
       role,
       register: registerId === null ? null : (this.registers.get(registerId) ?? null),
     }));
-    const sensorIds = new Set(this.attached.get(`${EQUIPMENT_TABLES[kind].typeId}:${id}`) ?? []);
+    const sensorIds = new Set(this.attached.get(`${EQUIPMENT[kind].typeId}:${id}`) ?? []);
     const own = kind === 'meter' ? (equipment.rec.SiteSensorID as number | null) : null;
     if (own !== null && this.sensors.has(own)) sensorIds.add(own);
     const ordered = [...sensorIds].sort((a, b) => a - b);

@@ -1,7 +1,7 @@
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { ConfigIndex } from './assemble.js';
-import type { ConfigData } from './repository.js';
+import type { ConfigData } from './data.js';
 
 // Site configurations reused while the site's configuration rows are unchanged: the loaded and
 // indexed rows (which every path of the site, /updates ones included, is built from) and the
@@ -78,9 +78,7 @@ const rowsOf = (d: ConfigData) =>
   d.devices.length +
   d.registers.length +
   d.sensors.length +
-  d.meters.length +
-  d.pumps.length +
-  d.tanks.length +
+  Object.values(d.equipment).reduce((n, list) => n + list.length, 0) +
   d.actuators.actuators.length +
   d.linkChanges.length;
 

@@ -1,13 +1,9 @@
 import type { Database, Row } from '../db/index.js';
+import { ATTACH_KINDS, type AttachKind, type TelemetryKind } from '../equipment.js';
 import { ConfigIndex, type Since } from './assemble.js';
 import { CachedBody, ConfigCache, type LoadedSite } from './cache.js';
-import {
-  loadEquipment,
-  loadSensor,
-  loadSite,
-  siteFingerprint,
-  type EquipmentKind,
-} from './repository.js';
+import { loadEquipment, loadSensor } from './load-by-id.js';
+import { loadSite, siteFingerprint } from './load-site.js';
 import {
   actuatorEntries,
   compactConfig,
@@ -21,17 +17,22 @@ import {
 // What the configuration routes answer, without HTTP: the by-id reads and the whole-site views,
 // the latter through the cache (see cache.ts).
 
-/** The whole-site views of interface §4.3, by the last part of their path. */
-export type SiteView = 'sensors' | 'meters' | 'pumps' | 'tanks' | 'actuators' | 'site' | 'compact';
+/** The whole-site views of interface §4.3: the list of one kind, the actuators, the whole site. */
+export type SiteView = TelemetryKind | 'actuators' | 'site' | 'compact';
 
-const equipmentView = (kind: EquipmentKind) => (index: ConfigIndex, s: Shaper, since: Since) =>
-  index.equipmentEntries(kind, since).map((e) => equipmentConfig(e, s));
+type View = (index: ConfigIndex, s: Shaper, since: Since) => unknown;
 
-const VIEWS: Record<SiteView, (index: ConfigIndex, s: Shaper, since: Since) => unknown> = {
-  sensors: (index, s, since) => index.sensorEntries(since).map((e) => sensorConfig(e, s)),
-  meters: equipmentView('meter'),
-  pumps: equipmentView('pump'),
-  tanks: equipmentView('tank'),
+const equipmentView =
+  (kind: AttachKind): View =>
+  (index, s, since) =>
+    index.equipmentEntries(kind, since).map((e) => equipmentConfig(e, s));
+
+const VIEWS: Record<SiteView, View> = {
+  sensor: (index, s, since) => index.sensorEntries(since).map((e) => sensorConfig(e, s)),
+  ...(Object.fromEntries(ATTACH_KINDS.map((k) => [k, equipmentView(k)])) as Record<
+    AttachKind,
+    View
+  >),
   actuators: (index, s) => actuatorEntries(index.data.actuators, s),
   site: siteConfig,
   compact: (index, _s, since) => compactConfig(index, since),
@@ -66,7 +67,7 @@ export class ConfigReader {
   /** MeterRegistersDto, PumpRegistersDto or TankRegistersDto; undefined when the equipment is gone. */
   async equipmentRegisters(
     db: Database,
-    kind: EquipmentKind,
+    kind: AttachKind,
     id: number,
     siteId: number,
     since: Since,

@@ -1,7 +1,8 @@
 import type { Row } from '../db/index.js';
+import { ATTACH_KINDS, EQUIPMENT, type AttachKind } from '../equipment.js';
 import { ACTUATOR, ACTUATOR_HEAVY_FIELDS } from '../schemas/records.js';
 import type { ConfigIndex, EquipmentEntry, SensorEntry, Since } from './assemble.js';
-import type { ActuatorRecord, ActuatorRows, EquipmentKind, RegisterRow } from './repository.js';
+import type { ActuatorRecord, ActuatorRows, RegisterRow } from './data.js';
 
 // The three shapes of contract §5: full (every field, nulls included), light (null properties
 // stripped from every record, heavy actuator fields left out) and compact (interface §2.8).
@@ -9,11 +10,11 @@ import type { ActuatorRecord, ActuatorRows, EquipmentKind, RegisterRow } from '.
 const HEAVY = new Set(ACTUATOR_HEAVY_FIELDS);
 const ACTUATOR_REGISTER_FIELDS = ACTUATOR.filter((f) => f.kind === 'bigint').map((f) => f.name);
 
-const KEYS: Record<EquipmentKind, { record: string; roles: string }> = {
-  meter: { record: 'meter', roles: 'meterRegisters' },
-  pump: { record: 'pump', roles: 'pumpRegisters' },
-  tank: { record: 'tankGroup', roles: 'tankRegisters' },
-};
+/** An attachable kind's keys in a configuration entry: its record, its role map and its list in a site's. */
+export function entryKeys(kind: AttachKind) {
+  const { name, entry } = EQUIPMENT[kind].config;
+  return { record: entry, roles: `${name.toLowerCase()}Registers`, list: `${entry}s` };
+}
 
 function stripNulls(rec: Row, omit?: Set<string>): Row {
   const out: Row = {};
@@ -39,7 +40,7 @@ export const sensorConfig = (e: SensorEntry, s: Shaper) => ({
 
 /** MeterRegistersDto, PumpRegistersDto, TankRegistersDto: role map (null: unconfigured role) and sensor registers. */
 export const equipmentRegisters = (e: EquipmentEntry, s: Shaper) => ({
-  [KEYS[e.kind].roles]: Object.fromEntries(
+  [entryKeys(e.kind).roles]: Object.fromEntries(
     e.roles.map((r) => [r.role, r.register ? s.register(r.register) : null]),
   ),
   sensorRegisters: e.sensorRegisters.map(s.register),
@@ -47,7 +48,7 @@ export const equipmentRegisters = (e: EquipmentEntry, s: Shaper) => ({
 
 /** MeterConfigDto, PumpConfigDto, TankConfigDto. */
 export const equipmentConfig = (e: EquipmentEntry, s: Shaper) => ({
-  [KEYS[e.kind].record]: s.record(e.equipment.rec),
+  [entryKeys(e.kind).record]: s.record(e.equipment.rec),
   ...equipmentRegisters(e, s),
 });
 
@@ -75,17 +76,17 @@ export function actuatorEntries(rows: ActuatorRows, s: Shaper): Row[] {
   }));
 }
 
+/** Each attachable kind's list under its key in a site's configuration (meters, pumps, tankGroups). */
+const byKind = <T>(list: (kind: AttachKind) => T): Record<string, T> =>
+  Object.fromEntries(ATTACH_KINDS.map((k) => [entryKeys(k).list, list(k)]));
+
 /** SiteConfigDto. */
 export function siteConfig(index: ConfigIndex, s: Shaper, since: Since) {
-  const equipment = (kind: EquipmentKind) =>
-    index.equipmentEntries(kind, since).map((e) => equipmentConfig(e, s));
   return {
     site: s.record(index.data.site!),
     devices: index.devices(since).map((d) => s.record(d.rec)),
     sensors: index.sensorEntries(since).map((e) => sensorConfig(e, s)),
-    meters: equipment('meter'),
-    pumps: equipment('pump'),
-    tankGroups: equipment('tank'),
+    ...byKind((kind) => index.equipmentEntries(kind, since).map((e) => equipmentConfig(e, s))),
     actuators: actuatorEntries(index.data.actuators, s),
   };
 }
@@ -107,10 +108,10 @@ export function compactConfig(index: ConfigIndex, since: Since) {
     used.add(r.rec.SiteIODeviceRegisterID);
     return r.rec.SiteIODeviceRegisterID;
   };
-  const equipment = (kind: EquipmentKind) =>
+  const equipment = (kind: AttachKind) =>
     index.equipmentEntries(kind, since).map((e) => ({
-      [KEYS[kind].record]: e.equipment.rec,
-      [KEYS[kind].roles]: Object.fromEntries(
+      [entryKeys(kind).record]: e.equipment.rec,
+      [entryKeys(kind).roles]: Object.fromEntries(
         e.roles.map((r) => [r.role, r.register ? compactId(idOf(r.register)) : null]),
       ),
       sensorRegisterIds: e.sensorRegisters.map(idOf),
@@ -118,7 +119,7 @@ export function compactConfig(index: ConfigIndex, since: Since) {
   const sensors = index
     .sensorEntries(since)
     .map((e) => ({ sensor: e.sensor.rec, registerIds: e.registers.map(idOf) }));
-  const [meters, pumps, tankGroups] = [equipment('meter'), equipment('pump'), equipment('tank')];
+  const lists = byKind(equipment);
   for (const a of index.data.actuators.actuators)
     for (const f of ACTUATOR_REGISTER_FIELDS) {
       const id = a[f];
@@ -135,9 +136,7 @@ export function compactConfig(index: ConfigIndex, since: Since) {
     ),
     registers,
     sensors,
-    meters,
-    pumps,
-    tankGroups,
+    ...lists,
     actuators: actuatorEntries(index.data.actuators, new Shaper(false)),
   };
 }

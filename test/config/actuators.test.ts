@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importDocument } from '../../src/provisioning/import.js';
-import { parseScalePoints } from '../../src/config/repository.js';
+import { parseScalePoints } from '../../src/config/load-site.js';
 import { describeEachBackend, startApp, type TestContext } from '../helper.js';
 import { DEMO, demoDoc, get, HEAVY, IDS } from './fixture.js';
 

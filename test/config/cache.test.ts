@@ -2,8 +2,8 @@ import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { ConfigIndex } from '../../src/config/assemble.js';
 import { CachedBody, ConfigCache } from '../../src/config/cache.js';
-import { emptyConfig } from '../../src/config/repository.js';
-import { acceptsGzip, bodyEncoding } from '../../src/routes/v1/config/encoding.js';
+import { emptyConfig } from '../../src/config/data.js';
+import { acceptsGzip, bodyEncoding } from '../../src/config/encoding.js';
 
 // The configuration cache on its own: fingerprint checks shared only with requests that arrived
 // before the check started, bodies and indexes valid for exactly one fingerprint.

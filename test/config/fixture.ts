@@ -39,15 +39,15 @@ export interface RouteCase {
 type Dtos = typeof FULL;
 const BY_ID: [string, number, (d: Dtos) => TSchema][] = [
   ['sensors', IDS.sensor, (d) => d.Registers],
-  ['meters', IDS.meter, (d) => d.MeterRegisters],
-  ['pumps', IDS.pump, (d) => d.PumpRegisters],
-  ['tanks', IDS.tank, (d) => d.TankRegisters],
+  ['meters', IDS.meter, (d) => d.byKind.meter.registers],
+  ['pumps', IDS.pump, (d) => d.byKind.pump.registers],
+  ['tanks', IDS.tank, (d) => d.byKind.tank.registers],
 ];
 const SITE: [string, (d: Dtos) => TSchema][] = [
   ['site/sensors', (d) => d.SensorConfigs],
-  ['site/meters', (d) => d.MeterConfigs],
-  ['site/pumps', (d) => d.PumpConfigs],
-  ['site/tanks', (d) => d.TankConfigs],
+  ['site/meters', (d) => d.byKind.meter.configs],
+  ['site/pumps', (d) => d.byKind.pump.configs],
+  ['site/tanks', (d) => d.byKind.tank.configs],
   ['site/actuators', (d) => d.ActuatorEntries],
   ['site', (d) => d.SiteConfig],
 ];

@@ -1,10 +1,15 @@
-import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
+import { ATTACHED_FIELDS } from '../../../config/data.js';
+import { entryKeys } from '../../../config/shape.js';
+import { ATTACH_KINDS, EQUIPMENT, type AttachKind } from '../../../equipment.js';
 import { BigIdString, DateTimeInput, IntId, Nullable } from '../../../schemas/common.js';
 import * as records from '../../../schemas/records.js';
 import { recordSchema, type Field } from '../../../schemas/records.js';
+import { lightOf } from './serialization.js';
 
 // Request and response schemas of the configuration paths (interface §2.1–2.8, §4.3; contract §5).
-// Every DTO exists in a full and a light variant, built by one function from the record lists.
+// Every DTO exists in a full and a light variant, built by one function from the record lists;
+// the meters', pumps' and tank groups' are built alike from the registry of kinds.
 
 export const SiteQuery = Type.Object({ siteId: IntId });
 const StartDate = Type.String({
@@ -15,49 +20,13 @@ export const SiteUpdatesQuery = Type.Object({ siteId: IntId, startDate: StartDat
 export const UpdatesQuery = Type.Object({ startDate: StartDate });
 export const idParams = (name: string) => Type.Object({ [name]: IntId });
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
-const isNull = (s: unknown) => isObject(s) && s.type === 'null';
+/** A record's title: its kind's label, capitalized ("Flow meter"). */
+const titleOf = (kind: AttachKind) =>
+  EQUIPMENT[kind].label[0].toUpperCase() + EQUIPMENT[kind].label.slice(1);
 
-/**
- * The same schema with each `T | null` union written as `type: [T, 'null']`. fast-json-stringify
- * tells those apart with typeof instead of running a validator per value (a whole site serializes
- * about ten times faster), and @fastify/swagger documents both alike (`nullable: true`).
- */
-export function forSerialization(schema: unknown): TSchema {
-  if (Array.isArray(schema)) return schema.map(forSerialization) as unknown as TSchema;
-  if (!isObject(schema)) return schema as TSchema;
-  const { anyOf, ...rest } = schema;
-  if (
-    Array.isArray(anyOf) &&
-    anyOf.length === 2 &&
-    isNull(anyOf[1]) &&
-    isObject(anyOf[0]) &&
-    typeof anyOf[0].type === 'string'
-  ) {
-    const inner = forSerialization(anyOf[0]) as Record<string, unknown>;
-    return { ...rest, ...inner, type: [inner.type, 'null'] } as unknown as TSchema;
-  }
-  return Object.fromEntries(
-    Object.entries(schema).map(([k, v]) => [k, forSerialization(v)]),
-  ) as TSchema;
-}
-
-/**
- * The light form of a full record schema: nullable fields become optional and never null
- * (light responses strip null properties); `omit` fields are left out.
- */
-function lightOf(full: TObject, title: string, omit: string[] = []): TObject {
-  const props: Record<string, TSchema> = {};
-  for (const [name, s] of Object.entries(full.properties)) {
-    if (omit.includes(name)) continue;
-    const nonNull =
-      Array.isArray(s.anyOf) && s.anyOf.some(isNull)
-        ? (s.anyOf as TSchema[]).find((x) => !isNull(x))!
-        : undefined;
-    props[name] = nonNull ? Type.Optional(nonNull) : s;
-  }
-  return Type.Object(props, { title });
-}
+/** The kinds' lists under their keys in a site's configuration (meters, pumps, tankGroups). */
+const listsOf = (schema: (kind: AttachKind) => TSchema): Record<string, TSchema> =>
+  Object.fromEntries(ATTACH_KINDS.map((k) => [entryKeys(k).list, Type.Array(schema(k))]));
 
 const RegisterFull = Type.Object(
   {
@@ -96,14 +65,6 @@ function dtos(light: boolean) {
       : recordSchema(fields, 'out', title);
   const Register = light ? RegisterLight : RegisterFull;
   const Registers = Type.Array(Register);
-  const roleMap = (what: string) =>
-    Type.Object(
-      {},
-      {
-        additionalProperties: Nullable(Register),
-        description: `${what} register role name -> Register, or null when the role is unconfigured`,
-      },
-    );
   const Scaling = Type.Object(
     {
       ...rec(records.SENSOR_SCALING, 'Sensor scaling').properties,
@@ -128,62 +89,52 @@ function dtos(light: boolean) {
     },
     { title: `Actuator configuration entry${suffix}` },
   );
-  const Sensor = rec(records.SENSOR, 'Sensor');
-  const Meter = rec(records.FLOW_METER, 'Flow meter');
-  const Pump = rec(records.PUMP, 'Pump');
-  const Tank = rec(records.TANK_GROUP, 'Tank group');
   const dto = (title: string, props: Record<string, TSchema>) =>
     Type.Object(props, { title: `${title}${suffix}` });
+  const Sensor = rec(records.SENSOR, 'Sensor');
   const SensorConfig = dto('SensorConfigDto', { sensor: Sensor, sensorRegisters: Registers });
-  const MeterConfig = dto('MeterConfigDto', {
-    meter: Meter,
-    meterRegisters: roleMap('flow meter'),
-    sensorRegisters: Registers,
-  });
-  const PumpConfig = dto('PumpConfigDto', {
-    pump: Pump,
-    pumpRegisters: roleMap('pump'),
-    sensorRegisters: Registers,
-  });
-  const TankConfig = dto('TankConfigDto', {
-    tankGroup: Tank,
-    tankRegisters: roleMap('tank group'),
-    sensorRegisters: Registers,
-  });
+  /** A meter's, pump's or tank group's record and DTOs: <Name>RegistersDto, <Name>ConfigDto. */
+  const ofKind = (kind: AttachKind) => {
+    const { label, config } = EQUIPMENT[kind];
+    const keys = entryKeys(kind);
+    const registers = () => ({
+      [keys.roles]: Type.Object(
+        {},
+        {
+          additionalProperties: Nullable(Register),
+          description: `${label} register role name -> Register, or null when the role is unconfigured`,
+        },
+      ),
+      sensorRegisters: Registers,
+    });
+    const record = rec(ATTACHED_FIELDS[kind], titleOf(kind));
+    const configDto = dto(`${config.name}ConfigDto`, { [keys.record]: record, ...registers() });
+    return {
+      record,
+      registers: dto(`${config.name}RegistersDto`, registers()),
+      config: configDto,
+      configs: Type.Array(configDto),
+    };
+  };
+  const byKind = Object.fromEntries(ATTACH_KINDS.map((k) => [k, ofKind(k)])) as Record<
+    AttachKind,
+    ReturnType<typeof ofKind>
+  >;
   return {
     Register,
     Registers,
-    MeterRegisters: dto('MeterRegistersDto', {
-      meterRegisters: roleMap('flow meter'),
-      sensorRegisters: Registers,
-    }),
-    PumpRegisters: dto('PumpRegistersDto', {
-      pumpRegisters: roleMap('pump'),
-      sensorRegisters: Registers,
-    }),
-    TankRegisters: dto('TankRegistersDto', {
-      tankRegisters: roleMap('tank group'),
-      sensorRegisters: Registers,
-    }),
     SensorConfigs: Type.Array(SensorConfig),
-    MeterConfigs: Type.Array(MeterConfig),
-    PumpConfigs: Type.Array(PumpConfig),
-    TankConfigs: Type.Array(TankConfig),
+    byKind,
     ActuatorEntry,
     ActuatorEntries: Type.Array(ActuatorEntry),
     SiteConfig: dto('SiteConfigDto', {
       site: light ? lightOf(SiteRecord, 'SiteRecord (light)') : SiteRecord,
       devices: Type.Array(rec(records.MODBUS_DEVICE, 'Modbus device')),
       sensors: Type.Array(SensorConfig),
-      meters: Type.Array(MeterConfig),
-      pumps: Type.Array(PumpConfig),
-      tankGroups: Type.Array(TankConfig),
+      ...listsOf((k) => byKind[k].config),
       actuators: Type.Array(ActuatorEntry),
     }),
     Sensor,
-    Meter,
-    Pump,
-    Tank,
   };
 }
 
@@ -194,17 +145,22 @@ const CompactRegisterId = Type.Union([Type.Integer(), BigIdString, Type.Null()],
   description:
     'register id as a JSON number (a string only for an id beyond 2^53), or null when the role is unconfigured',
 });
-const compactRoles = (what: string) =>
-  Type.Object(
-    {},
-    {
-      additionalProperties: CompactRegisterId,
-      description: `${what} register role name -> register id (a key of \`registers\`) or null`,
-    },
-  );
 const RegisterIds = Type.Array(BigIdString, {
   description: 'register ids (keys of `registers`), in the order the sensors read them',
 });
+/** A meter, pump or tank group in the compact shape: its record, role map and registers by id. */
+const compactEntry = (kind: AttachKind) =>
+  Type.Object({
+    [entryKeys(kind).record]: FULL.byKind[kind].record,
+    [entryKeys(kind).roles]: Type.Object(
+      {},
+      {
+        additionalProperties: CompactRegisterId,
+        description: `${EQUIPMENT[kind].label} register role name -> register id (a key of \`registers\`) or null`,
+      },
+    ),
+    sensorRegisterIds: RegisterIds,
+  });
 
 export const CompactSiteConfig = Type.Object(
   {
@@ -224,27 +180,7 @@ export const CompactSiteConfig = Type.Object(
       },
     ),
     sensors: Type.Array(Type.Object({ sensor: FULL.Sensor, registerIds: RegisterIds })),
-    meters: Type.Array(
-      Type.Object({
-        meter: FULL.Meter,
-        meterRegisters: compactRoles('flow meter'),
-        sensorRegisterIds: RegisterIds,
-      }),
-    ),
-    pumps: Type.Array(
-      Type.Object({
-        pump: FULL.Pump,
-        pumpRegisters: compactRoles('pump'),
-        sensorRegisterIds: RegisterIds,
-      }),
-    ),
-    tankGroups: Type.Array(
-      Type.Object({
-        tankGroup: FULL.Tank,
-        tankRegisters: compactRoles('tank group'),
-        sensorRegisterIds: RegisterIds,
-      }),
-    ),
+    ...listsOf(compactEntry),
     actuators: Type.Array(FULL.ActuatorEntry, {
       description: 'always every actuator of the site, also on the updates path',
     }),

@@ -12,7 +12,7 @@ import { StreamEvents, StreamQuery } from './schema.js';
 const DESCRIPTION =
   'Server-Sent Events. The token goes in the Authorization header (read the stream with fetch), never in the URL. ' +
   'The first event is `snapshot` (every site streamed: LastCommunication, Current, ActiveAlarms); then, as soon as ' +
-  'they are committed on any instance, `reading`, `logs`, `alarm` and `settings`. Every event has an `id`: reconnect ' +
+  'they are committed on any instance, `reading`, `logs`, `alarm` and `config`. Every event has an `id`: reconnect ' +
   'with `Last-Event-ID` to receive what was missed while it is retained (at least STREAM_RETENTION_MS, 5 minutes by ' +
   'default), else a fresh snapshot comes first. A comment line comes every STREAM_HEARTBEAT_MS (15 s). A client that ' +
   'falls behind has queued readings of the same equipment replaced by newer ones (never an older after a newer) and, ' +

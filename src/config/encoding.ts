@@ -1,4 +1,4 @@
-import type { BodyEncoding } from '../../../config/cache.js';
+import type { BodyEncoding } from './cache.js';
 
 // Whole-site configuration bodies run to megabytes: sent gzipped to a client that asks for it.
 
