@@ -6,6 +6,11 @@ import { createTokenService, loadJwtSecret } from './auth/tokens.js';
 import { registerTokenResolution } from './plugins/auth.js';
 import { registerRequestDeadlines } from './plugins/deadline.js';
 import { registerErrorHandling } from './plugins/errors.js';
+import {
+  answerFrameworkError,
+  clientErrorAnswers,
+  MAX_PARAM_LENGTH,
+} from './plugins/framework-errors.js';
 import { registerValidation } from './plugins/validation.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { registerDocs } from './plugins/docs.js';
@@ -53,7 +58,13 @@ export async function buildApp(
     logger: opts.logger ?? { level: settings.LOG_LEVEL },
     bodyLimit: settings.BODY_LIMIT,
     // Ids arrive as path text ("12"); a trailing slash is the same route.
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    // The router's and the HTTP parser's own answers, in the error body (plugins/framework-errors.ts).
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: clientErrorAnswers({
+      headersTimeoutMs: settings.HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: settings.REQUEST_TIMEOUT_MS,
+    }),
     return503OnClosing: true,
     trustProxy: trustProxy(settings.TRUST_PROXY),
     // Slow clients (half-sent headers, a body trickling in) are cut off; the server looks every

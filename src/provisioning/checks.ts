@@ -1,4 +1,5 @@
-import { Value } from '@sinclair/typebox/value';
+import { Kind, type TSchema } from '@sinclair/typebox';
+import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value';
 import type { Queryable } from '../db/index.js';
 import { parseTime } from '../time.js';
 import { badTextAt } from '../text.js';
@@ -24,11 +25,48 @@ function recordPath(pointer: string): string {
     .join('');
 }
 
+/** What a value of a schema must be, for a message ("a positive integer", "null"). */
+function describe(schema: TSchema): string {
+  if (schema.description) return schema.description;
+  if (schema[Kind] === 'Null') return 'null';
+  if (schema[Kind] === 'Literal') return JSON.stringify(schema.const);
+  if (schema[Kind] === 'Integer' && schema.minimum === 1)
+    return `a positive integer${schema.maximum === undefined ? '' : ` (at most ${schema.maximum})`}`;
+  const type = String(schema[Kind]).toLowerCase();
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}
+
+/**
+ * The first problem of a failed check, said plainly: TypeBox says "Expected union value" for a
+ * nullable or string-or-number field, so a union names what it takes, or the deeper problem of a
+ * value that had the right shape (`siteIds[1]`, not `siteIds`); an id says it must be positive.
+ */
+function problemOf(err: ValueError): { path: string; reason: string } {
+  if (err.type === ValueErrorType.Union) {
+    const deeper = err.errors
+      .map((branch) => branch.First())
+      .find((e) => e !== undefined && e.path.startsWith(`${err.path}/`));
+    if (deeper) return problemOf(deeper);
+    const forms: string[] = err.schema.description
+      ? [err.schema.description]
+      : (err.schema.anyOf as TSchema[]).map(describe);
+    // "a string or an integer, or null": a form that has an "or" of its own is set apart.
+    const joined = forms.join(forms.some((f) => f.includes(' or ')) ? ', or ' : ' or ');
+    return { path: err.path, reason: `must be ${joined}` };
+  }
+  if (err.schema[Kind] === 'Integer' && err.schema.minimum === 1)
+    return { path: err.path, reason: `must be ${describe(err.schema)}` };
+  return { path: err.path, reason: err.message };
+}
+
 export function checkShape(input: unknown): ProvisioningDocument {
   if (typeof input !== 'object' || input === null || Array.isArray(input))
     throw new ImportError('(document)', 'must be a JSON object');
   const err = Value.Errors(ProvisioningDocument, input).First();
-  if (err) throw new ImportError(recordPath(err.path) || '(document)', err.message);
+  if (err) {
+    const { path, reason } = problemOf(err);
+    throw new ImportError(recordPath(path) || '(document)', reason);
+  }
   // A file read by the CLI has not been through the HTTP body checks: text the database cannot hold as written.
   const bad = badTextAt(input);
   if (bad) throw new ImportError(recordPath(bad.path) || '(document)', bad.message);

@@ -1,11 +1,11 @@
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
-import { BigIdInput, DateTimeInput, Nullable } from '../schemas/common.js';
+import { BigIdInput, DateTimeInput, IntId, Nullable } from '../schemas/common.js';
 import * as records from '../schemas/records.js';
 import { recordSchema } from '../schemas/records.js';
 
 // The provisioning document of contract §3: every record is the interface's record plus its links.
 
-const IdList = Type.Array(Type.Integer({ minimum: 1 }), { maxItems: 100_000 });
+const IdList = Type.Array(IntId, { maxItems: 100_000 });
 const Roles = Type.Record(Type.String({ minLength: 1, maxLength: 100 }), Nullable(BigIdInput), {
   description: 'register role name -> register id, or null for an unconfigured role',
 });
@@ -22,7 +22,7 @@ export const ScalePoints = Type.Union(
 );
 
 export const ChangeRecordIn = Type.Object({
-  TransactionID: Type.Optional(Type.Integer()),
+  TransactionID: Type.Optional(IntId),
   LogTypeName: Type.String({ maxLength: 200 }),
   LogType: Type.Integer({ minimum: 1, maximum: 5 }),
   TicketNumber: Type.Optional(Type.Integer()),
@@ -52,9 +52,9 @@ const ImageIn = Type.Object({
     pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
   }),
   Kind: Type.Union([Type.Literal('ticket'), Type.Literal('motion')]),
-  SiteID: Type.Integer(),
-  TransactionID: Type.Optional(Nullable(Type.Integer())),
-  CameraID: Type.Optional(Nullable(Type.Integer())),
+  SiteID: IntId,
+  TransactionID: Type.Optional(Nullable(IntId)),
+  CameraID: Type.Optional(Nullable(IntId)),
   CapturedAt: Type.Optional(Nullable(DateTimeInput)),
   ContentType: Type.String({ pattern: '^image/[a-z0-9.+-]+$' }),
   DataBase64: Type.String({ minLength: 4, maxLength: 14_000_000 }),
@@ -74,10 +74,10 @@ const SparkplugMetricIn = Type.Object({
   EdgeNodeID: SparkplugId,
   DeviceID: Type.Optional(Nullable(SparkplugId)),
   MetricName: Type.String({ minLength: 1, maxLength: 500 }),
-  SiteSensorID: Type.Optional(Type.Integer()),
-  SiteFlowMeterID: Type.Optional(Type.Integer()),
-  SitePumpID: Type.Optional(Type.Integer()),
-  SiteTankGroupID: Type.Optional(Type.Integer()),
+  SiteSensorID: Type.Optional(IntId),
+  SiteFlowMeterID: Type.Optional(IntId),
+  SitePumpID: Type.Optional(IntId),
+  SiteTankGroupID: Type.Optional(IntId),
   Field: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
 });
 

@@ -9,10 +9,17 @@ export const BigIdString = Type.String({
   pattern: '^-?[0-9]{1,19}$',
   description: '64-bit integer as a string',
 });
-/** A 64-bit id on input: string or integer. */
-export const BigIdInput = Type.Union([BigIdString, Type.Integer()], {
-  description: '64-bit integer, as a string or an integer',
-});
+/** A 64-bit id on input: string or integer, positive (at most 19 digits, leading zeros aside). */
+export const BigIdInput = Type.Union(
+  [
+    Type.String({
+      pattern: '^(?=[0-9]{1,19}$)0*[1-9][0-9]*$',
+      description: 'a positive 64-bit integer as a string',
+    }),
+    Type.Integer({ minimum: 1 }),
+  ],
+  { description: 'a positive 64-bit integer, as a string or an integer' },
+);
 
 /** JSON allows 1e999 (Infinity after parsing); the bounds make every accepted number finite. */
 export const Finite = Type.Number({
@@ -33,7 +40,7 @@ export const DateTimeOutput = Type.String({
   description: 'UTC, with milliseconds',
 });
 
-/** Path or query id: a positive 32-bit integer, given as a string. */
+/** An id: a positive 32-bit integer (in a path or query, given as a string). */
 export const IntId = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 
 export const ErrorDetail = Type.Object({ path: Type.String(), message: Type.String() });

@@ -1,5 +1,12 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
-import { BigIdInput, BigIdString, DateTimeInput, DateTimeOutput, Nullable } from './common.js';
+import {
+  BigIdInput,
+  BigIdString,
+  DateTimeInput,
+  DateTimeOutput,
+  IntId,
+  Nullable,
+} from './common.js';
 
 // The interface's configuration records (interface §2), each field once: its name, its column and
 // its type. Provisioning (write) and the configuration routes (read) both derive from these lists.
@@ -251,10 +258,16 @@ export const TRANSACTION = fields(
 
 const INT32 = { minimum: -2_147_483_648, maximum: 2_147_483_647 };
 
-function typeOf(kind: FieldKind, dir: 'in' | 'out'): TSchema {
+/**
+ * Every field named …ID is an id (the record's own, one it names, a lookup code): positive on input.
+ * Output is as stored.
+ */
+const isId = (f: Field) => f.name.endsWith('ID');
+
+function typeOf(kind: FieldKind, dir: 'in' | 'out', id: boolean): TSchema {
   switch (kind) {
     case 'int':
-      return Type.Integer(INT32);
+      return dir === 'in' && id ? IntId : Type.Integer(INT32);
     case 'bigint':
       return dir === 'in' ? BigIdInput : BigIdString;
     case 'float':
@@ -275,7 +288,7 @@ function typeOf(kind: FieldKind, dir: 'in' | 'out'): TSchema {
 export function recordSchema(list: Field[], dir: 'in' | 'out', title?: string): TObject {
   const props: Record<string, TSchema> = {};
   for (const f of list) {
-    const t = typeOf(f.kind, dir);
+    const t = typeOf(f.kind, dir, isId(f));
     props[f.name] = f.required ? t : dir === 'in' ? Type.Optional(Nullable(t)) : Nullable(t);
   }
   return Type.Object(props, title ? { title } : {});

@@ -61,6 +61,30 @@ describeEachBackend('admin API: import', (backend) => {
     expect(await name(sensor.SiteSensorID)).not.toBe('must not land');
   });
 
+  it('answers 400 for an id of 0 or below, naming the field, and changes nothing', async () => {
+    const site = first(demo().sites, 1);
+    for (const [doc, path, reason] of [
+      [{ sites: [{ ...site, SiteID: 0 }] }, '/sites/0/SiteID', /^must be a positive integer/],
+      [{ sites: [{ ...site, SiteID: -1 }] }, '/sites/0/SiteID', /^must be a positive integer/],
+      [
+        { sensors: [{ ...first(demo().sensors, 1), Name: 'must not land', UnitID: 0 }] },
+        '/sensors/0/UnitID',
+        /^must be a positive integer.* or null$/,
+      ],
+      [
+        { registers: [{ ...demo().registers[0], SiteIODeviceRegisterID: '0' }] },
+        '/registers/0/SiteIODeviceRegisterID',
+        /^must be a positive 64-bit integer/,
+      ],
+    ] as const) {
+      const res = await t.call(t.root, 'POST', '/import', doc);
+      expect(res.status, path).toBe(400);
+      expect(res.body.message, path).toMatch(/^import failed, nothing was changed: /);
+      expect(res.body.details, path).toEqual([{ path, message: expect.stringMatching(reason) }]);
+    }
+    expect(await name(first(demo().sensors, 1).SiteSensorID)).not.toBe('must not land');
+  });
+
   it('refuses non-JSON bodies (415), bodies over the limit (413) and clients without admin rights (403)', async () => {
     expect(
       (await t.call(t.root, 'POST', '/import', '<doc/>', { 'content-type': 'application/xml' }))

@@ -107,11 +107,14 @@ describeEachBackend('methods, unknown paths and slow clients', (backend) => {
   it('closes a connection whose headers never finish, answering 408', async () => {
     const { received } = await slowClient(HALF_HEADERS);
     expect(received).toMatch(/^HTTP\/1\.1 408/);
+    // Said before the close, so that no client sends another request on it.
+    expect(received).toMatch(/\r\nConnection: close\r\n/);
   }, 30_000);
 
   it('closes a connection whose body trickles in past the request timeout, before the body is complete', async () => {
     const { received, trickled } = await slowClient(startOfBody(), true);
     expect(received).toMatch(/^HTTP\/1\.1 408/);
+    expect(received).toMatch(/\r\nConnection: close\r\n/);
     // Cut off while bytes were still arriving (no idle timeout did it), and before the body was whole.
     expect(trickled).toBeGreaterThan(0);
     expect(trickled).toBeLessThan(BODY_LENGTH - '{"sensorID":'.length);

@@ -1,0 +1,99 @@
+import { makePng } from './png.js';
+import type { DemoSite } from './demo-site.js';
+
+// The demo site's cameras and tickets: transactions with their change logs, and the ticket and
+// motion photos of the newest ones.
+
+const HAULERS = [
+  'Lone Star Hauling',
+  'Red Mesa Trucking',
+  'Caprock Fluid Transport',
+  'Sandhills Water Haulers',
+];
+const DRIVERS = ['J. Ortega', 'M. Reyes', 'T. Walker', 'D. Nguyen', 'R. Castillo', 'A. Brooks'];
+const FLUIDS = ['Produced Water', 'Flowback', 'Fresh Water', 'Brine'];
+
+/** Adds the site's two cameras, its transactions (6 hours apart, the newest just before `now`) and images. */
+export function addTickets(
+  site: DemoSite,
+  counts: { transactions: number; images: number },
+  companyName: (c: number) => string,
+): void {
+  const { doc, siteId, id, rnd, pick, round, now } = site;
+  const cameras = [id(701), id(702)];
+  cameras.forEach((c, i) =>
+    doc.cameras.push({ CameraID: c, SiteID: siteId, Name: i ? 'Offload Bay' : 'Gate' }),
+  );
+
+  const nTx = counts.transactions;
+  for (let i = 1; i <= nTx; i++) {
+    const txId = id(1000 + i);
+    const when = new Date(now - (nTx - i) * 6 * 3_600_000 - Math.floor(rnd() * 3_600_000));
+    const volume = round(80 + rnd() * 50, 1);
+    doc.transactions.push({
+      TransactionID: txId,
+      TicketNumber: siteId * 100_000 + i,
+      SiteID: siteId,
+      TransactionDate: when.toISOString(),
+      HaulerCompany: pick(HAULERS),
+      DriverName: pick(DRIVERS),
+      TruckNumber: `T-${100 + Math.floor(rnd() * 900)}`,
+      FluidType: pick(FLUIDS),
+      Volume: volume,
+      VolumeUnits: 'bbl',
+      Notes: rnd() < 0.2 ? 'Offloaded at bay 2' : null,
+      Changes: [
+        {
+          LogTypeName: 'Main Ticket',
+          LogType: 1,
+          Editor: 'Field Operator',
+          EditorCompany: companyName(1),
+          ChangeDate: new Date(when.getTime() + 1_800_000).toISOString(),
+          ChangeItems: [
+            {
+              PropertyName: 'Volume',
+              OriginalValue: String(round(volume + 2.5, 1)),
+              NewValue: String(volume),
+            },
+          ],
+        },
+        ...(i % 4 === 0
+          ? [
+              {
+                LogTypeName: 'Disposal Fee',
+                LogType: 4,
+                Editor: 'Billing Desk',
+                EditorCompany: companyName(1),
+                ChangeDate: new Date(when.getTime() + 7_200_000).toISOString(),
+                ChangeItems: [{ PropertyName: 'Rate', OriginalValue: '0.45', NewValue: '0.50' }],
+              },
+            ]
+          : []),
+      ],
+    });
+  }
+  const nImages = Math.min(counts.images, nTx);
+  for (let i = 1; i <= nImages; i++) {
+    const tx = doc.transactions[doc.transactions.length - i];
+    const hex = (n: number) => n.toString(16).padStart(12, '0');
+    doc.images.push({
+      UUID: `7e1c0000-0000-4000-8000-${hex(siteId * 1000 + i)}`,
+      Kind: 'ticket',
+      SiteID: siteId,
+      TransactionID: tx.TransactionID,
+      CapturedAt: tx.TransactionDate,
+      ContentType: 'image/png',
+      DataBase64: makePng(48, 32, siteId + i).toString('base64'),
+    });
+    doc.images.push({
+      UUID: `9a0f0000-0000-4000-8000-${hex(siteId * 1000 + i)}`,
+      Kind: 'motion',
+      SiteID: siteId,
+      TransactionID: tx.TransactionID,
+      CameraID: cameras[i % 2],
+      CapturedAt: tx.TransactionDate,
+      ContentType: 'image/png',
+      DataBase64: makePng(64, 48, siteId * 7 + i).toString('base64'),
+    });
+  }
+}
