@@ -1,9 +1,10 @@
 import { EQUIPMENT } from '../../equipment.js';
 import type { Queryable } from '../../db/index.js';
 import type { TelemetryKind } from '../kinds.js';
-import { binOf } from '../rollups/units.js';
 import { HORIZON_SQL } from '../retention/horizon.js';
-import { mergeUnits, rawUnits, rollupUnits, UNITS, type UnitSpec } from '../rollups/units.js';
+import { mergeUnits, rawUnits, rollupUnits } from '../rollups/merge-units.js';
+import type { UnitSpec } from '../rollups/unit-columns.js';
+import { binOf, UNITS } from '../rollups/units.js';
 import { zoneAlignment } from './zones.js';
 import { SQL_SEPARATOR, summaryLine } from './encode-sql.js';
 import type { Format } from '../../export/records.js';

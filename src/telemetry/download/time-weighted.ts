@@ -1,8 +1,9 @@
 import type { Queryable } from '../../db/index.js';
 import { SEPARATOR, type Format } from '../../export/records.js';
 import type { TelemetryKind } from '../kinds.js';
-import { EPOCH } from '../rollups/units.js';
-import { mergeUnits, UNITS, type IntegralField, type UnitSpec } from '../rollups/units.js';
+import { mergeUnits } from '../rollups/merge-units.js';
+import type { IntegralField, UnitSpec } from '../rollups/unit-columns.js';
+import { EPOCH, UNITS } from '../rollups/units.js';
 import {
   BUCKET,
   directLevel,
