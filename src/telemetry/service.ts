@@ -6,7 +6,7 @@ import { EquipmentDirectory } from './equipment.js';
 import { makeJob, type Counts, type Role, type Source } from './jobs.js';
 import type { Entry, TelemetryKind } from './kinds.js';
 import { Partitions } from './partitions.js';
-import { RollupRefresher } from './rollups/refresh.js';
+import { RollupRefresher } from './rollups/refresher.js';
 import { readHorizon, UploadHorizon } from './retention/horizon.js';
 import { runRetention } from './retention/pass.js';
 import { describeRetention } from './retention/report.js';

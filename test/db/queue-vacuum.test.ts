@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/index.js';
 import { Pruner } from '../../src/stream/prune.js';
-import { RollupRefresher } from '../../src/telemetry/rollups/refresh.js';
+import { RollupRefresher } from '../../src/telemetry/rollups/refresher.js';
 import { describeEachBackend, openTestDb } from '../helper.js';
 import { until } from '../wait.js';
 

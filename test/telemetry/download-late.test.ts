@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { refreshAll, RollupRefresher } from '../../src/telemetry/rollups/refresh.js';
+import { refreshAll } from '../../src/telemetry/rollups/refresh.js';
+import { RollupRefresher } from '../../src/telemetry/rollups/refresher.js';
 import { describeEachBackend, instrument, startApp, type TestContext } from '../helper.js';
 import { until } from '../wait.js';
 import { count, METER, poster, PUMP, SENSOR } from './fixtures.js';

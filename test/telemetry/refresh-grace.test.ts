@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/index.js';
-import { RollupRefresher } from '../../src/telemetry/rollups/refresh.js';
+import { RollupRefresher } from '../../src/telemetry/rollups/refresher.js';
 import { describeEachBackend, openTestDb } from '../helper.js';
 import { until } from '../wait.js';
 

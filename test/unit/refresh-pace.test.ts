@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BUSY_SHARE, deferred, pauseAfter } from '../../src/telemetry/rollups/refresh.js';
+import { BUSY_SHARE, deferred, pauseAfter } from '../../src/telemetry/rollups/refresher.js';
 
 describe('rollup refresher pace', () => {
   it('works at most its share of the time while uploads wait, and never stops', () => {

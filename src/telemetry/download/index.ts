@@ -5,9 +5,12 @@ import { badRequest } from '../../errors.js';
 import { parseRange } from '../../time.js';
 import { SEPARATOR, type Format, type Page } from '../../export/records.js';
 import type { TelemetryKind } from '../kinds.js';
-import { estimateElements, querySummaries, summaryFieldNames, type Interval } from './summaries.js';
-import { isKnownZone } from './zones.js';
+import type { SharedBuckets } from './output-buckets.js';
+import { querySummaries } from './summaries.js';
+import { estimateElements, type Interval } from './summary-buckets.js';
+import { summaryFieldNames } from './summary-fields.js';
 import { queryTimeWeighted } from './time-weighted.js';
+import { isKnownZone } from './zones.js';
 
 // The download engine behind POST /v1/<kind>/logs/load and /v1/sensors/logs/raw: checks a request
 // (times, span, zone, equipment, access) and yields its records page by page.
@@ -46,7 +49,7 @@ export async function openSummaries(
   const { start, end } = parseRange(body.start, body.end, MAX_SUMMARY_DAYS);
   const interval = body.interval ?? '1h';
   const zoneName = body.timeZone ?? 'UTC';
-  const ids = [...new Set(body.ids)].sort((x, y) => x - y);
+  const ids = [...new Set(body.ids)].sort((left, right) => left - right);
   const elements = estimateElements({ ids, start, end, interval });
   if (elements > MAX_SUMMARY_ELEMENTS)
     throw badRequest(
@@ -61,21 +64,23 @@ export async function openSummaries(
   const sites = await requireEquipment(db, access, kind, ids);
   const zones = zoneName === 'site' ? await siteZones(db, [...new Set(sites.values())]) : undefined;
   const zoneOf = (id: number) => (zones ? zones.get(sites.get(id)!)! : zoneName);
+  // Time-weighted pages share their zones' output buckets.
+  const buckets: SharedBuckets = new Map();
 
   const perId = Math.max(1, Math.floor(PAGE_ELEMENTS / (elements / ids.length)));
   const chunks: number[][] = [];
-  for (let i = 0; i < ids.length; i += perId) chunks.push(ids.slice(i, i + perId));
+  for (let from = 0; from < ids.length; from += perId) chunks.push(ids.slice(from, from + perId));
   const page = async (chunk: number[]): Promise<Page> => {
     const byZone = new Map<string, number[]>();
     for (const id of chunk) byZone.set(zoneOf(id), [...(byZone.get(zoneOf(id)) ?? []), id]);
     if (body.calculationBasis === 'timeWeighted') {
       const parts = await Promise.all(
         [...byZone].map(([zone, group]) =>
-          queryTimeWeighted(db, kind, { ids: group, start, end, interval, zone }, format),
+          queryTimeWeighted(db, kind, { ids: group, start, end, interval, zone }, format, buckets),
         ),
       );
-      const sorted = parts.flat().sort((x, y) => x.id - y.id);
-      return { text: sorted.map((p) => p.text).join(SEPARATOR[format]) };
+      const sorted = parts.flat().sort((left, right) => left.id - right.id);
+      return { text: sorted.map((part) => part.text).join(SEPARATOR[format]) };
     }
     const parts = await Promise.all(
       [...byZone].map(([zone, group]) =>
@@ -83,8 +88,9 @@ export async function openSummaries(
       ),
     );
     // One text per equipment; the zones' groups hold different ids, so ordering by id interleaves them.
-    const texts = parts.length === 1 ? parts[0] : parts.flat().sort((x, y) => x.id - y.id);
-    return { text: texts.map((t) => t.text).join(SEPARATOR[format]) };
+    const texts =
+      parts.length === 1 ? parts[0] : parts.flat().sort((left, right) => left.id - right.id);
+    return { text: texts.map((part) => part.text).join(SEPARATOR[format]) };
   };
   return { fields: summaryFieldNames(kind), pages: prefetched(chunks, page) };
 }
@@ -125,14 +131,14 @@ export async function siteZones(db: Queryable, siteIds: number[]): Promise<Map<n
     [siteIds],
   );
   const zones = new Map<number, string>();
-  for (const r of rows) {
-    const zone = r.time_zone || 'UTC';
+  for (const row of rows) {
+    const zone = row.time_zone || 'UTC';
     if (!(await isKnownZone(db, zone)))
       throw badRequest(
-        `site ${r.site_id} has the time zone '${zone.slice(0, 64)}', which the service does not know: ask for an IANA zone instead of "site"`,
+        `site ${row.site_id} has the time zone '${zone.slice(0, 64)}', which the service does not know: ask for an IANA zone instead of "site"`,
         [{ path: '/timeZone', message: 'a site of the request has an unknown time zone' }],
       );
-    zones.set(r.site_id, zone);
+    zones.set(row.site_id, zone);
   }
   return zones;
 }

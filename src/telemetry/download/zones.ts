@@ -8,16 +8,16 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 const knownToDatabase = new Set<string>();
 
 function formatter(zone: string): Intl.DateTimeFormat | undefined {
-  let f = formatters.get(zone);
-  if (f) return f;
+  let known = formatters.get(zone);
+  if (known) return known;
   try {
-    f = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' });
+    known = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' });
   } catch {
     return undefined;
   }
   if (formatters.size > 1000) formatters.clear();
-  formatters.set(zone, f);
-  return f;
+  formatters.set(zone, known);
+  return known;
 }
 
 /**
@@ -37,15 +37,18 @@ export async function isKnownZone(db: Queryable, zone: string): Promise<boolean>
   return true;
 }
 
-/** Offset from UTC in minutes at instant t (epoch ms). */
-export function offsetMinutes(zone: string, t: number): number {
+/** Offset from UTC in minutes at an instant (epoch ms). */
+export function offsetMinutes(zone: string, time: number): number {
   const name =
     formatter(zone)!
-      .formatToParts(t)
-      .find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
-  const m = /GMT([+-])(\d{2}):(\d{2})(?::(\d{2}))?/.exec(name);
-  if (!m) return 0;
-  return (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3]) + Number(m[4] ?? 0) / 60);
+      .formatToParts(time)
+      .find((part) => part.type === 'timeZoneName')?.value ?? 'GMT';
+  const offset = /GMT([+-])(\d{2}):(\d{2})(?::(\d{2}))?/.exec(name);
+  if (!offset) return 0;
+  const [, sign, hours, minutes, seconds] = offset;
+  return (
+    (sign === '-' ? -1 : 1) * (Number(hours) * 60 + Number(minutes) + Number(seconds ?? 0) / 60)
+  );
 }
 
 /**
@@ -62,12 +65,12 @@ export function zoneAlignment(
   let utc = true;
   let hour = true;
   const step = 6 * 86_400_000;
-  for (let t = start; ; t = Math.min(t + step, end)) {
-    const off = offsetMinutes(zone, t);
-    if (off % 15 !== 0) return 'none';
-    if (off % 60 !== 0) hour = false;
-    if (off !== 0) utc = false;
-    if (t >= end) break;
+  for (let time = start; ; time = Math.min(time + step, end)) {
+    const offset = offsetMinutes(zone, time);
+    if (offset % 15 !== 0) return 'none';
+    if (offset % 60 !== 0) hour = false;
+    if (offset !== 0) utc = false;
+    if (time >= end) break;
   }
   return utc ? 'utc' : hour ? 'hour' : 'quarter';
 }
