@@ -8,7 +8,7 @@ import {
   logEvents,
   READING_EVENTS,
   READING_EVENTS_IN_ORDER,
-} from '../stream/publish.js';
+} from './statement-events.js';
 
 // One SQL statement stores a whole round of jobs: per log table one INSERT ... SELECT unnest(...), ...
 // (set-based, whatever the number of rows; plain, or ON CONFLICT DO UPDATE: see LogMode), the
