@@ -3,26 +3,8 @@ import { isoSql } from '../time.js';
 import type { Job } from './jobs.js';
 import type { TelemetryKind } from './kinds.js';
 
-// The live stream's events of the upload statement (statement.ts), as CTEs of it: stored by the
-// statement that stores the data, so an event exists exactly when its data is committed. They
-// read the statement's own CTEs (`ir`, `wr`, `sr` of the readings, the logs' rows as stored).
-
-/** A `reading` event for each row of `rows` (a reading that replaced a current value), in `order`. */
-const readingEvents = (rows: string, order: string, of = '') => `er AS (${INSERT_EVENTS}
-  SELECT ${of}site, 'reading', '{"siteId":' || ${of}site || ',"kind":"' || ${of}kind || '","record":' || ${of}rec || '}'
-    FROM ${rows} ORDER BY ${order})`;
-
-/**
- * A `reading` event for each reading that replaced a current value: each row the upsert `wr`
- * returned, with its input row of `ir`.
- */
-export const READING_EVENTS = readingEvents('wr JOIN ir USING (kind, id)', 'ir.kind, ir.id', 'ir.');
-
-/**
- * The same when a statement takes several readings of one equipment in order: an event for each
- * reading that replaced a current value (the rows of `sr`), each equipment's in that order.
- */
-export const READING_EVENTS_IN_ORDER = readingEvents('sr', 'kind, id, n');
+// The live stream's `logs` events of the upload statement's logs part (statement-logs.ts): stored
+// by the statement that stores the data, so an event exists exactly when its data is committed.
 
 /**
  * When the logs are upserted: a `logs` event per upload (job), site and kind, over the log rows
