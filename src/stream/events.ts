@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/index.js';
 import { toRecord, type RecordRow } from '../alarms/record.js';
-import { KINDS, type TelemetryKind } from '../telemetry/kinds.js';
+import { EQUIPMENT, type TelemetryKind } from '../equipment.js';
 import { decode, encode, fromSnapshot, type Cursor } from './cursor.js';
 import { tail } from './frames.js';
 
@@ -117,7 +117,7 @@ export function toEvent(row: Page['rows'][number], after: Cursor): StreamEvent {
       kind: TelemetryKind;
       record: Record<string, unknown>;
     };
-    e.key = `${kind}:${record[KINDS[kind].idField]}`;
+    e.key = `${kind}:${record[EQUIPMENT[kind].idField]}`;
     e.ts = Date.parse(record.timestamp as string);
   } else if (row.type === 'alarm') {
     // Stored as the statement returned it; sent as the active-alarm list shows it.

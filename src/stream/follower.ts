@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/index.js';
+import { PeriodicTask } from '../periodic-task.js';
 import { advance, fromSnapshot, type Cursor } from './cursor.js';
 import { readEvents, type Page } from './events.js';
 
@@ -30,7 +31,8 @@ export class Follower {
   private again = false;
   /** Waiting for a read that starts after they asked. */
   private waiting: (() => void)[] = [];
-  private timer: NodeJS.Timeout | undefined;
+  /** Reads at least every pollMs while active. */
+  private poll: PeriodicTask | undefined;
   private lastRead = 0;
 
   constructor(
@@ -46,12 +48,16 @@ export class Follower {
     );
     if (this.cursor) return;
     this.cursor = fromSnapshot(snap);
-    this.timer = setInterval(() => this.kick(), this.opts.pollMs).unref();
+    this.poll = new PeriodicTask(() => this.kick(), {
+      intervalMs: this.opts.pollMs,
+      onError: this.opts.onError,
+    }).start();
   }
 
   deactivate(): void {
     this.cursor = undefined;
-    clearInterval(this.timer);
+    void this.poll?.stop();
+    this.poll = undefined;
   }
 
   /** Something was committed: read. */

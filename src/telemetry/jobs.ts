@@ -1,4 +1,4 @@
-import { equipmentKey, type Entry } from './kinds.js';
+import { equipmentKey, type Entry, type TelemetryKind } from './kinds.js';
 
 // A job is one request's upload after validation and the access check: it can no longer fail for
 // anything of its own, so the writer may store it in one transaction with other requests' jobs.
@@ -13,6 +13,9 @@ export interface Counts {
   stored: number;
   duplicates: number;
 }
+
+/** Records a job stored, per kind (kinds it stored nothing of are absent). */
+export type StoredByKind = Partial<Record<TelemetryKind, number>>;
 
 export interface Job {
   role: Role;

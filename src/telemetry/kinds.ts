@@ -4,6 +4,7 @@
 
 import {
   EQUIPMENT,
+  equipmentLabel,
   TELEMETRY_KINDS,
   type TelemetryKind,
   type TelemetryKindInfo,
@@ -77,6 +78,18 @@ export const KINDS = Object.fromEntries(
 ) as Record<TelemetryKind, KindSpec>;
 
 export const KIND_LIST: KindSpec[] = Object.values(KINDS);
+
+/** The id fields that route a generic upload: one per kind, in the registry's order. */
+export const ID_FIELDS = KIND_LIST.map((k) => k.idField);
+
+/** The kinds as messages name them ("sensor", "flow meter", …), in the registry's order. */
+export const KIND_LABELS = KIND_LIST.map((k) => equipmentLabel(k.kind));
+
+/** Words as a phrase for messages: "a, b, c or d". */
+export const phrase = (words: readonly string[], conjunction: 'and' | 'or') =>
+  words.length > 1
+    ? `${words.slice(0, -1).join(', ')} ${conjunction} ${words[words.length - 1]}`
+    : words.join('');
 
 /** One validated upload entry, ready to write. */
 export interface Entry {

@@ -3,7 +3,7 @@ import { invalidField } from '../errors.js';
 import { checkBody, bodyValidator } from '../schemas/validator.js';
 import { parseEdgeTime } from '../time.js';
 import type { Role } from './jobs.js';
-import { KIND_LIST, KINDS, makeEntry, type Entry, type TelemetryKind } from './kinds.js';
+import { ID_FIELDS, KIND_LIST, KINDS, makeEntry, type Entry, type TelemetryKind } from './kinds.js';
 import { LOG_DTO, READING_DTO } from './records.js';
 
 // From a body that passed its route's schema to entries ready to write: times parsed and checked
@@ -21,7 +21,8 @@ const validators: Record<Role, Record<TelemetryKind, ValidateFunction>> = {
   ) as Record<TelemetryKind, ValidateFunction>,
 };
 
-const ID_FIELDS = KIND_LIST.map((k) => [k.idField, k.kind] as const);
+/** Each id field with the kind it routes a generic entry to. */
+const ROUTES = KIND_LIST.map((k) => [k.idField, k.kind] as const);
 
 /** What the entries of one request share: the time it arrived, and the times already parsed (a batch repeats them). */
 interface Clock {
@@ -88,11 +89,11 @@ export function parseGeneric(role: Role, bodies: Body[], prefix = ''): Entry[] {
   const now = clock();
   return bodies.map((b, i) => {
     const at = `${prefix}/${i}`;
-    const present = ID_FIELDS.filter(([field]) => b[field] !== undefined);
+    const present = ROUTES.filter(([field]) => b[field] !== undefined);
     if (present.length !== 1)
       throw invalidField(
         at,
-        `must have exactly one id field of sensorID, flowMeterID, sitePumpID, siteTankGroupID${present.length ? ` (has ${present.map(([f]) => f).join(', ')})` : ''}`,
+        `must have exactly one id field of ${ID_FIELDS.join(', ')}${present.length ? ` (has ${present.map(([f]) => f).join(', ')})` : ''}`,
       );
     const kind = present[0][1];
     checkBody(validators[role][kind], b, at);

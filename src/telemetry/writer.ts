@@ -1,10 +1,11 @@
 import type { Database } from '../db/index.js';
 import { serverError, UNSTORED } from '../errors.js';
-import { DatabaseTimeout, errorCode, isDatabaseUnavailable } from '../db/deadline.js';
-import { keysOf, type Counts, type Job } from './jobs.js';
-import type { TelemetryKind } from './kinds.js';
+import { DatabaseTimeout, isDatabaseUnavailable } from '../db/deadline.js';
+import { GroupWriter } from './group-writer.js';
+import { keysOf, type Counts, type Job, type StoredByKind } from './jobs.js';
 import type { Partitions } from './partitions.js';
-import { buildStatement, type LogMode } from './statement.js';
+
+export type { StoredByKind } from './jobs.js';
 
 // Group commit. Requests that arrive while earlier writes are in flight wait in a queue; when a
 // write ends, everything queued goes to the database together, in one statement (one round trip,
@@ -13,8 +14,7 @@ import { buildStatement, type LogMode } from './statement.js';
 // before they are queued, so they cannot fail one another; should a group fail for a reason other
 // than the database being unreachable, each job is tried alone so that only the bad one fails.
 // At low load nothing waits beyond one turn of the event loop: a request is written as soon as a
-// write slot is free. Logs are first written with a plain INSERT (new data is the rule, and it is
-// about twice as fast); a stored key makes it fail as a whole, and the same jobs are then upserted.
+// write slot is free. How a group is written to the database: group-writer.ts.
 
 export interface WriterOptions {
   /** false: every request is its own statement (to measure what grouping gains). */
@@ -34,9 +34,6 @@ export interface WriterOptions {
   /** Called after each commit for every job of it, with the records it stored per kind (the ingest metrics). */
   onStored?: (job: Job, stored: StoredByKind) => void;
 }
-
-/** Records a job stored, per kind (kinds it stored nothing of are absent). */
-export type StoredByKind = Partial<Record<TelemetryKind, number>>;
 
 const total = (stored: StoredByKind) => {
   let n = 0;
@@ -63,16 +60,6 @@ interface Lane {
 /** A group fills up to about one batch: grouping pays for small requests; big batches gain nothing by waiting for each other. */
 const MAX_GROUP_ROWS = 1000;
 const MAX_ROUNDS = 4;
-/** After a plain INSERT met a stored key (replays), upsert straight away for this long. */
-const UPSERT_AFTER_CONFLICT_MS = 2000;
-const UNIQUE_VIOLATION = '23505';
-
-const TRANSIENT = new Set(['40001', '40P01']); // serialization failure, deadlock: nothing was written
-/** Worth another attempt: nothing was written, and the deadline has not passed. */
-const retryable = (err: unknown) =>
-  TRANSIENT.has(errorCode(err)) ||
-  (isDatabaseUnavailable(err) && !(err instanceof DatabaseTimeout));
-
 const READINGS = 'readings';
 
 const failure = (cause: unknown) => Object.assign(serverError(UNSTORED), { cause });
@@ -91,19 +78,21 @@ export function laneOf(job: Job): string {
 
 export class TelemetryWriter {
   private readonly lanes = new Map<string, Lane>();
+  private readonly groups: GroupWriter;
   private inFlight = 0;
   private queued = 0;
-  private lastConflict = 0;
   /** Epoch ms at which uploads last waited for a free write slot. */
   private lastWaited = 0;
   private scheduled = false;
   private idleWaiters: (() => void)[] = [];
 
   constructor(
-    private readonly db: Database,
-    private readonly partitions: Partitions,
+    db: Database,
+    partitions: Partitions,
     private readonly opts: WriterOptions,
-  ) {}
+  ) {
+    this.groups = new GroupWriter(db, partitions);
+  }
 
   /**
    * Stores a job; resolves with its counts once committed, rejects with a 500 when it could not be
@@ -218,7 +207,10 @@ export class TelemetryWriter {
     const settle = () => all.forEach((p) => clearTimeout(p.timer));
     try {
       // The group's write may take as long as its most patient request; each request is answered at its own deadline.
-      const stored = await this.write(rounds, Math.max(...all.map((p) => p.deadline)));
+      const stored = await this.groups.write(
+        rounds.map((r) => r.map((p) => p.job)),
+        Math.max(...all.map((p) => p.deadline)),
+      );
       this.opts.onCommit?.();
       settle();
       all.forEach((p, i) => {
@@ -245,84 +237,5 @@ export class TelemetryWriter {
     } catch {
       // Metrics only: a failing observer must not turn a committed write into a failure.
     }
-  }
-
-  /** Records stored per job and kind, in the order of rounds.flat(). Retries what certainly or harmlessly failed. */
-  private async write(rounds: Pending[][], deadline: number): Promise<StoredByKind[]> {
-    const started = Date.now();
-    const jobs = rounds.map((r) => r.map((p) => p.job));
-    const db = () => this.db.bounded(Math.max(1, deadline - Date.now()));
-    const covering = this.partitions.cover(
-      Math.max(...jobs.flat().map((j) => (j.role === 'log' ? j.maxTs : 0))),
-    );
-    if (covering) await covering;
-    const sites = [...new Set(jobs.flat().flatMap((j) => j.sites))].sort((a, b) => a - b);
-    const hasLogs = jobs.some((r) => r.some((j) => j.role === 'log'));
-    const hasReadings = jobs.some((r) => r.some((j) => j.role === 'reading'));
-    // New data is the rule: try the plain INSERT first, and upsert when a key was already there.
-    // (A group of several rounds writes one key twice: its second round could never be a plain INSERT.)
-    let mode: LogMode =
-      jobs.length === 1 && Date.now() - this.lastConflict > UPSERT_AFTER_CONFLICT_MS
-        ? 'insert'
-        : 'upsert';
-    for (let n = 0; ; n++) {
-      try {
-        return await this.execute(db(), jobs, sites, mode);
-      } catch (err) {
-        if (errorCode(err) === UNIQUE_VIOLATION && mode === 'insert' && hasLogs) {
-          this.lastConflict = Date.now();
-          mode = 'upsert';
-          n--;
-          continue;
-        }
-        // Otherwise a unique violation is a reading's first current row, written by a concurrent
-        // statement after this one began (statement.ts): nothing was stored, and an attempt right
-        // away sees that row.
-        const raced = errorCode(err) === UNIQUE_VIOLATION;
-        const again = raced ? hasReadings : retryable(err);
-        // Every write is idempotent (keyed upserts), so repeating one whose outcome is unknown cannot
-        // store anything twice; at worst a repeat counts as duplicates what the first attempt stored.
-        if (!again || n >= 2 || Date.now() - started > (deadline - started) / 2) throw err;
-        if (!raced) await new Promise((r) => setTimeout(r, 50 * (n + 1)));
-      }
-    }
-  }
-
-  /** Rows stored per job and kind, in the order of jobs.flat(). */
-  private async execute(
-    db: Database,
-    rounds: Job[][],
-    sites: number[],
-    mode: LogMode,
-  ): Promise<StoredByKind[]> {
-    const results: StoredByKind[][] = [];
-    const run = async (q: { query: Database['query'] }) => {
-      for (let r = 0; r < rounds.length; r++) {
-        const { sql, params } = buildStatement(
-          rounds[r],
-          r === 0 ? sites : undefined,
-          mode,
-          this.db.kind === 'postgres',
-        );
-        // A plain INSERT stores every entry of a log job (or fails); the statement counts the rest.
-        const stored = rounds[r].map((job) => {
-          const byKind: StoredByKind = {};
-          if (mode === 'insert' && job.role === 'log')
-            for (const e of job.entries) byKind[e.kind] = (byKind[e.kind] ?? 0) + 1;
-          return byKind;
-        });
-        // Prepared: under load the same few texts (one per mix of kinds and mode) are sent hundreds of times a second.
-        for (const row of await q.query<{ job: number; kind: TelemetryKind; n: number }>(
-          sql,
-          params,
-          { prepared: true },
-        ))
-          stored[row.job][row.kind] = row.n;
-        results.push(stored);
-      }
-    };
-    if (rounds.length === 1) await run(db);
-    else await db.transaction(run);
-    return results.flat();
   }
 }

@@ -1,10 +1,10 @@
-import type { TSchema } from '@sinclair/typebox';
+import type { Static, TArray, TObject, TSchema } from '@sinclair/typebox';
 import type { FastifyTypebox } from '../../../http.js';
 import { securedErrors } from '../../../schemas/common.js';
 import { equipmentLabel } from '../../../equipment.js';
 import { idPath } from '../../../telemetry/equipment.js';
 import type { Role } from '../../../telemetry/jobs.js';
-import { KIND_LIST, type Entry, type TelemetryKind } from '../../../telemetry/kinds.js';
+import { KIND_LABELS, phrase, type Entry, type TelemetryKind } from '../../../telemetry/kinds.js';
 import { parseEntries, parseEntry, parseGeneric } from '../../../telemetry/upload.js';
 import {
   genericLogs,
@@ -18,9 +18,6 @@ import {
 
 // Interface 4.6 (historical logs) and 4.7 (live readings), contract 6: 18 upload routes, each
 // atomic, answered 201 only after the commit.
-
-/** A body that passed its route's schema. */
-type Body = Record<string, unknown>;
 
 const ATOMIC =
   'The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked ' +
@@ -42,43 +39,108 @@ const DESCRIPTION = {
 /** An upload the database cannot serve answers 500 ("could not be stored"), never 503. */
 const { 503: _unavailable, ...UPLOAD_ERRORS } = securedErrors(403, 404, 413, 415, 500);
 
+/** What one upload route takes, and how its body becomes entries. */
+interface Upload<S extends TSchema> {
+  role: Role;
+  /** The body's schema, for the batch limit (MAX_BATCH). */
+  body: (max: number) => S;
+  /** The body's entries; its schema has checked the shape of each record. */
+  entries: (body: Static<S>) => Entry[];
+  /** Where an entry's id field is in the body (errors name it). */
+  idPath: (e: Entry) => string;
+  operationId: string;
+  summary: string;
+}
+
+type Readings = TObject<{ readings: TArray<TObject> }>;
+
+const operationOf = (kind: TelemetryKind, role: Role) =>
+  `upload${kind[0].toUpperCase()}${kind.slice(1)}${role === 'log' ? 'Log' : 'Reading'}`;
+
+/** One record of a kind: a log, or a live reading. */
+const uploadOne = (kind: TelemetryKind, role: Role): Upload<TObject> => ({
+  role,
+  body: () => (role === 'log' ? LOG_DTO : READING_DTO)[kind],
+  entries: (body) => [parseEntry(kind, role, body)],
+  idPath: idPath('', true),
+  operationId: operationOf(kind, role),
+  summary: `Upload one ${role === 'log' ? '' : 'live '}${equipmentLabel(kind)} ${role}`,
+});
+
+/** One log of a kind. */
+const uploadLog = (kind: TelemetryKind) => uploadOne(kind, 'log');
+
+/** One live reading of a kind. */
+const uploadReading = (kind: TelemetryKind) => uploadOne(kind, 'reading');
+
+/** A batch of logs of a kind: a bare array. */
+const uploadLogBatch = (kind: TelemetryKind): Upload<TArray<TObject>> => ({
+  role: 'log',
+  body: (max) => logBatch(kind, max),
+  entries: (body) => parseEntries(kind, 'log', body),
+  idPath: idPath('', false),
+  operationId: `${operationOf(kind, 'log')}Batch`,
+  summary: `Upload a batch of ${equipmentLabel(kind)} logs (a bare array)`,
+});
+
+/** A batch of live readings of a kind: { readings: [...] }. */
+const uploadReadingBatch = (kind: TelemetryKind): Upload<Readings> => ({
+  role: 'reading',
+  body: (max) => readingBatch(kind, max),
+  entries: (body) => parseEntries(kind, 'reading', body.readings, '/readings'),
+  idPath: idPath('/readings', false),
+  operationId: `${operationOf(kind, 'reading')}Batch`,
+  summary: `Upload a batch of live ${equipmentLabel(kind)} readings`,
+});
+
+/** Logs of every kind, each routed by its id field. */
+const uploadGenericLogs = (): Upload<TArray<TObject>> => ({
+  role: 'log',
+  body: genericLogs,
+  entries: (body) => parseGeneric('log', body),
+  idPath: idPath('', false),
+  operationId: 'uploadGenericLogs',
+  summary: `Upload mixed ${phrase(KIND_LABELS, 'and')} logs, each routed by its id field`,
+});
+
+/** Live readings of every kind, each routed by its id field. */
+const uploadGenericReadings = (): Upload<Readings> => ({
+  role: 'reading',
+  body: genericReadings,
+  entries: (body) => parseGeneric('reading', body.readings, '/readings'),
+  idPath: idPath('/readings', false),
+  operationId: 'uploadGenericReadings',
+  summary: 'Upload mixed live readings, each routed by its id field',
+});
+
 export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
   const { settings, telemetry } = app;
 
-  const route = <B>(
-    path: string,
-    operationId: string,
-    role: Role,
-    body: TSchema,
-    summary: string,
-    parse: (body: B) => Entry[],
-    shape: { single: boolean; prefix: string },
-  ) => {
+  /** Stores the entries of an upload's body for the client; 201 with the counts once committed. */
+  const post = <S extends TSchema>(url: string, upload: Upload<S>) => {
     app.post(
-      `/edge/${path}`,
+      url,
       {
         // "Could not be stored", whatever part of the request met the unavailable database (token, lookup, write);
         // answered within WRITE_TIMEOUT_MS of its arrival.
         config: { whenUnavailable: 500, answerWithinMs: settings.WRITE_TIMEOUT_MS },
         schema: {
-          operationId,
+          operationId: upload.operationId,
           tags: ['telemetry upload'],
-          summary,
-          description: DESCRIPTION[role],
-          body,
+          summary: upload.summary,
+          description: DESCRIPTION[upload.role],
+          body: upload.body(settings.MAX_BATCH),
           // Interface 4.6 lists 500 ("could not be stored") for some uploads only; every upload answers it when the database fails.
           response: { 201: UploadResponse, ...UPLOAD_ERRORS },
         },
       },
-      async (request, reply) => {
-        const entries = parse(request.body as B);
-        const pathOf = idPath(shape.prefix, shape.single);
+      async function storeUpload(request, reply) {
         // The whole upload ends by the request's deadline (plugins/deadline.ts).
         const counts = await telemetry.store(
           request.access!,
-          role,
-          entries,
-          pathOf,
+          upload.role,
+          upload.entries(request.body),
+          upload.idPath,
           request.deadline,
         );
         return reply.status(201).send(counts);
@@ -86,71 +148,22 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
     );
   };
 
-  const max = settings.MAX_BATCH;
-  const one = { single: true, prefix: '' };
-  const batch = (prefix: string) => ({ single: false, prefix });
-  // Per role: its path, operationId suffix, single and batch bodies and summaries, and where a batch keeps its records.
-  const ROLES = {
-    log: {
-      path: 'logs',
-      op: 'Log',
-      single: (kind: TelemetryKind) => LOG_DTO[kind],
-      many: (kind: TelemetryKind) => logBatch(kind, max),
-      summaries: (l: string) => [
-        `Upload one ${l} log`,
-        `Upload a batch of ${l} logs (a bare array)`,
-      ],
-      records: (b: Body[] | { readings: Body[] }) => b as Body[],
-      prefix: '',
-    },
-    reading: {
-      path: 'readings',
-      op: 'Reading',
-      single: (kind: TelemetryKind) => READING_DTO[kind],
-      many: (kind: TelemetryKind) => readingBatch(kind, max),
-      summaries: (l: string) => [
-        `Upload one live ${l} reading`,
-        `Upload a batch of live ${l} readings`,
-      ],
-      records: (b: Body[] | { readings: Body[] }) => (b as { readings: Body[] }).readings,
-      prefix: '/readings',
-    },
-  };
-  for (const { kind } of KIND_LIST)
-    for (const role of ['log', 'reading'] as const) {
-      const r = ROLES[role];
-      const [oneSummary, batchSummary] = r.summaries(equipmentLabel(kind));
-      const op = `upload${kind[0].toUpperCase()}${kind.slice(1)}${r.op}`;
-      const parseOne = (b: Body) => [parseEntry(kind, role, b)];
-      route(`${r.path}/${kind}`, op, role, r.single(kind), oneSummary, parseOne, one);
-      const parseBatch = (b: Body[] | { readings: Body[] }) =>
-        parseEntries(kind, role, r.records(b), r.prefix);
-      route(
-        `${r.path}/${kind}/batch`,
-        `${op}Batch`,
-        role,
-        r.many(kind),
-        batchSummary,
-        parseBatch,
-        batch(r.prefix),
-      );
-    }
-  route(
-    'logs/generic',
-    'uploadGenericLogs',
-    'log',
-    genericLogs(max),
-    'Upload mixed sensor, flow meter, pump and tank group logs, each routed by its id field',
-    (b: Body[]) => parseGeneric('log', b),
-    batch(''),
-  );
-  route(
-    'readings/generic',
-    'uploadGenericReadings',
-    'reading',
-    genericReadings(max),
-    'Upload mixed live readings, each routed by its id field',
-    (b: { readings: Body[] }) => parseGeneric('reading', b.readings, '/readings'),
-    batch('/readings'),
-  );
+  post('/edge/logs/sensor', uploadLog('sensor'));
+  post('/edge/logs/sensor/batch', uploadLogBatch('sensor'));
+  post('/edge/readings/sensor', uploadReading('sensor'));
+  post('/edge/readings/sensor/batch', uploadReadingBatch('sensor'));
+  post('/edge/logs/meter', uploadLog('meter'));
+  post('/edge/logs/meter/batch', uploadLogBatch('meter'));
+  post('/edge/readings/meter', uploadReading('meter'));
+  post('/edge/readings/meter/batch', uploadReadingBatch('meter'));
+  post('/edge/logs/pump', uploadLog('pump'));
+  post('/edge/logs/pump/batch', uploadLogBatch('pump'));
+  post('/edge/readings/pump', uploadReading('pump'));
+  post('/edge/readings/pump/batch', uploadReadingBatch('pump'));
+  post('/edge/logs/tank', uploadLog('tank'));
+  post('/edge/logs/tank/batch', uploadLogBatch('tank'));
+  post('/edge/readings/tank', uploadReading('tank'));
+  post('/edge/readings/tank/batch', uploadReadingBatch('tank'));
+  post('/edge/logs/generic', uploadGenericLogs());
+  post('/edge/readings/generic', uploadGenericReadings());
 }

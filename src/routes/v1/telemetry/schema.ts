@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { ID_FIELDS, KIND_LABELS, phrase } from '../../../telemetry/kinds.js';
 import { LOG_DTO, logBatch, READING_DTO, readingBatch } from '../../../telemetry/records.js';
 
 export { LOG_DTO, logBatch, READING_DTO, readingBatch };
@@ -10,8 +11,8 @@ const GenericEntry = Type.Object(
   {
     additionalProperties: true,
     description:
-      'a sensor, flow meter, pump or tank group record, routed by its one id field (sensorID, flowMeterID, sitePumpID or ' +
-      'siteTankGroupID) and then checked as that record; none or several id fields: 400',
+      `a ${phrase(KIND_LABELS, 'or')} record, routed by its one id field (${phrase(ID_FIELDS, 'or')}) ` +
+      'and then checked as that record; none or several id fields: 400',
   },
 );
 
