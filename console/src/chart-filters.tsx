@@ -51,24 +51,13 @@ export function ChartFilters({
       <RangePresets view={view} go={go} />
       {view.range === 'custom' && (
         <>
-          <div>
-            <label for="chart-from">From</label>
-            <input
-              id="chart-from"
-              type="datetime-local"
-              value={customFrom ?? ''}
-              onChange={(e) => go({ from: e.currentTarget.value })}
-            />
-          </div>
-          <div>
-            <label for="chart-to">To</label>
-            <input
-              id="chart-to"
-              type="datetime-local"
-              value={customTo ?? ''}
-              onChange={(e) => go({ to: e.currentTarget.value })}
-            />
-          </div>
+          <RangeEnd
+            id="chart-from"
+            label="From"
+            value={customFrom}
+            onPick={(v) => go({ from: v })}
+          />
+          <RangeEnd id="chart-to" label="To" value={customTo} onPick={(v) => go({ to: v })} />
         </>
       )}
       <div>
@@ -121,6 +110,26 @@ export function ChartFilters({
         </div>
       )}
     </form>
+  );
+}
+
+/** One end of a custom range: a local date and time, as typed. */
+function RangeEnd(props: {
+  id: string;
+  label: string;
+  value: string | null;
+  onPick: (value: string) => void;
+}) {
+  return (
+    <div>
+      <label for={props.id}>{props.label}</label>
+      <input
+        id={props.id}
+        type="datetime-local"
+        value={props.value ?? ''}
+        onChange={(e) => props.onPick(e.currentTarget.value)}
+      />
+    </div>
   );
 }
 
