@@ -1,9 +1,13 @@
 import type {
+  ContextConfigDefault,
   FastifyBaseLogger,
   FastifyInstance,
+  FastifySchema,
   RawReplyDefaultExpression,
   RawRequestDefaultExpression,
   RawServerDefault,
+  RouteGenericInterface,
+  RouteHandlerMethod,
 } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Settings } from './settings.js';
@@ -21,6 +25,20 @@ export type FastifyTypebox = FastifyInstance<
   RawRequestDefaultExpression,
   RawReplyDefaultExpression,
   FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+/**
+ * A route handler declared apart from its route, typed by the route's schema S as an inline one is:
+ * the request's body, params and querystring, and what it may send or return.
+ */
+export type TypedHandler<S extends FastifySchema> = RouteHandlerMethod<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  RouteGenericInterface,
+  ContextConfigDefault,
+  S,
   TypeBoxTypeProvider
 >;
 

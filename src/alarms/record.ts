@@ -22,6 +22,14 @@ export const ALARM_EQUIPMENT: readonly {
   typeId: EQUIPMENT[kind].typeId,
 }));
 
+/** What one request of a site sends or resolves: its entries, and where each stands in the body. */
+export interface SiteBatch<T> {
+  siteId: number;
+  items: T[];
+  /** The JSON pointer of entry i in the body, for error details ('' for a single alarm, '/alarms/3' in a batch). */
+  pathOf: (index: number) => string;
+}
+
 /** One alarm as the active-alarm list shows it (and as the write functions return it after their change). */
 export interface AlarmRecord {
   SiteAlarmLogID: string;

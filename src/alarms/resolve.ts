@@ -1,7 +1,7 @@
 import { requireSites, type Access } from '../auth/access.js';
 import type { Database, Queryable } from '../db/index.js';
 import { badRequest, listIds, notFound } from '../errors.js';
-import type { AlarmRecord } from './record.js';
+import type { AlarmRecord, SiteBatch } from './record.js';
 import { findSiteAlarmIds, listActive, markResolved, withDeadlockRetry } from './store.js';
 
 // Resolving alarms and listing the open ones (interface 3 and 4.8, contract 8).
@@ -36,9 +36,7 @@ export function canonicalAlarmId(id: string | number): string | undefined {
 export async function resolveAlarms(
   db: Database,
   access: Access,
-  siteId: number,
-  items: ResolveInput[],
-  pathOf: (index: number) => string,
+  { siteId, items, pathOf }: SiteBatch<ResolveInput>,
 ): Promise<ResolveResult[]> {
   const ids = items.map((item, i) => {
     const id = canonicalAlarmId(item.SiteAlarmLogID);

@@ -8,6 +8,7 @@ import {
   DEFAULT_SEVERITY,
   keyOf,
   type AlarmRecord,
+  type SiteBatch,
   type Severity,
 } from './record.js';
 import { upsertAlarms, withDeadlockRetry, type AlarmGroup } from './store.js';
@@ -45,13 +46,11 @@ export interface CheckedAlarm {
 const MAX_DETAILS = 20;
 const EQUIPMENT_FIELDS = ALARM_EQUIPMENT.map((e) => e.field).join(', ');
 
-/** `pathOf(i)` is the JSON pointer of alarm i in the body ('' for a single alarm, '/alarms/3' in a batch). */
+/** Checks the whole batch, then stores it (one statement): a batch that fails stores nothing. */
 export async function sendAlarms(
   db: Queryable,
   access: Access,
-  siteId: number,
-  inputs: AlarmInput[],
-  pathOf: (index: number) => string,
+  { siteId, items: inputs, pathOf }: SiteBatch<AlarmInput>,
 ): Promise<SendResult[]> {
   const now = Date.now();
   const alarms = inputs.map((input, index) => parseAlarm(input, index, pathOf(index), now));

@@ -1,11 +1,6 @@
 import { PGlite, types } from '@electric-sql/pglite';
-import {
-  INDEX_ORDER,
-  INDEX_ORDER_RESET,
-  type Database,
-  type QueryOptions,
-  type Transaction,
-} from './types.js';
+import type { Database, Transaction } from './types.js';
+import { INDEX_ORDER, queryWithIndexOrder } from './index-order.js';
 import { DatabaseTimeout, withinDeadline } from './deadline.js';
 import { TEMPLATE, templateFor } from './pglite-template.js';
 
@@ -53,18 +48,18 @@ export async function openPglite(
   from: string | Blob = TEMPLATE,
 ): Promise<Database> {
   const pg = await createPglite(dataDir, from);
-  const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Transaction => ({
-    async query<T>(sql: string, params?: unknown[], options?: QueryOptions) {
-      if (!options?.indexOrder) return (await q.query<T>(sql, params)).rows;
-      await q.exec(INDEX_ORDER);
-      const rows = (await q.query<T>(sql, params)).rows;
-      await q.exec(INDEX_ORDER_RESET);
-      return rows;
-    },
-    async exec(sql) {
-      await q.exec(sql);
-    },
-  });
+  const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Transaction => {
+    const plain: Transaction = {
+      query: async <T>(sql: string, params?: unknown[]) => (await q.query<T>(sql, params)).rows,
+      async exec(sql) {
+        await q.exec(sql);
+      },
+    };
+    return {
+      query: (sql, params, options) => queryWithIndexOrder(plain, sql, params, options),
+      exec: plain.exec,
+    };
+  };
   // PGlite runs in this thread and cannot be interrupted: a call past its deadline is answered at
   // once, and a transaction past it rolls back at its next statement (nothing more of it is written).
   const inTransaction = <T>(

@@ -18,17 +18,6 @@ export interface QueryOptions {
   indexOrder?: boolean;
 }
 
-/**
- * The planner settings of QueryOptions.indexOrder, local to a transaction: a sort or a bitmap scan is
- * then taken only where no plan without one exists. A plan that must keep one is costed ten billion
- * higher, which would make PostgreSQL compile it (JIT, a second and more): JIT is off too. The sorts
- * that remain are of what the statement returns (a summary page's lines, at most 25,000, by
- * equipment): work_mem lets them happen in memory rather than on disk.
- */
-export const INDEX_ORDER = `SET LOCAL enable_sort = off; SET LOCAL enable_bitmapscan = off; SET LOCAL jit = off; SET LOCAL work_mem = '32MB'`;
-/** Back to the session's settings, for a transaction that goes on after such a statement. */
-export const INDEX_ORDER_RESET = `RESET enable_sort; RESET enable_bitmapscan; RESET jit; RESET work_mem`;
-
 /** Anything SQL can be sent to: the database itself or an open transaction. Values are always $n parameters. */
 export interface Queryable {
   query<T = Row>(sql: string, params?: unknown[], options?: QueryOptions): Promise<T[]>;

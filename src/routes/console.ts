@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyTypebox } from '../http.js';
 import { HttpError, notFound } from '../errors.js';
 
@@ -42,30 +42,36 @@ export async function consoleRoutes(app: FastifyTypebox, opts: { dir?: string })
       cacheControl: false,
     });
 
-  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/console/'));
-
+  app.get('/', { schema: { hide: true } }, redirectToConsole);
   // '/console' too: with trailing slashes ignored, /console/ reaches that route, not the wildcard.
-  app.get('/console', { schema: { hide: true } }, async (_request, reply) => page(reply));
-  app.get<{ Params: { '*'?: string } }>(
-    '/console/*',
-    { schema: { hide: true } },
-    async (request, reply) => {
-      const path = request.params['*'] ?? '';
-      if (files.has(path)) {
-        reply.header(
-          'cache-control',
-          path.startsWith('assets/') ? 'public, max-age=31536000, immutable' : 'no-cache',
-        );
-        return reply.sendFile(path);
-      }
-      // A missing script or image is a 404, never the page in its place.
-      if (/\.[a-z0-9]{1,8}$/i.test(path))
-        throw notFound(`no file ${path.slice(0, 200)} in the console`);
-      return page(reply);
-    },
-  );
+  app.get('/console', { schema: { hide: true } }, sendConsolePage);
+  app.get('/console/*', { schema: { hide: true } }, sendConsoleFile);
 
-  function page(reply: FastifyReply) {
+  async function redirectToConsole(_request: FastifyRequest, reply: FastifyReply) {
+    return reply.redirect('/console/');
+  }
+
+  /** A built file as itself; any other path is one of the application's pages. */
+  async function sendConsoleFile(
+    request: FastifyRequest<{ Params: { '*'?: string } }>,
+    reply: FastifyReply,
+  ) {
+    const path = request.params['*'] ?? '';
+    if (files.has(path)) {
+      reply.header(
+        'cache-control',
+        path.startsWith('assets/') ? 'public, max-age=31536000, immutable' : 'no-cache',
+      );
+      return reply.sendFile(path);
+    }
+    // A missing script or image is a 404, never the page in its place.
+    if (/\.[a-z0-9]{1,8}$/i.test(path))
+      throw notFound(`no file ${path.slice(0, 200)} in the console`);
+    return sendConsolePage(request, reply);
+  }
+
+  /** index.html, which shows the page the path names. */
+  async function sendConsolePage(_request: FastifyRequest, reply: FastifyReply) {
     if (!files.has('index.html'))
       throw new HttpError(503, 'the console is not built: run npm run build');
     reply

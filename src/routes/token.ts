@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyTypebox } from '../http.js';
+import type { FastifyTypebox, TypedHandler } from '../http.js';
 import { unauthorized } from '../errors.js';
 import { errorResponses } from '../schemas/common.js';
 import { findClient } from '../auth/clients.js';
@@ -22,29 +22,27 @@ export const IssueTokenResponseDto = Type.Object(
   { title: 'IssueTokenResponseDto' },
 );
 
+const issueTokenSchema = {
+  operationId: 'issueToken',
+  tags: ['auth'],
+  // Public: the token is what this answers.
+  security: [],
+  summary: 'Exchange client credentials for a bearer token (JWT)',
+  description:
+    'Unknown client, wrong secret or a disabled client: 401, alike. Rate-limited per IP address.',
+  body: IssueTokenDto,
+  response: { 200: IssueTokenResponseDto, ...errorResponses(400, 401, 413, 429) },
+};
+
+const issueToken: TypedHandler<typeof issueTokenSchema> = async (request) => {
+  const { clientId, clientSecret } = request.body;
+  const client = await findClient(request.db, clientId);
+  // Unknown ids pay for a hash check too, so timing does not tell which ids exist.
+  const ok = await verifySecret(clientSecret, client?.secretHash ?? (await DUMMY_HASH_PROMISE));
+  if (!client || !ok || client.disabled) throw unauthorized('unknown client or wrong secret');
+  return request.server.tokens.issue(client.clientId, client.tokensNotBefore);
+};
+
 export async function tokenRoutes(app: FastifyTypebox): Promise<void> {
-  app.post(
-    '/token',
-    {
-      schema: {
-        operationId: 'issueToken',
-        tags: ['auth'],
-        // Public: the token is what this answers.
-        security: [],
-        summary: 'Exchange client credentials for a bearer token (JWT)',
-        description:
-          'Unknown client, wrong secret or a disabled client: 401, alike. Rate-limited per IP address.',
-        body: IssueTokenDto,
-        response: { 200: IssueTokenResponseDto, ...errorResponses(400, 401, 413, 429) },
-      },
-    },
-    async (request) => {
-      const { clientId, clientSecret } = request.body;
-      const client = await findClient(request.db, clientId);
-      // Unknown ids pay for a hash check too, so timing does not tell which ids exist.
-      const ok = await verifySecret(clientSecret, client?.secretHash ?? (await DUMMY_HASH_PROMISE));
-      if (!client || !ok || client.disabled) throw unauthorized('unknown client or wrong secret');
-      return app.tokens.issue(client.clientId, client.tokensNotBefore);
-    },
-  );
+  app.post('/token', { schema: issueTokenSchema }, issueToken);
 }

@@ -1,8 +1,7 @@
-import type { Queryable } from '../db/index.js';
 import { rowPages } from '../db/pager.js';
 import type { Values } from '../export/records.js';
 import { toIso } from '../time.js';
-import { PAGE_SIZE } from './logs.js';
+import { PAGE_SIZE, rangeParams, type RecordPages } from './pages.js';
 
 // Transaction change logs (interface 2.9): every later edit of a ticket, read a page at a time in
 // (ChangeDate, change id) order. Reading them changes nothing.
@@ -66,20 +65,10 @@ interface ChangeRow {
 }
 
 /** Pages of change-log records (CHANGE_LOG_FIELDS order) until the range is exhausted. */
-export function changeLogPages(
-  db: Queryable,
-  q: ChangeLogQuery,
-  pageSize = PAGE_SIZE,
-): AsyncGenerator<Values[]> {
-  return rowPages(db, pageSize, {
+export const changeLogPages: RecordPages<ChangeLogQuery> = (db, q, pageSize = PAGE_SIZE) =>
+  rowPages(db, pageSize, {
     sql: pageSql,
-    params: [
-      new Date(q.start).toISOString(),
-      new Date(q.end).toISOString(),
-      q.siteIds,
-      q.ticketNumbers,
-      pageSize,
-    ],
+    params: [...rangeParams(q), q.siteIds, q.ticketNumbers, pageSize],
     keyOf: (r: ChangeRow): [string, string] => [toIso(r.change_date)!, String(r.change_id)],
     page: (rows): Values[] =>
       rows.map((r) => [
@@ -96,4 +85,3 @@ export function changeLogPages(
         r.change_items.map(changeItem),
       ]),
   });
-}

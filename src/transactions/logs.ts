@@ -1,12 +1,10 @@
-import type { Queryable } from '../db/index.js';
 import { rowPages } from '../db/pager.js';
 import type { Values } from '../export/records.js';
 import { toIso } from '../time.js';
+import { PAGE_SIZE, rangeParams, type RecordPages } from './pages.js';
 
 // Transaction (ticket) logs of contract 7, read a page at a time in (TransactionDate, TransactionID)
 // order with a keyset cursor, so a year of a busy site is never held in memory at once.
-
-export const PAGE_SIZE = 1000;
 
 /** TransactionLogDto's fields in output order; MotionCaptureImageIDs only with motionCap. */
 export const TRANSACTION_LOG_FIELDS = [
@@ -78,19 +76,14 @@ interface TransactionRow {
 }
 
 /** Pages of TransactionLogDto values (in transactionLogFields order) until the range is exhausted. */
-export function transactionPages(
-  db: Queryable,
-  q: TransactionQuery,
-  pageSize = PAGE_SIZE,
-): AsyncGenerator<Values[]> {
-  return rowPages(db, pageSize, {
+export const transactionPages: RecordPages<TransactionQuery> = (db, q, pageSize = PAGE_SIZE) =>
+  rowPages(db, pageSize, {
     sql: (after) => pageSql(after, q.motionCap),
-    params: [q.siteIds, new Date(q.start).toISOString(), new Date(q.end).toISOString(), pageSize],
+    params: [q.siteIds, ...rangeParams(q), pageSize],
     // Times carry milliseconds only (every input goes through parseTime), so the ISO cursor is exact.
     keyOf: (r: TransactionRow): [string, number] => [toIso(r.transaction_date)!, r.transaction_id],
     page: (rows) => rows.map((r) => toValues(r, q.motionCap)),
   });
-}
 
 function toValues(r: TransactionRow, motionCap: boolean): Values {
   const v: Values = [

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { FastifyTypebox } from '../../../http.js';
+import type { FastifyTypebox, TypedHandler } from '../../../http.js';
 import { checkBeforeBody } from '../../../plugins/auth.js';
 import { errorResponses, securedErrors } from '../../../schemas/common.js';
 import {
@@ -36,117 +36,129 @@ const audit = (request: FastifyRequest, action: string, what: Record<string, unk
     `admin: ${action}`,
   );
 
+const tags = ['administration'];
+
+const listClientsSchema = {
+  operationId: 'listClients',
+  tags,
+  summary: 'List API clients (never their secrets)',
+  description: `${SCOPE}Ordered by clientId, a page at a time (perPage default 100, at most 500).`,
+  querystring: ClientsQuery,
+  response: { 200: ClientPage, ...securedErrors(403) },
+};
+
+const listClients: TypedHandler<typeof listClientsSchema> = async (request) => {
+  const page = request.query.page ?? 1;
+  const perPage = request.query.perPage ?? 100;
+  const { clients, total } = await listVisibleClients(request.db, request.access!, {
+    limit: perPage,
+    offset: (page - 1) * perPage,
+  });
+  return { data: clients, page, perPage, total, totalPages: Math.ceil(total / perPage) };
+};
+
+const createClientSchema = {
+  operationId: 'createClient',
+  tags,
+  summary: 'Create an API client',
+  description:
+    `${SCOPE}Without clientSecret a random one is generated and returned once, in this answer only. An existing clientId is a 409 ` +
+    '(change it with PATCH, or rotate its secret). Unknown site or camera ids: 400. cameraIds defaults to none.',
+  body: CreateClientDto,
+  response: { 201: CreatedClientDto, ...securedErrors(403, 409, 413, 415) },
+};
+
+const addClient: TypedHandler<typeof createClientSchema> = async (request, reply) => {
+  const { client, generatedSecret } = await createClient(request.db, request.access!, request.body);
+  audit(request, 'create client', {
+    clientId: client.clientId,
+    siteIds: client.siteIds,
+    cameraIds: client.cameraIds,
+    admin: client.admin,
+  });
+  return reply
+    .status(201)
+    .send(generatedSecret ? { ...client, clientSecret: generatedSecret } : client);
+};
+
+const updateClientSchema = {
+  operationId: 'updateClient',
+  tags,
+  summary: "Change a client's sites, cameras, admin right, or disable / enable it",
+  description:
+    `${SCOPE}Takes effect at once: a disabled client's tokens answer 401 from the next request. An admin cannot disable ` +
+    'itself or drop its own admin right (403). Unknown client: 404 (before 403).',
+  params: ClientParams,
+  body: UpdateClientDto,
+  response: { 200: ClientDto, ...securedErrors(403, 404, 413, 415) },
+};
+
+const updateClient: TypedHandler<typeof updateClientSchema> = async (request) => {
+  const { clientId } = request.params;
+  const { client, changes } = await changeClient(
+    request.db,
+    request.access!,
+    clientId,
+    request.body,
+  );
+  request.server.forgetClient(clientId);
+  audit(request, 'update client', { clientId, changes });
+  return client;
+};
+
+const rotateSecretSchema = {
+  operationId: 'rotateClientSecret',
+  tags,
+  summary: 'Give a client a new random secret (shown once)',
+  description:
+    `${SCOPE}The old secret stops working, and so do the tokens issued before the rotation. This is how to recover a client ` +
+    'whose secret was lost (the demo client included). Unknown client: 404 (before 403).',
+  params: ClientParams,
+  response: { 200: ClientSecretDto, ...securedErrors(403, 404) },
+};
+
+const rotateClientSecret: TypedHandler<typeof rotateSecretSchema> = async (request) => {
+  const { clientId } = request.params;
+  const clientSecret = await rotateSecret(request.db, request.access!, clientId);
+  request.server.forgetClient(clientId);
+  audit(request, 'rotate client secret', { clientId });
+  return { clientId, clientSecret };
+};
+
+const importSchema = {
+  operationId: 'importProvisioningDocument',
+  tags,
+  summary: 'Upsert a provisioning document, in one transaction',
+  description:
+    `${SCOPE}An admin whose siteIds is a list may import only records of its own sites (new, or existing there now), no companies, ` +
+    'and clients within its own sites and cameras. A bad document answers 400 naming the first bad record ' +
+    '(details: its JSON pointer) and changes nothing. Larger documents than the body limit: use the CLI.',
+  body: ImportDocumentDto,
+  response: {
+    200: ImportSummaryDto,
+    ...securedErrors(403, 413, 415),
+    ...errorResponses(400),
+  },
+};
+
+const importDocument: TypedHandler<typeof importSchema> = async (request) => {
+  const { summary, clientIds } = await importAsAdmin(request.db, request.access!, request.body);
+  for (const id of clientIds) request.server.forgetClient(id);
+  const changed = Object.fromEntries(
+    Object.entries(summary)
+      .filter(([, c]) => c.received)
+      .map(([list, c]) => [list, c]),
+  );
+  audit(request, 'import document', { lists: changed });
+  return summary;
+};
+
 export async function adminRoutes(app: FastifyTypebox): Promise<void> {
   checkBeforeBody(app, async (request) => request.access!.assertAdmin());
-  const tags = ['administration'];
-
-  app.get(
-    '/clients',
-    {
-      schema: {
-        operationId: 'listClients',
-        tags,
-        summary: 'List API clients (never their secrets)',
-        description: `${SCOPE}Ordered by clientId, a page at a time (perPage default 100, at most 500).`,
-        querystring: ClientsQuery,
-        response: { 200: ClientPage, ...securedErrors(403) },
-      },
-    },
-    async (request) => {
-      const page = request.query.page ?? 1;
-      const perPage = request.query.perPage ?? 100;
-      const { clients, total } = await listVisibleClients(request.db, request.access!, {
-        limit: perPage,
-        offset: (page - 1) * perPage,
-      });
-      return { data: clients, page, perPage, total, totalPages: Math.ceil(total / perPage) };
-    },
-  );
-
-  app.post(
-    '/clients',
-    {
-      schema: {
-        operationId: 'createClient',
-        tags,
-        summary: 'Create an API client',
-        description:
-          `${SCOPE}Without clientSecret a random one is generated and returned once, in this answer only. An existing clientId is a 409 ` +
-          '(change it with PATCH, or rotate its secret). Unknown site or camera ids: 400. cameraIds defaults to none.',
-        body: CreateClientDto,
-        response: { 201: CreatedClientDto, ...securedErrors(403, 409, 413, 415) },
-      },
-    },
-    async (request, reply) => {
-      const { client, generatedSecret } = await createClient(
-        request.db,
-        request.access!,
-        request.body,
-      );
-      audit(request, 'create client', {
-        clientId: client.clientId,
-        siteIds: client.siteIds,
-        cameraIds: client.cameraIds,
-        admin: client.admin,
-      });
-      return reply
-        .status(201)
-        .send(generatedSecret ? { ...client, clientSecret: generatedSecret } : client);
-    },
-  );
-
-  app.patch(
-    '/clients/:clientId',
-    {
-      schema: {
-        operationId: 'updateClient',
-        tags,
-        summary: "Change a client's sites, cameras, admin right, or disable / enable it",
-        description:
-          `${SCOPE}Takes effect at once: a disabled client's tokens answer 401 from the next request. An admin cannot disable ` +
-          'itself or drop its own admin right (403). Unknown client: 404 (before 403).',
-        params: ClientParams,
-        body: UpdateClientDto,
-        response: { 200: ClientDto, ...securedErrors(403, 404, 413, 415) },
-      },
-    },
-    async (request) => {
-      const { clientId } = request.params;
-      const { client, changes } = await changeClient(
-        request.db,
-        request.access!,
-        clientId,
-        request.body,
-      );
-      app.forgetClient(clientId);
-      audit(request, 'update client', { clientId, changes });
-      return client;
-    },
-  );
-
-  app.post(
-    '/clients/:clientId/secret',
-    {
-      schema: {
-        operationId: 'rotateClientSecret',
-        tags,
-        summary: 'Give a client a new random secret (shown once)',
-        description:
-          `${SCOPE}The old secret stops working, and so do the tokens issued before the rotation. This is how to recover a client ` +
-          'whose secret was lost (the demo client included). Unknown client: 404 (before 403).',
-        params: ClientParams,
-        response: { 200: ClientSecretDto, ...securedErrors(403, 404) },
-      },
-    },
-    async (request) => {
-      const { clientId } = request.params;
-      const clientSecret = await rotateSecret(request.db, request.access!, clientId);
-      app.forgetClient(clientId);
-      audit(request, 'rotate client secret', { clientId });
-      return { clientId, clientSecret };
-    },
-  );
-
+  app.get('/clients', { schema: listClientsSchema }, listClients);
+  app.post('/clients', { schema: createClientSchema }, addClient);
+  app.patch('/clients/:clientId', { schema: updateClientSchema }, updateClient);
+  app.post('/clients/:clientId/secret', { schema: rotateSecretSchema }, rotateClientSecret);
   app.post(
     '/import',
     {
@@ -154,32 +166,8 @@ export async function adminRoutes(app: FastifyTypebox): Promise<void> {
       validatorCompiler: () => () => true,
       // One transaction for a whole document: it may take longer than a read, but not for ever.
       config: { answerWithinMs: app.settings.IMPORT_TIMEOUT_MS },
-      schema: {
-        operationId: 'importProvisioningDocument',
-        tags,
-        summary: 'Upsert a provisioning document, in one transaction',
-        description:
-          `${SCOPE}An admin whose siteIds is a list may import only records of its own sites (new, or existing there now), no companies, ` +
-          'and clients within its own sites and cameras. A bad document answers 400 naming the first bad record ' +
-          '(details: its JSON pointer) and changes nothing. Larger documents than the body limit: use the CLI.',
-        body: ImportDocumentDto,
-        response: {
-          200: ImportSummaryDto,
-          ...securedErrors(403, 413, 415),
-          ...errorResponses(400),
-        },
-      },
+      schema: importSchema,
     },
-    async (request) => {
-      const { summary, clientIds } = await importAsAdmin(request.db, request.access!, request.body);
-      for (const id of clientIds) app.forgetClient(id);
-      const changed = Object.fromEntries(
-        Object.entries(summary)
-          .filter(([, c]) => c.received)
-          .map(([list, c]) => [list, c]),
-      );
-      audit(request, 'import document', { lists: changed });
-      return summary;
-    },
+    importDocument,
   );
 }

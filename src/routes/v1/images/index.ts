@@ -1,38 +1,37 @@
-import type { FastifyTypebox } from '../../../http.js';
+import type { FastifyTypebox, TypedHandler } from '../../../http.js';
 import { securedErrors } from '../../../schemas/common.js';
 import { prepareBundle, prepareImage, type ImageKind } from '../../../images/bundle.js';
 import { ImageBundle, ImageBytes, ImageParams, ImagesPayloadDto, MAX_IMAGES } from './schema.js';
 
 // Interface 4.5, contract 7: ticket photos and gate-camera motion captures as one zip.
 
-const ROUTES: {
-  path: string;
+/** One kind of image: what its routes are called, and what a client must reach to see one. */
+interface ImageRoutes {
   kind: ImageKind;
   operationId: string;
   oneId: string;
   summary: string;
   file: string;
   reach: string;
-}[] = [
-  {
-    path: '/images/tickets',
-    kind: 'ticket',
-    operationId: 'downloadTicketImages',
-    oneId: 'getTicketImage',
-    summary: 'Download ticket images as a zip',
-    file: 'ticket-images',
-    reach: "the image's site",
-  },
-  {
-    path: '/images/motion-capture',
-    kind: 'motion',
-    operationId: 'downloadMotionCaptureImages',
-    oneId: 'getMotionCaptureImage',
-    summary: 'Download motion-capture images as a zip',
-    file: 'motion-capture-images',
-    reach: "the image's site and camera",
-  },
-];
+}
+
+const TICKETS: ImageRoutes = {
+  kind: 'ticket',
+  operationId: 'downloadTicketImages',
+  oneId: 'getTicketImage',
+  summary: 'Download ticket images as a zip',
+  file: 'ticket-images',
+  reach: "the image's site",
+};
+
+const MOTION_CAPTURES: ImageRoutes = {
+  kind: 'motion',
+  operationId: 'downloadMotionCaptureImages',
+  oneId: 'getMotionCaptureImage',
+  summary: 'Download motion-capture images as a zip',
+  file: 'motion-capture-images',
+  reach: "the image's site and camera",
+};
 
 const oneDescription = (reach: string) =>
   `The image itself, for showing it (the console's thumbnails): the same checks as the zip of one UUID (404 unknown or ` +
@@ -47,58 +46,72 @@ const description = (reach: string) =>
   `no longer match the digest they were stored under (nothing is sent). The zip is written while it is sent, an image ` +
   `at a time, with an exact Content-Length.`;
 
-export async function imageRoutes(app: FastifyTypebox): Promise<void> {
-  for (const r of ROUTES)
-    app.post(
-      r.path,
-      {
-        schema: {
-          operationId: r.operationId,
-          tags: ['transactions'],
-          summary: r.summary,
-          description: description(r.reach),
-          body: ImagesPayloadDto,
-          response: { 200: ImageBundle, ...securedErrors(403, 404, 413, 500) },
-        },
-      },
-      async (request, reply) => {
-        const bundle = await prepareBundle(request.db, request.access!, r.kind, request.body.uuids);
-        const stamp = new Date().toISOString().replace(/[-:]/g, '').slice(0, 15);
-        return reply
-          .type('application/zip')
-          .header('content-length', bundle.size)
-          .header('content-disposition', `attachment; filename="${r.file}-${stamp}Z.zip"`)
-          .send(bundle.stream);
-      },
-    );
+const bundleSchema = (r: ImageRoutes) => ({
+  operationId: r.operationId,
+  tags: ['transactions'],
+  summary: r.summary,
+  description: description(r.reach),
+  body: ImagesPayloadDto,
+  response: { 200: ImageBundle, ...securedErrors(403, 404, 413, 500) },
+});
 
-  for (const r of ROUTES)
-    app.get(
-      `${r.path}/:uuid`,
-      {
-        schema: {
-          operationId: r.oneId,
-          tags: ['transactions'],
-          summary: r.summary.replace('Download', 'Show one of the').replace(' as a zip', ''),
-          description: oneDescription(r.reach),
-          params: ImageParams,
-          response: { 200: ImageBytes, ...securedErrors(403, 404, 500) },
-        },
-      },
-      async (request, reply) => {
-        const { entry, stream } = await prepareImage(
-          request.db,
-          request.access!,
-          r.kind,
-          request.params.uuid,
-        );
-        return reply
-          .type(entry.contentType)
-          .header('content-length', entry.size)
-          .header('cache-control', 'private, max-age=86400, immutable')
-          .header('x-content-type-options', 'nosniff')
-          .header('content-security-policy', "default-src 'none'; sandbox")
-          .send(stream);
-      },
+/** The handler that sends the images of a kind as a zip, named after the time of the request. */
+const sendBundle =
+  (r: ImageRoutes): TypedHandler<ReturnType<typeof bundleSchema>> =>
+  async (request, reply) => {
+    const bundle = await prepareBundle(request.db, request.access!, r.kind, request.body.uuids);
+    const stamp = new Date().toISOString().replace(/[-:]/g, '').slice(0, 15);
+    return reply
+      .type('application/zip')
+      .header('content-length', bundle.size)
+      .header('content-disposition', `attachment; filename="${r.file}-${stamp}Z.zip"`)
+      .send(bundle.stream);
+  };
+
+const oneSchema = (r: ImageRoutes) => ({
+  operationId: r.oneId,
+  tags: ['transactions'],
+  summary: r.summary.replace('Download', 'Show one of the').replace(' as a zip', ''),
+  description: oneDescription(r.reach),
+  params: ImageParams,
+  response: { 200: ImageBytes, ...securedErrors(403, 404, 500) },
+});
+
+/** The handler that sends one image of a kind, as itself. */
+const sendOne =
+  (r: ImageRoutes): TypedHandler<ReturnType<typeof oneSchema>> =>
+  async (request, reply) => {
+    const { entry, stream } = await prepareImage(
+      request.db,
+      request.access!,
+      r.kind,
+      request.params.uuid,
     );
+    return reply
+      .type(entry.contentType)
+      .header('content-length', entry.size)
+      .header('cache-control', 'private, max-age=86400, immutable')
+      .header('x-content-type-options', 'nosniff')
+      .header('content-security-policy', "default-src 'none'; sandbox")
+      .send(stream);
+  };
+
+const downloadTicketImages = sendBundle(TICKETS);
+const downloadMotionCaptureImages = sendBundle(MOTION_CAPTURES);
+const showTicketImage = sendOne(TICKETS);
+const showMotionCaptureImage = sendOne(MOTION_CAPTURES);
+
+export async function imageRoutes(app: FastifyTypebox): Promise<void> {
+  app.post('/images/tickets', { schema: bundleSchema(TICKETS) }, downloadTicketImages);
+  app.post(
+    '/images/motion-capture',
+    { schema: bundleSchema(MOTION_CAPTURES) },
+    downloadMotionCaptureImages,
+  );
+  app.get('/images/tickets/:uuid', { schema: oneSchema(TICKETS) }, showTicketImage);
+  app.get(
+    '/images/motion-capture/:uuid',
+    { schema: oneSchema(MOTION_CAPTURES) },
+    showMotionCaptureImage,
+  );
 }

@@ -1,5 +1,5 @@
 import { fastifySSE } from '@fastify/sse';
-import type { FastifyTypebox } from '../../../http.js';
+import type { FastifyTypebox, TypedHandler } from '../../../http.js';
 import { badRequest, HttpError } from '../../../errors.js';
 import { securedErrors } from '../../../schemas/common.js';
 import { resolveSubscription } from '../../../stream/access.js';
@@ -29,10 +29,54 @@ function wantsClose(version: string, connection: string | undefined): boolean {
   return options.includes('close') || (version === '1.0' && !options.includes('keep-alive'));
 }
 
+const streamSchema = {
+  operationId: 'streamEvents',
+  tags: ['live stream'],
+  summary:
+    'Follow the sites live: a snapshot, then readings, logs, alarms and configuration changes',
+  description: DESCRIPTION,
+  querystring: StreamQuery,
+  response: {
+    200: {
+      description: 'the event stream',
+      content: { 'text/event-stream': { schema: StreamEvents } },
+    },
+    ...securedErrors(403, 406, 503),
+  },
+};
+
+const streamEvents: TypedHandler<typeof streamSchema> = async (request, reply) => {
+  const max = request.server.settings.MAX_BATCH;
+  const named = request.query.siteIds?.split(',').map(Number) ?? null;
+  if (named && named.length > max)
+    throw badRequest(`at most ${max} siteIds`, [
+      { path: '/siteIds', message: `at most ${max} ids` },
+    ]);
+  if (named?.some((id) => id < 1 || id > 2_147_483_647))
+    throw badRequest('siteIds must be positive 32-bit integers', [
+      { path: '/siteIds', message: 'ids are 1 to 2147483647' },
+    ]);
+  const scope = await resolveSubscription(request.db, request.access!, named, max);
+  // @fastify/sse writes `Connection: keep-alive` whatever the request asked; headers set on the
+  // reply come after it, so a request that asked to close gets its connection closed when the
+  // stream ends (else the next request on that socket would meet a half-finished exchange).
+  if (wantsClose(request.raw.httpVersion, request.headers.connection))
+    reply.header('connection', 'close');
+  reply.sse.keepAlive();
+  try {
+    await request.server.stream.subscribe(
+      sseSink(reply),
+      scope,
+      request.headers['last-event-id'] as string | undefined,
+    );
+  } catch (err) {
+    if (err instanceof HttpError && err.statusCode === 503) reply.header('retry-after', '1');
+    throw err;
+  }
+};
+
 export async function streamRoutes(app: FastifyTypebox): Promise<void> {
   await app.register(fastifySSE, { heartbeatInterval: app.settings.STREAM_HEARTBEAT_MS });
-  const max = app.settings.MAX_BATCH;
-
   app.get(
     '/stream',
     {
@@ -41,49 +85,8 @@ export async function streamRoutes(app: FastifyTypebox): Promise<void> {
       preHandler: async (_request, reply) => {
         reply.header('vary', 'accept');
       },
-      schema: {
-        operationId: 'streamEvents',
-        tags: ['live stream'],
-        summary:
-          'Follow the sites live: a snapshot, then readings, logs, alarms and configuration changes',
-        description: DESCRIPTION,
-        querystring: StreamQuery,
-        response: {
-          200: {
-            description: 'the event stream',
-            content: { 'text/event-stream': { schema: StreamEvents } },
-          },
-          ...securedErrors(403, 406, 503),
-        },
-      },
+      schema: streamSchema,
     },
-    async (request, reply) => {
-      const named = request.query.siteIds?.split(',').map(Number) ?? null;
-      if (named && named.length > max)
-        throw badRequest(`at most ${max} siteIds`, [
-          { path: '/siteIds', message: `at most ${max} ids` },
-        ]);
-      if (named?.some((id) => id < 1 || id > 2_147_483_647))
-        throw badRequest('siteIds must be positive 32-bit integers', [
-          { path: '/siteIds', message: 'ids are 1 to 2147483647' },
-        ]);
-      const scope = await resolveSubscription(request.db, request.access!, named, max);
-      // @fastify/sse writes `Connection: keep-alive` whatever the request asked; headers set on the
-      // reply come after it, so a request that asked to close gets its connection closed when the
-      // stream ends (else the next request on that socket would meet a half-finished exchange).
-      if (wantsClose(request.raw.httpVersion, request.headers.connection))
-        reply.header('connection', 'close');
-      reply.sse.keepAlive();
-      try {
-        await app.stream.subscribe(
-          sseSink(reply),
-          scope,
-          request.headers['last-event-id'] as string | undefined,
-        );
-      } catch (err) {
-        if (err instanceof HttpError && err.statusCode === 503) reply.header('retry-after', '1');
-        throw err;
-      }
-    },
+    streamEvents,
   );
 }

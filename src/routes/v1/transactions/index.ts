@@ -1,4 +1,5 @@
-import type { FastifyTypebox } from '../../../http.js';
+import type { TSchema } from '@sinclair/typebox';
+import type { FastifyTypebox, TypedHandler } from '../../../http.js';
 import { securedErrors } from '../../../schemas/common.js';
 import { parseRange } from '../../../time.js';
 import { requireSiteCameras, requireSites } from '../../../transactions/sites.js';
@@ -12,6 +13,7 @@ import {
   TransactionChangeLogDto,
   TransactionLogDto,
   TransactionLogsLoadDto,
+  type StreamedResponse,
 } from './schema.js';
 
 // Interface 4.5, contract 7: ticket logs and their change logs, streamed a page at a time.
@@ -31,59 +33,69 @@ const CHANGE_LOGS_DESCRIPTION =
   'filter list is the same as none. The interface notes that this endpoint "can affect production data": here it is ' +
   'a read and changes nothing.';
 
+/** A ticket download: a POST whose 200 is a stream of records (see records.ts). */
+const downloadSchema = <B extends TSchema>(route: {
+  operationId: string;
+  summary: string;
+  description: string;
+  body: B;
+  records: StreamedResponse;
+}) => ({
+  operationId: route.operationId,
+  tags: ['transactions'],
+  summary: route.summary,
+  description: route.description,
+  body: route.body,
+  response: { 200: route.records, ...securedErrors(403, 413) },
+});
+
+const loadLogsSchema = (max: number) =>
+  downloadSchema({
+    operationId: 'loadTransactionLogs',
+    summary: 'Load the ticket (transaction) logs of sites over a time range',
+    description: LOGS_DESCRIPTION,
+    body: TransactionLogsLoadDto(max),
+    records: jsonOrCsv(TransactionLogDto, 'TransactionLogDto records'),
+  });
+
+const loadTransactionLogs: TypedHandler<ReturnType<typeof loadLogsSchema>> = async (
+  request,
+  reply,
+) => {
+  const { siteIds, start, end, motionCap = false } = request.body;
+  const range = parseRange(start, end, 366);
+  const sites = await requireSites(request.db, request.access!, siteIds);
+  if (motionCap) await requireSiteCameras(request.db, request.access!, sites);
+  const pages = transactionPages(request.db, { siteIds: sites, ...range, motionCap });
+  return sendRecords(reply, negotiate(request), transactionLogFields(motionCap), pages);
+};
+
+const loadChangeLogsSchema = (max: number) =>
+  downloadSchema({
+    operationId: 'loadTransactionChangeLogs',
+    summary: 'Load the change logs of tickets over a time range (read only)',
+    description: CHANGE_LOGS_DESCRIPTION,
+    body: ChangeLogsRequestDto(max),
+    records: jsonOnly(TransactionChangeLogDto, 'change-log records'),
+  });
+
+const loadChangeLogs: TypedHandler<ReturnType<typeof loadChangeLogsSchema>> = async (
+  request,
+  reply,
+) => {
+  const { start, end, filters } = request.body;
+  const range = parseRange(start, end, 60);
+  const access = request.access!;
+  const siteIds = filters?.siteIds?.length
+    ? await requireSites(request.db, access, filters.siteIds)
+    : access.siteIds;
+  const ticketNumbers = filters?.ticketNums?.length ? filters.ticketNums : null;
+  const pages = changeLogPages(request.db, { ...range, siteIds, ticketNumbers });
+  return sendRecords(reply, JSON_ONLY, CHANGE_LOG_FIELDS, pages);
+};
+
 export async function transactionRoutes(app: FastifyTypebox): Promise<void> {
   const max = app.settings.MAX_BATCH;
-
-  app.post(
-    '/transactions/logs/load',
-    {
-      schema: {
-        operationId: 'loadTransactionLogs',
-        tags: ['transactions'],
-        summary: 'Load the ticket (transaction) logs of sites over a time range',
-        description: LOGS_DESCRIPTION,
-        body: TransactionLogsLoadDto(max),
-        response: {
-          200: jsonOrCsv(TransactionLogDto, 'TransactionLogDto records'),
-          ...securedErrors(403, 413),
-        },
-      },
-    },
-    async (request, reply) => {
-      const { siteIds, start, end, motionCap = false } = request.body;
-      const range = parseRange(start, end, 366);
-      const sites = await requireSites(request.db, request.access!, siteIds);
-      if (motionCap) await requireSiteCameras(request.db, request.access!, sites);
-      const pages = transactionPages(request.db, { siteIds: sites, ...range, motionCap });
-      return sendRecords(reply, negotiate(request), transactionLogFields(motionCap), pages);
-    },
-  );
-
-  app.post(
-    '/transactions/change-logs',
-    {
-      schema: {
-        operationId: 'loadTransactionChangeLogs',
-        tags: ['transactions'],
-        summary: 'Load the change logs of tickets over a time range (read only)',
-        description: CHANGE_LOGS_DESCRIPTION,
-        body: ChangeLogsRequestDto(max),
-        response: {
-          200: jsonOnly(TransactionChangeLogDto, 'change-log records'),
-          ...securedErrors(403, 413),
-        },
-      },
-    },
-    async (request, reply) => {
-      const { start, end, filters } = request.body;
-      const range = parseRange(start, end, 60);
-      const access = request.access!;
-      const siteIds = filters?.siteIds?.length
-        ? await requireSites(request.db, access, filters.siteIds)
-        : access.siteIds;
-      const ticketNumbers = filters?.ticketNums?.length ? filters.ticketNums : null;
-      const pages = changeLogPages(request.db, { ...range, siteIds, ticketNumbers });
-      return sendRecords(reply, JSON_ONLY, CHANGE_LOG_FIELDS, pages);
-    },
-  );
+  app.post('/transactions/logs/load', { schema: loadLogsSchema(max) }, loadTransactionLogs);
+  app.post('/transactions/change-logs', { schema: loadChangeLogsSchema(max) }, loadChangeLogs);
 }

@@ -105,7 +105,10 @@ export const TransactionChangeLogDto = Type.Object(
  * schemas document the body (and the media types) without serializing it. Typed as a plain map so
  * the handler may send the stream.
  */
-type StreamedResponse = { description: string; content: Record<string, { schema: TSchema }> };
+export type StreamedResponse = {
+  description: string;
+  content: Record<string, { schema: TSchema }>;
+};
 export const jsonOrCsv = (item: TSchema, description: string): StreamedResponse => ({
   description,
   content: {
