@@ -3212,7 +3212,7 @@ export interface components {
                 LastCommunication?: string | null;
             }[];
             registers?: {
-                /** @description 64-bit integer, as a string or an integer */
+                /** @description a positive 64-bit integer, as a string or an integer */
                 SiteIODeviceRegisterID: string | number;
                 SiteModbusInOutDeviceID: number;
                 Register: number;
