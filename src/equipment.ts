@@ -26,9 +26,15 @@ export interface TelemetryKindInfo extends KindInfo {
   code: number;
   /** The id field of its upload records and alarms (also routes generic uploads). */
   idField: 'sensorID' | 'flowMeterID' | 'sitePumpID' | 'siteTankGroupID';
+  /** The segment naming the kind in URLs: its summary download is POST /v1/<pathSegment>/logs/load. */
+  pathSegment: 'sensors' | 'meters' | 'pumps' | 'tanks';
+  /** The field of a download request that lists the kind's ids. */
+  idsField: 'sensorIds' | 'meterIds' | 'pumpIds' | 'tankGroupIds';
+  /** The stem of the kind's operationIds and DTO titles (loadSensorSummaries, SensorLogsLoadDto). */
+  nameStem: 'Sensor' | 'Meter' | 'Pump' | 'Tank';
 }
 
-const TELEMETRY: Record<TelemetryKind, TelemetryKindInfo> = {
+const TELEMETRY = {
   sensor: {
     code: 1,
     table: 'sensors',
@@ -38,6 +44,9 @@ const TELEMETRY: Record<TelemetryKind, TelemetryKindInfo> = {
     idField: 'sensorID',
     list: 'sensors',
     listIdField: 'SiteSensorID',
+    pathSegment: 'sensors',
+    idsField: 'sensorIds',
+    nameStem: 'Sensor',
   },
   meter: {
     code: 2,
@@ -48,6 +57,9 @@ const TELEMETRY: Record<TelemetryKind, TelemetryKindInfo> = {
     idField: 'flowMeterID',
     list: 'flowMeters',
     listIdField: 'SiteFlowMeterID',
+    pathSegment: 'meters',
+    idsField: 'meterIds',
+    nameStem: 'Meter',
   },
   pump: {
     code: 3,
@@ -58,6 +70,9 @@ const TELEMETRY: Record<TelemetryKind, TelemetryKindInfo> = {
     idField: 'sitePumpID',
     list: 'pumps',
     listIdField: 'SitePumpID',
+    pathSegment: 'pumps',
+    idsField: 'pumpIds',
+    nameStem: 'Pump',
   },
   tank: {
     code: 4,
@@ -68,8 +83,11 @@ const TELEMETRY: Record<TelemetryKind, TelemetryKindInfo> = {
     idField: 'siteTankGroupID',
     list: 'tankGroups',
     listIdField: 'SiteTankGroupID',
+    pathSegment: 'tanks',
+    idsField: 'tankGroupIds',
+    nameStem: 'Tank',
   },
-};
+} as const satisfies Record<TelemetryKind, TelemetryKindInfo>;
 
 export const EQUIPMENT: Record<EquipmentKind, KindInfo> & Record<TelemetryKind, TelemetryKindInfo> =
   {
@@ -98,5 +116,10 @@ export const EQUIPMENT: Record<EquipmentKind, KindInfo> & Record<TelemetryKind, 
   };
 
 export const TELEMETRY_KINDS = Object.keys(TELEMETRY) as TelemetryKind[];
+
+/** A telemetry kind's entry with its literal types, for schemas keyed by its fields (idsField). */
+export type TelemetryKindEntry<K extends TelemetryKind> = (typeof TELEMETRY)[K];
+export const telemetryKind = <K extends TelemetryKind>(kind: K): TelemetryKindEntry<K> =>
+  TELEMETRY[kind];
 
 export const equipmentLabel = (kind: EquipmentKind) => EQUIPMENT[kind].label;
