@@ -42,6 +42,10 @@ export const idsProperty = <K extends TelemetryKind>(kind: K, max: number) => {
 export const timeZoneProperty = (description: string) =>
   Type.Optional(Type.String({ minLength: 1, maxLength: 64, default: 'UTC', description }));
 
+/**
+ * A summary request of a kind. For a kind known only at run time (K every kind), its type lists
+ * every kind's ids field though the schema asks for the kind's own only: read that one alone.
+ */
 export const summaryLoadDto = <K extends TelemetryKind>(kind: K, maxBatch: number) =>
   Type.Object(
     {
