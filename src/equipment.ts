@@ -10,14 +10,13 @@ export type TelemetryKind = 'sensor' | 'meter' | 'pump' | 'tank';
 export type AttachKind = 'meter' | 'pump' | 'tank';
 
 /**
- * How the configuration paths name a kind: `/<path>/:<param>` and `/site/<path>`; operationIds and
- * DTOs by `name` (getMeterRegisters, MeterConfigDto), the role map `<name>Registers` in lower case;
- * `entry` keys its record in a configuration entry, and `<entry>s` its list in a site's.
+ * How the configuration paths name a kind beyond its path segment and name stem:
+ * `/<pathSegment>/:<param>` and `/site/<pathSegment>`; operationIds and DTOs by the stem
+ * (getMeterRegisters, MeterConfigDto), the role map `<stem>Registers` in lower case; `entry` keys
+ * its record in a configuration entry, and `<entry>s` its list in a site's.
  */
 export interface ConfigNames {
-  path: string;
   param: string;
-  name: string;
   entry: string;
 }
 
@@ -38,11 +37,17 @@ export interface TelemetryKindInfo extends KindInfo {
   code: number;
   /** The id field of its upload records and alarms (also routes generic uploads). */
   idField: 'sensorID' | 'flowMeterID' | 'sitePumpID' | 'siteTankGroupID';
+  /** The segment naming the kind in URLs: its summary download is POST /v1/<pathSegment>/logs/load. */
+  pathSegment: 'sensors' | 'meters' | 'pumps' | 'tanks';
+  /** The field of a download request that lists the kind's ids. */
+  idsField: 'sensorIds' | 'meterIds' | 'pumpIds' | 'tankGroupIds';
+  /** The stem of the kind's operationIds and DTO titles (loadSensorSummaries, SensorLogsLoadDto). */
+  nameStem: 'Sensor' | 'Meter' | 'Pump' | 'Tank';
   /** Its configuration paths and documents (/v1/config/…). */
   config: ConfigNames;
 }
 
-const TELEMETRY: Record<TelemetryKind, TelemetryKindInfo> = {
+const TELEMETRY = {
   sensor: {
     code: 1,
     table: 'sensors',
@@ -52,7 +57,10 @@ const TELEMETRY: Record<TelemetryKind, TelemetryKindInfo> = {
     idField: 'sensorID',
     list: 'sensors',
     listIdField: 'SiteSensorID',
-    config: { path: 'sensors', param: 'sensorId', name: 'Sensor', entry: 'sensor' },
+    pathSegment: 'sensors',
+    idsField: 'sensorIds',
+    nameStem: 'Sensor',
+    config: { param: 'sensorId', entry: 'sensor' },
   },
   meter: {
     code: 2,
@@ -63,7 +71,10 @@ const TELEMETRY: Record<TelemetryKind, TelemetryKindInfo> = {
     idField: 'flowMeterID',
     list: 'flowMeters',
     listIdField: 'SiteFlowMeterID',
-    config: { path: 'meters', param: 'meterId', name: 'Meter', entry: 'meter' },
+    pathSegment: 'meters',
+    idsField: 'meterIds',
+    nameStem: 'Meter',
+    config: { param: 'meterId', entry: 'meter' },
   },
   pump: {
     code: 3,
@@ -74,7 +85,10 @@ const TELEMETRY: Record<TelemetryKind, TelemetryKindInfo> = {
     idField: 'sitePumpID',
     list: 'pumps',
     listIdField: 'SitePumpID',
-    config: { path: 'pumps', param: 'pumpId', name: 'Pump', entry: 'pump' },
+    pathSegment: 'pumps',
+    idsField: 'pumpIds',
+    nameStem: 'Pump',
+    config: { param: 'pumpId', entry: 'pump' },
   },
   tank: {
     code: 4,
@@ -85,9 +99,12 @@ const TELEMETRY: Record<TelemetryKind, TelemetryKindInfo> = {
     idField: 'siteTankGroupID',
     list: 'tankGroups',
     listIdField: 'SiteTankGroupID',
-    config: { path: 'tanks', param: 'tankGroupId', name: 'Tank', entry: 'tankGroup' },
+    pathSegment: 'tanks',
+    idsField: 'tankGroupIds',
+    nameStem: 'Tank',
+    config: { param: 'tankGroupId', entry: 'tankGroup' },
   },
-};
+} as const satisfies Record<TelemetryKind, TelemetryKindInfo>;
 
 export const EQUIPMENT: Record<EquipmentKind, KindInfo> & Record<TelemetryKind, TelemetryKindInfo> =
   {
@@ -117,5 +134,10 @@ export const EQUIPMENT: Record<EquipmentKind, KindInfo> & Record<TelemetryKind, 
 
 export const TELEMETRY_KINDS = Object.keys(TELEMETRY) as TelemetryKind[];
 export const ATTACH_KINDS = TELEMETRY_KINDS.filter((k): k is AttachKind => k !== 'sensor');
+
+/** A telemetry kind's entry with its literal types, for schemas keyed by its fields (idsField). */
+export type TelemetryKindEntry<K extends TelemetryKind> = (typeof TELEMETRY)[K];
+export const telemetryKind = <K extends TelemetryKind>(kind: K): TelemetryKindEntry<K> =>
+  TELEMETRY[kind];
 
 export const equipmentLabel = (kind: EquipmentKind) => EQUIPMENT[kind].label;

@@ -12,7 +12,10 @@ const ACTUATOR_REGISTER_FIELDS = ACTUATOR.filter((f) => f.kind === 'bigint').map
 
 /** An attachable kind's keys in a configuration entry: its record, its role map and its list in a site's. */
 export function entryKeys(kind: AttachKind) {
-  const { name, entry } = EQUIPMENT[kind].config;
+  const {
+    nameStem: name,
+    config: { entry },
+  } = EQUIPMENT[kind];
   return { record: entry, roles: `${name.toLowerCase()}Registers`, list: `${entry}s` };
 }
 

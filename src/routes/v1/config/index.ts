@@ -8,13 +8,13 @@ import { byIdDoc, routeSchema, siteViewDoc } from './operations.js';
 import { idParams, SiteQuery, SiteUpdatesQuery, UpdatesQuery } from './schema.js';
 
 // Interface §4.3: 11 paths, each with its /updates twin, and a /light variant of each but the two
-// compact ones: 42 routes. A kind's paths are named by the registry (EQUIPMENT[kind].config).
+// compact ones: 42 routes. A kind's paths are named by the registry (EQUIPMENT[kind].pathSegment and .config).
 
 const LIGHTS = [false, true];
 
 /** The whole-site views in the order of their paths: `/site/<kind path>`, then the others. */
 const SITE_VIEWS: [url: string, view: SiteView][] = [
-  ...TELEMETRY_KINDS.map((k): [string, SiteView] => [`/site/${EQUIPMENT[k].config.path}`, k]),
+  ...TELEMETRY_KINDS.map((k): [string, SiteView] => [`/site/${EQUIPMENT[k].pathSegment}`, k]),
   ['/site/actuators', 'actuators'],
   ['/site', 'site'],
   ['/site/compact', 'compact'],
@@ -31,7 +31,10 @@ export async function configRoutes(app: FastifyTypebox): Promise<void> {
  * /light, and under /updates/ with startDate: readRegisters and readRegisterUpdates.
  */
 function byIdRoutes(app: FastifyTypebox, config: ConfigService, kind: TelemetryKind): void {
-  const { path, param } = EQUIPMENT[kind].config;
+  const {
+    pathSegment: path,
+    config: { param },
+  } = EQUIPMENT[kind];
   const doc = byIdDoc(kind);
   const params = idParams(param);
   const errors = securedErrors(403, 404);

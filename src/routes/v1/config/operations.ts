@@ -5,7 +5,7 @@ import { CompactSiteConfig, FULL, LIGHT } from './schema.js';
 import { forSerialization } from './serialization.js';
 
 // What the OpenAPI document says of each configuration path: its operationIds, summary,
-// description and response DTO. A kind's are named from the registry (EQUIPMENT[kind].config).
+// description and response DTO. A kind's are named from the registry (EQUIPMENT[kind].nameStem).
 
 type Dtos = typeof FULL;
 
@@ -41,11 +41,11 @@ const SNAPSHOT_NOTE =
  * group's; and `/site/<path>`, the site's list of that kind.
  */
 function kindDocs(kind: TelemetryKind): { byId: PathDoc; list: PathDoc } {
-  const { label, config } = EQUIPMENT[kind];
+  const { label, nameStem } = EQUIPMENT[kind];
   const sensor = kind === 'sensor';
   return {
     byId: {
-      op: [`get${config.name}Registers`, `get${config.name}RegisterUpdates`],
+      op: [`get${nameStem}Registers`, `get${nameStem}RegisterUpdates`],
       what: sensor
         ? 'The registers a sensor reads'
         : `A ${label}'s role registers and sensor registers`,
@@ -53,7 +53,7 @@ function kindDocs(kind: TelemetryKind): { byId: PathDoc; list: PathDoc } {
       response: (d) => (kind === 'sensor' ? d.Registers : d.byKind[kind].registers),
     },
     list: {
-      op: [`getSite${config.name}s`, `getSite${config.name}Updates`],
+      op: [`getSite${nameStem}s`, `getSite${nameStem}Updates`],
       what: sensor
         ? 'The sensors of a site, each with its registers'
         : `The ${label}s of a site, each with its role and sensor registers`,

@@ -95,7 +95,7 @@ function dtos(light: boolean) {
   const SensorConfig = dto('SensorConfigDto', { sensor: Sensor, sensorRegisters: Registers });
   /** A meter's, pump's or tank group's record and DTOs: <Name>RegistersDto, <Name>ConfigDto. */
   const ofKind = (kind: AttachKind) => {
-    const { label, config } = EQUIPMENT[kind];
+    const { label, nameStem } = EQUIPMENT[kind];
     const keys = entryKeys(kind);
     const registers = () => ({
       [keys.roles]: Type.Object(
@@ -108,10 +108,10 @@ function dtos(light: boolean) {
       sensorRegisters: Registers,
     });
     const record = rec(ATTACHED_FIELDS[kind], titleOf(kind));
-    const configDto = dto(`${config.name}ConfigDto`, { [keys.record]: record, ...registers() });
+    const configDto = dto(`${nameStem}ConfigDto`, { [keys.record]: record, ...registers() });
     return {
       record,
-      registers: dto(`${config.name}RegistersDto`, registers()),
+      registers: dto(`${nameStem}RegistersDto`, registers()),
       config: configDto,
       configs: Type.Array(configDto),
     };

@@ -1,15 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import { DateTimeInput, DateTimeOutput, IntId, Nullable } from '../../../schemas/common.js';
+import { downloadRoute, idsProperty, listOrCsv, timeZoneProperty } from './download-schema.js';
 
 // Historian DTOs (contract 13): interpolated values and plot values of sensors.
 
 export const SensorLogsInterpolatedDto = Type.Object(
   {
-    sensorIds: Type.Array(IntId, {
-      minItems: 1,
-      maxItems: 100,
-      description: 'ids of the sensors (1 to 100)',
-    }),
+    ...idsProperty('sensor', 100),
     start: Type.Optional({
       ...DateTimeInput,
       description: 'first instant of the grid range (inclusive); with interval, omitted with times',
@@ -33,14 +30,8 @@ export const SensorLogsInterpolatedDto = Type.Object(
         },
       ),
     ),
-    timeZone: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 64,
-        default: 'UTC',
-        description:
-          'IANA zone whose clock the grid follows, or "site" for each sensor\'s own site zone',
-      }),
+    timeZone: timeZoneProperty(
+      'IANA zone whose clock the grid follows, or "site" for each sensor\'s own site zone',
     ),
     times: Type.Optional(
       Type.Array(DateTimeInput, {
@@ -93,3 +84,32 @@ export const SensorPlotValueDto = Type.Object(
   { sensorID: Type.Integer(), timestamp: DateTimeOutput, value: Type.Number() },
   { title: 'SensorPlotValueDto', description: 'a stored sample' },
 );
+
+const ACCESS =
+  'Unknown sensors: 404 (checked first); any sensor of a site out of reach: 403. JSON, or CSV when the Accept header prefers it.';
+
+/** POST /sensors/logs/interpolated. */
+export const INTERPOLATED_ROUTE = downloadRoute({
+  operationId: 'loadSensorInterpolatedValues',
+  summary: 'Interpolated values of sensors',
+  description:
+    "The value of each sensor at each instant of a grid on a zone's clock (interval, start and end, end included) or at " +
+    'the given times: stepped sensors (Step: true in the provisioning document) hold each sample until the next, ' +
+    'continuous ones follow the straight line between the samples around t. Null before the first and after the ' +
+    'latest sample. Ordered by sensor id, then time (for times, in the order given). At most 100,000 values; span at ' +
+    `most 366 days. ${ACCESS}`,
+  body: SensorLogsInterpolatedDto,
+  response: listOrCsv(SensorInterpolatedValueDto, 'the values'),
+});
+
+/** POST /sensors/logs/plot. */
+export const PLOT_ROUTE = downloadRoute({
+  operationId: 'loadSensorPlotValues',
+  summary: 'Plot values of one sensor',
+  description:
+    '[start, end) cut into intervals equal parts; for each part that holds samples, its first, last, lowest and highest ' +
+    'sample (the earliest of equal values), each sample once, ascending by time: stored samples only, never averages, ' +
+    `so peaks survive any zoom. At most 4 x intervals elements; span at most 366 days. ${ACCESS}`,
+  body: SensorLogsPlotDto,
+  response: listOrCsv(SensorPlotValueDto, 'the samples'),
+});
