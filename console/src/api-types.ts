@@ -2464,7 +2464,7 @@ export interface components {
             sensorID: number;
             /** @description ISO 8601; no offset means UTC; at most 24 h in the future */
             timestamp: string;
-            /** @description a finite number */
+            /** @description a measured value, at most 1e15 in absolute value */
             value: number;
         };
         /**
@@ -2485,7 +2485,7 @@ export interface components {
             sensorID: number;
             /** @description ISO 8601; no offset means UTC; at most 24 h in the future */
             timestamp: string;
-            /** @description a finite number */
+            /** @description a measured value, at most 1e15 in absolute value */
             value: number;
         };
         /** BatchSensorReadingsDto */
@@ -2500,13 +2500,13 @@ export interface components {
             timestamp: string;
             /** @description ISO 8601 date-time with a time of day; no offset means UTC. A date alone, hour 24, second 60 or a day the month lacks is a 400 */
             startTimestamp?: string | null;
-            /** @description a finite number */
+            /** @description a measured value, at most 1e15 in absolute value */
             totalVolume?: number | null;
-            /** @description a finite number */
+            /** @description a measured value, at most 1e15 in absolute value */
             dayVolume?: number | null;
-            /** @description a finite number */
+            /** @description a measured value, at most 1e15 in absolute value */
             pressure?: number | null;
-            /** @description a finite number */
+            /** @description a measured value, at most 1e15 in absolute value */
             flowRate?: number | null;
         };
         /** FlowMeterReadingDto */
@@ -2517,13 +2517,13 @@ export interface components {
             timestamp: string;
             /** @description ISO 8601 date-time with a time of day; no offset means UTC. A date alone, hour 24, second 60 or a day the month lacks is a 400 */
             startTimestamp?: string | null;
-            /** @description a finite number */
+            /** @description a measured value, at most 1e15 in absolute value */
             totalVolume?: number | null;
-            /** @description a finite number */
+            /** @description a measured value, at most 1e15 in absolute value */
             dayVolume?: number | null;
-            /** @description a finite number */
+            /** @description a measured value, at most 1e15 in absolute value */
             pressure?: number | null;
-            /** @description a finite number */
+            /** @description a measured value, at most 1e15 in absolute value */
             flowRate?: number | null;
         };
         /** BatchFlowMeterReadingsDto */
@@ -2536,10 +2536,10 @@ export interface components {
             sitePumpID: number;
             /** @description ISO 8601; no offset means UTC; at most 24 h in the future */
             timestamp: string;
-            /** @description a finite number */
+            /** @description a measured value, at most 1e15 in absolute value */
             pressure?: number | null;
             running?: boolean | null;
-            /** @description a finite number */
+            /** @description a measured value, at most 1e15 in absolute value */
             frequency?: number | null;
             statusID?: number | null;
             status?: string | null;
@@ -2550,10 +2550,10 @@ export interface components {
             sitePumpID: number;
             /** @description ISO 8601; no offset means UTC; at most 24 h in the future */
             timestamp: string;
-            /** @description a finite number */
+            /** @description a measured value, at most 1e15 in absolute value */
             pressure?: number | null;
             running?: boolean | null;
-            /** @description a finite number */
+            /** @description a measured value, at most 1e15 in absolute value */
             frequency?: number | null;
             statusID?: number | null;
             status?: string | null;
@@ -2568,11 +2568,11 @@ export interface components {
             siteTankGroupID: number;
             /** @description ISO 8601; no offset means UTC; at most 24 h in the future */
             timestamp: string;
-            /** @description a finite number */
+            /** @description a measured value, at most 1e15 in absolute value */
             entryTankLevel?: number | null;
-            /** @description a finite number */
+            /** @description a measured value, at most 1e15 in absolute value */
             exitTankLevel?: number | null;
-            /** @description a finite number */
+            /** @description a measured value, at most 1e15 in absolute value */
             totalVolume?: number | null;
         };
         /** TankReadingDto */
@@ -2581,11 +2581,11 @@ export interface components {
             siteTankGroupID: number;
             /** @description ISO 8601; no offset means UTC; at most 24 h in the future */
             timestamp: string;
-            /** @description a finite number */
+            /** @description a measured value, at most 1e15 in absolute value */
             entryTankLevel?: number | null;
-            /** @description a finite number */
+            /** @description a measured value, at most 1e15 in absolute value */
             exitTankLevel?: number | null;
-            /** @description a finite number */
+            /** @description a measured value, at most 1e15 in absolute value */
             totalVolume?: number | null;
         };
         /** BatchTankReadingsDto */

@@ -21,11 +21,18 @@ export const BigIdInput = Type.Union(
   { description: 'a positive 64-bit integer, as a string or an integer' },
 );
 
-/** JSON allows 1e999 (Infinity after parsing); the bounds make every accepted number finite. */
-export const Finite = Type.Number({
-  minimum: -Number.MAX_VALUE,
-  maximum: Number.MAX_VALUE,
-  description: 'a finite number',
+/**
+ * The largest measured value taken, in absolute value. JSON allows 1e999 (Infinity once parsed) and
+ * 1e308 (whose sums overflow); within this bound no sum, mean or time integral of accepted values
+ * can overflow a double, so a summary of stored values always has an answer.
+ */
+export const MEASURED_MAX = 1e15;
+
+/** A measured value: finite and at most MEASURED_MAX in absolute value. */
+export const Measured = Type.Number({
+  minimum: -MEASURED_MAX,
+  maximum: MEASURED_MAX,
+  description: 'a measured value, at most 1e15 in absolute value',
 });
 
 /** ISO 8601 date-time; without an offset it is UTC. Parsed and range-checked by parseTime. */

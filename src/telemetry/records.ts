@@ -1,5 +1,5 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
-import { DateTimeInput, Finite, IntId, Nullable } from '../schemas/common.js';
+import { DateTimeInput, Measured, IntId, Nullable } from '../schemas/common.js';
 import { equipmentLabel } from '../equipment.js';
 import { KINDS, type ColumnType, type TelemetryKind } from './kinds.js';
 
@@ -8,7 +8,7 @@ import { KINDS, type ColumnType, type TelemetryKind } from './kinds.js';
 // records against one once its id field has told which.
 
 const FIELD_TYPE: Record<ColumnType, TSchema> = {
-  float8: Finite,
+  float8: Measured,
   bool: Type.Boolean(),
   int4: Type.Integer({ minimum: -2_147_483_648, maximum: 2_147_483_647 }),
   // NUL is refused for every body by plugins/validation.ts (PostgreSQL text cannot hold it).

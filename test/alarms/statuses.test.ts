@@ -62,6 +62,8 @@ describeEachBackend('alarm routes: every status', (backend) => {
         [{ ...valid, siteId: undefined }, '/siteId'],
         [{ ...valid, siteId: '1' }, '/siteId'],
         [{ ...valid, sensorID: 0 }, '/sensorID'],
+        [{ ...valid, value: 1e308 }, '/value'],
+        [{ ...valid, value: -2e15 }, '/value'],
         [
           '{"siteId":1,"alarmType":"x","message":"m","value":1e999,"timestamp":"2026-01-01T00:00:00Z"}',
           '/value',

@@ -87,6 +87,30 @@ describeEachBackend('telemetry upload validation', (backend) => {
     await rejects('logs/tank', [VALID.tank(ts)], '/');
   });
 
+  it('rejects a measured value beyond 1e15 in absolute value, naming the field, and takes 1e15', async () => {
+    // Finite, but its sums overflow a double: taken, it would make every summary over it fail.
+    await rejects(
+      'logs/meter',
+      { flowMeterID: 10301, timestamp: ts, flowRate: 1e308 },
+      '/flowRate',
+    );
+    await rejects(
+      'logs/sensor',
+      { sensorID: SENSOR, value: -1.000001e15, timestamp: ts },
+      '/value',
+    );
+    await rejects(
+      'readings/pump',
+      { sitePumpID: PUMP, timestamp: ts, frequency: 2e15 },
+      '/frequency',
+    );
+    const res = await t.post('logs/sensor', { sensorID: SENSOR, value: -1e15, timestamp: ts });
+    expect(res.status).toBe(201);
+    await t.ctx.db.query(`DELETE FROM sensor_logs`);
+    await t.ctx.db.query(`DELETE FROM rollup_dirty`);
+    await t.ctx.db.query(`UPDATE sites SET last_communication = NULL`);
+  });
+
   it('accepts a timestamp up to 24 h ahead', async () => {
     const res = await t.post('logs/sensor', {
       sensorID: SENSOR,

@@ -121,4 +121,21 @@ describe('Sparkplug metrics as upload entries', () => {
       { numRuns: 300 },
     );
   });
+
+  it('drops a value beyond 1e15 in absolute value as not fitting its field, and takes 1e15', () => {
+    const metrics: Metric[] = [
+      { name: 's1', value: 1e308 },
+      { name: 'p/pressure', value: -2e15 },
+      { name: 's2', value: -1e15 },
+    ];
+    const out = toEntries(
+      bindings(),
+      'd1',
+      metrics.map((metric) => ({ name: metric.name!, metric })),
+      NOW,
+      NOW,
+    );
+    expect(out.invalid.sort()).toEqual(['p/pressure', 's1']);
+    expect(out.logs.map((e) => [e.kind, e.id, e.values])).toEqual([['sensor', 102, [-1e15]]]);
+  });
 });

@@ -7,6 +7,7 @@ import {
   type TelemetryKind,
 } from '../../telemetry/kinds.js';
 import { isoTime } from '../../time.js';
+import { MEASURED_MAX } from '../../schemas/common.js';
 import type { Metric, MetricValue } from './codec.js';
 import type { NodeBindings } from './bindings.js';
 
@@ -30,7 +31,7 @@ function fitValue(type: string, v: MetricValue): unknown {
   if (v === null) return null;
   switch (type) {
     case 'float8':
-      if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
+      if (typeof v === 'number') return Math.abs(v) <= MEASURED_MAX ? v : undefined;
       return typeof v === 'boolean' ? (v ? 1 : 0) : undefined;
     case 'bool':
       if (typeof v === 'boolean') return v;

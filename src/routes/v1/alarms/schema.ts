@@ -4,7 +4,7 @@ import {
   BigIdString,
   DateTimeInput,
   DateTimeOutput,
-  Finite,
+  Measured,
   IntId,
   Nullable,
 } from '../../../schemas/common.js';
@@ -44,7 +44,7 @@ const alarmFields = {
   ),
   message: Type.String({ maxLength: 1000, description: 'text for operators' }),
   value: Type.Optional(
-    Nullable({ ...Finite, description: 'the measured value that raised the alarm, if any' }),
+    Nullable({ ...Measured, description: 'the measured value that raised the alarm, if any' }),
   ),
   timestamp: {
     ...DateTimeInput,
