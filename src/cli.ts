@@ -16,6 +16,7 @@ import { generateDemo } from './provisioning/demo.js';
 import { backupDataDir, restoreDataDir } from './db/backup.js';
 import { runRetention } from './telemetry/retention/pass.js';
 import { describeRetention, RETENTION_OFF } from './telemetry/retention/report.js';
+import { listQuarantined } from './telemetry/quarantine.js';
 
 const USAGE = `usage: npm run site-monitor -- <command>
 
@@ -33,6 +34,8 @@ const USAGE = `usage: npm run site-monitor -- <command>
   restore FILE                     embedded database only: restore a backup into an empty or new DATA_DIR
   retention                        one retention pass (RETENTION_DAYS): remove the logs of the months
                                    past the horizon, keeping their rollups; prints what it dropped
+  quarantine                       list the logs moved out because a value in them was beyond 1e15
+                                   (kind, id, time, the record as stored), one a line
 
 The database is the service's: DATABASE_URL (PostgreSQL) or the embedded one in DATA_DIR (stop the
 server first; while it runs, use the admin API: /docs, "administration").`;
@@ -100,6 +103,19 @@ async function run(argv: string[]): Promise<void> {
   } else if (command === 'retention') {
     if (sub) throw new UsageError('retention takes no arguments (the setting is RETENTION_DAYS)');
     await runRetentionCommand(loadSettings().RETENTION_DAYS);
+  } else if (command === 'quarantine') {
+    if (sub) throw new UsageError('quarantine takes no arguments');
+    const total = await withDatabase((db) =>
+      listQuarantined(db, (rows) => {
+        for (const row of rows)
+          out(`${row.kind}\t${row.equipmentId}\t${row.timestamp}\t${JSON.stringify(row.record)}`);
+      }),
+    );
+    log(
+      total
+        ? `${total} quarantined log${total === 1 ? '' : 's'} (values beyond 1e15 in absolute value)`
+        : 'no quarantined logs',
+    );
   } else if (!command || command === 'help' || command === '--help') {
     out(USAGE);
   } else {

@@ -1,0 +1,43 @@
+import type { Queryable } from '../db/index.js';
+
+// Log rows moved out of the logs because a measured value in them was beyond 1e15 in absolute value
+// (migrations/011_quarantine.sql): kept whole so that nobody loses sight of what a gateway once sent.
+
+export interface QuarantinedLog {
+  kind: string;
+  equipmentId: number;
+  timestamp: string;
+  record: Record<string, unknown>;
+}
+
+const PAGE = 1000;
+
+/** Every quarantined log, by kind, equipment and time, a page at a time (keyset), to `each`. */
+export async function listQuarantined(
+  db: Queryable,
+  each: (rows: QuarantinedLog[]) => void,
+): Promise<number> {
+  let after: [string, number, string] = ['', 0, '-infinity'];
+  let total = 0;
+  for (;;) {
+    const rows = await db.query<QuarantinedLog & { ts: string }>(
+      `SELECT kind, equipment_id AS "equipmentId", ts::text AS ts,
+              to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS timestamp, record
+         FROM quarantined_logs WHERE (kind, equipment_id, ts) > ($1, $2, $3::timestamptz)
+        ORDER BY kind, equipment_id, ts LIMIT ${PAGE}`,
+      after,
+    );
+    if (!rows.length) return total;
+    total += rows.length;
+    each(
+      rows.map(({ kind, equipmentId, timestamp, record }) => ({
+        kind,
+        equipmentId,
+        timestamp,
+        record,
+      })),
+    );
+    const last = rows[rows.length - 1];
+    after = [last.kind, last.equipmentId, last.ts];
+  }
+}
