@@ -5,6 +5,7 @@ import { Gauge } from 'prom-client';
 import type { FastifyTypebox } from '../http.js';
 import type { ServiceMetrics } from '../metrics.js';
 import { pendingBuckets } from '../telemetry/rollups/refresh.js';
+import { setAsideBuckets } from '../telemetry/rollups/set-aside.js';
 
 // The metrics of the app itself, in the registry the metrics listener serves (src/metrics.ts): the
 // request histogram and the process's default metrics through fastify-metrics (its own /metrics
@@ -84,6 +85,18 @@ export async function registerMetrics(app: FastifyTypebox, metrics: ServiceMetri
     registers: [registry],
     async collect() {
       this.set(await readBacklog());
+    },
+  });
+  let setAside = 0;
+  new Gauge({
+    name: 'site_monitor_rollup_set_aside_buckets',
+    help: `15-minute buckets whose rollup failed and waits to be retried (counted up to ${BACKLOG_CAP}); summaries read them from the logs`,
+    registers: [registry],
+    async collect() {
+      setAside = await setAsideBuckets(app.db.bounded(BACKLOG_DEADLINE_MS), BACKLOG_CAP).catch(
+        () => setAside,
+      );
+      this.set(setAside);
     },
   });
 }

@@ -71,6 +71,14 @@ export class TelemetryService {
                 { err },
                 'rollup refresh failed; stale buckets are read from the logs meanwhile',
               ),
+            // Logged the first time only: a bucket that keeps failing is retried with a growing wait.
+            onSetAside: (mark, err) => {
+              if (mark.failures === 1)
+                opts.log.warn(
+                  { err, rollup: mark },
+                  'a bucket could not be rolled up; set aside and retried later (summaries read it from the logs meanwhile)',
+                );
+            },
           })
         : undefined;
     this.horizon = new UploadHorizon(db, settings.RETENTION_DAYS, horizon);

@@ -170,6 +170,7 @@ describeEachBackend('Prometheus metrics', (backend) => {
       http_request_duration_seconds: 'histogram',
       site_monitor_ingested_records_total: 'counter',
       site_monitor_rollup_pending_buckets: 'gauge',
+      site_monitor_rollup_set_aside_buckets: 'gauge',
       site_monitor_stream_subscribers: 'gauge',
       site_monitor_db_pool_waiting: 'gauge',
       site_monitor_mqtt_messages_total: 'counter',
@@ -205,6 +206,7 @@ describeEachBackend('Prometheus metrics', (backend) => {
     // Six 15-minute buckets changed: sensor 10100 three, meter 10301 one, sensor 10101 and meter 10302 one each.
     expect(value(families, 'site_monitor_rollup_pending_buckets')).toBe(backlogBefore! + 6);
     expect(value(families, 'site_monitor_db_pool_waiting')).toBe(0);
+    expect(value(families, 'site_monitor_rollup_set_aside_buckets')).toBe(0);
     expect(
       Object.fromEntries(
         families

@@ -3,6 +3,7 @@ import { mergeUnits, rawUnits, rollupUnits } from './merge-units.js';
 import type { UnitSpec } from './unit-columns.js';
 import { binOf, UNIT_LIST } from './units.js';
 import { HORIZON_SQL, readHorizon } from '../retention/horizon.js';
+import { ELIGIBLE, isDatabaseTrouble, setAside, type SetAside } from './set-aside.js';
 
 // Keeps the rollups (migrations/003_rollups.sql) in step with the logs. Uploads mark the 15-minute
 // buckets they change in rollup_dirty, in their own statement; the refresher takes a batch of marks
@@ -70,6 +71,10 @@ export async function rebuildBuckets(
  * writing would otherwise be recomputed from all its logs at every refresh, work that grows with each
  * second of the quarter (at 200 sensors logging 6 samples a second, a million rows a refresh by its
  * end). Its mark makes summaries read it from the logs meanwhile, and it is rolled up once it ends.
+ *
+ * When the batch fails for a reason of its own (not the database's: set-aside.ts), the marks are
+ * taken one at a time, and each one whose rebuild fails is set aside (`onSetAside`), so one bad bucket
+ * never stops the rest.
  */
 export async function refreshMarked(
   db: Database,
@@ -77,6 +82,42 @@ export async function refreshMarked(
   limit: number,
   closedOnly = false,
   range: { from?: number; to?: number } = {},
+  onSetAside?: (mark: SetAside, err: unknown) => void,
+): Promise<number> {
+  const take = { spec, closedOnly, range };
+  try {
+    return await rebuildTaken(db, take, limit);
+  } catch (err) {
+    if (isDatabaseTrouble(err)) throw err;
+  }
+  let taken = 0;
+  while (taken < limit) {
+    const tried: { mark?: { id: number; ms: number } } = {};
+    try {
+      const n = await rebuildTaken(db, take, 1, tried);
+      if (!n) break;
+    } catch (err) {
+      if (isDatabaseTrouble(err) || !tried.mark) throw err;
+      const aside = await setAside(db, spec, tried.mark.id, Math.round(tried.mark.ms));
+      if (aside) onSetAside?.(aside, err);
+    }
+    taken++;
+  }
+  return taken;
+}
+
+interface Take {
+  spec: UnitSpec;
+  closedOnly: boolean;
+  range: { from?: number; to?: number };
+}
+
+/** Takes up to `limit` eligible marks and rebuilds their buckets, in one transaction; `tried` gets the last mark taken. */
+async function rebuildTaken(
+  db: Database,
+  { spec, closedOnly, range }: Take,
+  limit: number,
+  tried: { mark?: { id: number; ms: number } } = {},
 ): Promise<number> {
   return db.transaction(async (tx) => {
     // Any `limit` marks, deleted by their row address: the scan stops at the limit, and no join or sort
@@ -87,12 +128,13 @@ export async function refreshMarked(
     // deleted: its logs are gone or about to be, and rebuilding from them would lose the rollup.
     const marks = await tx.query<{ id: number; ms: number; gone: boolean }>(
       `DELETE FROM rollup_dirty WHERE ctid = ANY(ARRAY(
-         SELECT ctid FROM rollup_dirty WHERE kind = $1 AND (NOT $3::boolean OR bucket <= now() - interval '15 minutes')
+         SELECT ctid FROM rollup_dirty WHERE kind = $1 AND ${ELIGIBLE} AND (NOT $3::boolean OR bucket <= now() - interval '15 minutes')
             AND ($4::float8 IS NULL OR bucket >= to_timestamp($4 / 1000)) AND ($5::float8 IS NULL OR bucket < to_timestamp($5 / 1000))
           LIMIT $2 FOR UPDATE SKIP LOCKED))
        RETURNING equipment_id AS id, date_part('epoch', bucket) * 1000 AS ms, bucket < ${HORIZON_SQL} AS gone`,
       [spec.code, limit, closedOnly, range.from ?? null, range.to ?? null],
     );
+    tried.mark = marks.at(-1);
     const kept = marks.filter((mark) => !mark.gone);
     await rebuildBuckets(
       tx,

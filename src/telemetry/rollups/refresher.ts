@@ -2,6 +2,7 @@ import type { Database } from '../../db/index.js';
 import { QueueVacuum } from '../../db/vacuum.js';
 import { refreshMarked } from './refresh.js';
 import { UNIT_LIST } from './units.js';
+import type { SetAside } from './set-aside.js';
 
 // The background refresher: takes the marks uploads leave (refresh.ts) in batches, and yields the
 // machine to uploads that wait to be written.
@@ -10,6 +11,8 @@ export interface RefresherOptions {
   intervalMs: number;
   batch: number;
   onError: (err: unknown) => void;
+  /** A mark whose bucket could not be rolled up was set aside (refresh.ts); retried later. */
+  onSetAside?: (mark: SetAside, err: unknown) => void;
   /** Whether uploads are waiting to be written right now (TelemetryWriter.busy): the refresher then yields. */
   busy?: () => boolean;
   /** Marks taken after which the refresher vacuums rollup_dirty (default VACUUM_AFTER_ROWS; see db/vacuum.ts). */
@@ -139,7 +142,14 @@ export class RollupRefresher {
     try {
       for (const spec of UNIT_LIST) {
         if (this.stopped) break;
-        const batch = await refreshMarked(this.db, spec, this.opts.batch, true);
+        const batch = await refreshMarked(
+          this.db,
+          spec,
+          this.opts.batch,
+          true,
+          {},
+          this.opts.onSetAside,
+        );
         taken += batch;
         if (batch === this.opts.batch) full = true;
       }
