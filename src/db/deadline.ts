@@ -8,10 +8,25 @@ import type { Database } from './types.js';
 /** A database call did not finish within its deadline; it was cancelled and its connection dropped. */
 export class DatabaseTimeout extends Error {
   readonly code = 'DB_DEADLINE';
-  constructor(ms: number) {
+  /**
+   * @param running whether the database was working on the call when its time ran out (a statement
+   * ran too long, or the request had used its time up) rather than not reached at all (no connection)
+   */
+  constructor(
+    readonly ms: number,
+    readonly running = false,
+  ) {
     super(`the database did not answer within ${ms} ms`);
   }
 }
+
+/**
+ * Whether an error is a call that ran out of its time while the database was working on it: a
+ * statement past our deadline or the server's statement_timeout (57014). Such a read is answered 503
+ * saying so (a shorter range may do), not "the database is unavailable".
+ */
+export const isOutOfTime = (err: unknown): boolean =>
+  (err instanceof DatabaseTimeout && err.running) || errorCode(err) === '57014';
 
 // 08: connection exception; 57P01-03: shutdown, cannot connect now; 57014: statement cancelled
 // (server-side statement_timeout); 55P03: lock not available (lock_timeout); 53300: too many connections.
@@ -80,7 +95,8 @@ export function cancelBackend(
 export async function withinDeadline<T>(
   ms: number,
   work: (expired: () => boolean) => Promise<T>,
-  onExpire?: () => void,
+  /** Runs at expiry; true when the database was working on the call then (see DatabaseTimeout). */
+  onExpire: () => boolean = () => true,
 ): Promise<T> {
   if (!Number.isFinite(ms)) return work(() => false);
   let expired = false;
@@ -88,8 +104,7 @@ export async function withinDeadline<T>(
   const expiry = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       expired = true;
-      onExpire?.();
-      reject(new DatabaseTimeout(ms));
+      reject(new DatabaseTimeout(ms, onExpire()));
     }, ms);
   });
   const running = work(() => expired);
@@ -117,7 +132,7 @@ export function untilDeadline(
   const call = <T>(run: (view: Database) => Promise<T>): Promise<T> => {
     if (answering()) return run(db.bounded(ms));
     const left = deadline - Date.now();
-    if (left <= 0) return Promise.reject(new DatabaseTimeout(ms));
+    if (left <= 0) return Promise.reject(new DatabaseTimeout(ms, true));
     return run(db.bounded(Math.min(ms, left)));
   };
   return {

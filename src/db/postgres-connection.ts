@@ -18,8 +18,9 @@ export function onConnection<T>(
     released = true;
     client.release(err);
   };
-  const abandon = () => {
-    if (!client || released) return;
+  /** Cancels what the connection runs and drops it; true when one was taken (a statement ran out of time). */
+  const abandon = (): boolean => {
+    if (!client || released) return client !== undefined;
     const c = client as pg.PoolClient & {
       processID?: number;
       secretKey?: number;
@@ -31,6 +32,7 @@ export function onConnection<T>(
       cancelBackend(c.host, c.port, c.processID, c.secretKey);
     release(new Error('deadline passed'));
     c.connection?.stream?.destroy();
+    return true;
   };
   return withinDeadline(
     ms,

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { errorBody, HttpError, UNSTORED, type ErrorDetail } from '../errors.js';
 import { detailsOf, type AjvIssue } from '../schemas/validation-errors.js';
-import { isDatabaseUnavailable } from '../db/deadline.js';
+import { isDatabaseUnavailable, isOutOfTime } from '../db/deadline.js';
 
 export { errorBody };
 
@@ -32,7 +32,12 @@ export function registerErrorHandling(app: FastifyInstance): void {
     } else if (isDatabaseUnavailable(err)) {
       // Unreachable, stuck or locked: the request was given up within its deadline, and may be sent again.
       status = request.routeOptions.config?.whenUnavailable ?? 503;
-      message = status === 503 ? 'the database is unavailable; try again shortly' : UNSTORED;
+      message =
+        status !== 503
+          ? UNSTORED
+          : isOutOfTime(err)
+            ? 'the request did not finish in time (QUERY_TIMEOUT_MS); ask for a shorter range, or try again shortly'
+            : 'the database is unavailable; try again shortly';
     } else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       status = 413;
       message = 'request body is larger than the limit';

@@ -217,5 +217,21 @@ describeEachBackend(
       );
       expect(again.status).toBe(200);
     }, 30_000);
+
+    it('says in its 503 that a read ran out of time, not that the database is unavailable', async () => {
+      state.slow = true;
+      try {
+        const res = await app.inject({
+          method: 'GET',
+          url: '/v1/sites?page=1&perPage=5',
+          headers: bearer(token),
+        });
+        expect(res.statusCode).toBe(503);
+        expect(res.headers['retry-after']).toMatch(/^\d+$/);
+        expect(res.json().message).toMatch(/did not finish in time.*shorter range/);
+      } finally {
+        state.slow = false;
+      }
+    }, 30_000);
   },
 );
