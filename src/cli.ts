@@ -16,7 +16,7 @@ import { generateDemo } from './provisioning/demo.js';
 import { backupDataDir, restoreDataDir } from './db/backup.js';
 import { runRetention } from './telemetry/retention/pass.js';
 import { describeRetention, RETENTION_OFF } from './telemetry/retention/report.js';
-import { listQuarantined } from './telemetry/quarantine.js';
+import { describeQuarantine, listQuarantined, quarantineLine } from './telemetry/quarantine.js';
 
 const USAGE = `usage: npm run site-monitor -- <command>
 
@@ -106,16 +106,9 @@ async function run(argv: string[]): Promise<void> {
   } else if (command === 'quarantine') {
     if (sub) throw new UsageError('quarantine takes no arguments');
     const total = await withDatabase((db) =>
-      listQuarantined(db, (rows) => {
-        for (const row of rows)
-          out(`${row.kind}\t${row.equipmentId}\t${row.timestamp}\t${JSON.stringify(row.record)}`);
-      }),
+      listQuarantined(db, (rows) => rows.forEach((row) => out(quarantineLine(row)))),
     );
-    log(
-      total
-        ? `${total} quarantined log${total === 1 ? '' : 's'} (values beyond 1e15 in absolute value)`
-        : 'no quarantined logs',
-    );
+    log(describeQuarantine(total));
   } else if (!command || command === 'help' || command === '--help') {
     out(USAGE);
   } else {

@@ -41,3 +41,12 @@ export async function listQuarantined(
     after = [last.kind, last.equipmentId, last.ts];
   }
 }
+
+/** One quarantined log as the CLI prints it: kind, id, time and the row as stored, tab-separated. */
+export const quarantineLine = (row: QuarantinedLog): string =>
+  `${row.kind}\t${row.equipmentId}\t${row.timestamp}\t${JSON.stringify(row.record)}`;
+
+export const describeQuarantine = (total: number): string =>
+  total
+    ? `${total} quarantined log${total === 1 ? '' : 's'} (values beyond 1e15 in absolute value)`
+    : 'no quarantined logs';

@@ -157,5 +157,23 @@ describeWith(['pglite'], 'the CLI (embedded database)', () => {
     );
     const unreadable = await cli('import', join(dir, 'missing.json'));
     expect(unreadable.code).toBe(2);
+
+    // The logs moved out for a value beyond 1e15 (migrations/011), one a line.
+    expect((await cli('quarantine')).stderr).toContain('no quarantined logs');
+    const held = await openPglite(env.DATA_DIR);
+    try {
+      await held.query(
+        `INSERT INTO quarantined_logs (kind, equipment_id, ts, record)
+           VALUES ('meter', 41301, '2025-03-01T00:00:00Z', '{"meter_id": 41301, "flow_rate": 1e308}')`,
+      );
+    } finally {
+      await held.close();
+    }
+    const quarantined = await cli('quarantine');
+    expect(quarantined.code).toBe(0);
+    expect(quarantined.stdout.trim().split('\n')).toEqual([
+      'meter\t41301\t2025-03-01T00:00:00.000Z\t{"meter_id":41301,"flow_rate":1e+308}',
+    ]);
+    expect(quarantined.stderr).toContain('1 quarantined log');
   }, 300_000);
 });

@@ -26,6 +26,10 @@ message ${extension} {
 }`;
 }
 
+/** Fields numbered from `first`, in order, on one line: `fields(1, 'optional string name')`. */
+const fields = (first: number, ...specs: string[]): string =>
+  specs.map((spec, i) => `${spec} = ${first + i};`).join(' ');
+
 export const SPARKPLUG_B_PROTO = `
 syntax = "proto2";
 package org.eclipse.tahu.protobuf;
@@ -37,11 +41,8 @@ message Payload {
       optional uint32 type = 2;
       ${valueOf(3, 'ParameterValueExtension')}
     }
-    optional string version = 1;
-    repeated Metric metrics = 2;
-    repeated Parameter parameters = 3;
-    optional string template_ref = 4;
-    optional bool is_definition = 5;
+    ${fields(1, 'optional string version', 'repeated Metric metrics', 'repeated Parameter parameters')}
+    ${fields(4, 'optional string template_ref', 'optional bool is_definition')}
     extensions 6 to max;
   }
 
@@ -53,10 +54,8 @@ message Payload {
       repeated DataSetValue elements = 1;
       extensions 2 to max;
     }
-    optional uint64 num_of_columns = 1;
-    repeated string columns = 2;
-    repeated uint32 types = 3;
-    repeated Row rows = 4;
+    ${fields(1, 'optional uint64 num_of_columns', 'repeated string columns')}
+    ${fields(3, 'repeated uint32 types', 'repeated Row rows')}
     extensions 5 to max;
   }
 
@@ -78,35 +77,21 @@ message Payload {
   }
 
   message MetaData {
-    optional bool is_multi_part = 1;
-    optional string content_type = 2;
-    optional uint64 size = 3;
-    optional uint64 seq = 4;
-    optional string file_name = 5;
-    optional string file_type = 6;
-    optional string md5 = 7;
-    optional string description = 8;
+    ${fields(1, 'optional bool is_multi_part', 'optional string content_type', 'optional uint64 size')}
+    ${fields(4, 'optional uint64 seq', 'optional string file_name', 'optional string file_type')}
+    ${fields(7, 'optional string md5', 'optional string description')}
     extensions 9 to max;
   }
 
   message Metric {
-    optional string name = 1;
-    optional uint64 alias = 2;
-    optional uint64 timestamp = 3;
-    optional uint32 datatype = 4;
-    optional bool is_historical = 5;
-    optional bool is_transient = 6;
-    optional bool is_null = 7;
-    optional MetaData metadata = 8;
-    optional PropertySet properties = 9;
+    ${fields(1, 'optional string name', 'optional uint64 alias', 'optional uint64 timestamp')}
+    ${fields(4, 'optional uint32 datatype', 'optional bool is_historical', 'optional bool is_transient')}
+    ${fields(7, 'optional bool is_null', 'optional MetaData metadata', 'optional PropertySet properties')}
     ${valueOf(10, 'MetricValueExtension', ['bytes bytes_value', 'DataSet dataset_value', 'Template template_value'])}
   }
 
-  optional uint64 timestamp = 1;
-  repeated Metric metrics = 2;
-  optional uint64 seq = 3;
-  optional string uuid = 4;
-  optional bytes body = 5;
+  ${fields(1, 'optional uint64 timestamp', 'repeated Metric metrics', 'optional uint64 seq')}
+  ${fields(4, 'optional string uuid', 'optional bytes body')}
   extensions 6 to max;
 }
 `;
