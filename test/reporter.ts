@@ -120,6 +120,10 @@ export function summarize(files: RunnerTestFile[]): string[] {
         '  (npm run test:pg uses TEST_DATABASE_URL, by default postgres://postgres@127.0.0.1:5432/test)',
       );
   }
+  // The console's browser tests have a run of their own (a built console and Debian's Chromium).
+  lines.push(
+    'Not in this run: the console in a browser (test-browser/): npm run test:browser (needs /usr/bin/chromium)',
+  );
   lines.push(
     `${count('passed')} passed, ${count('failed')} failed${skipped.length ? `, ${skipped.length} skipped` : ''}`,
   );
