@@ -95,8 +95,11 @@ export function cancelBackend(
 export async function withinDeadline<T>(
   ms: number,
   work: (expired: () => boolean) => Promise<T>,
-  /** Runs at expiry; true when the database was working on the call then (see DatabaseTimeout). */
-  onExpire: () => boolean = () => true,
+  /**
+   * Runs at expiry; true when the database was working on the call then (see DatabaseTimeout). By
+   * default false: unless the caller knows, a call out of time counts as a database out of reach.
+   */
+  onExpire: () => boolean = () => false,
 ): Promise<T> {
   if (!Number.isFinite(ms)) return work(() => false);
   let expired = false;

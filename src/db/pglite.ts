@@ -4,6 +4,9 @@ import { INDEX_ORDER, queryWithIndexOrder } from './index-order.js';
 import { DatabaseTimeout, withinDeadline } from './deadline.js';
 import { TEMPLATE, templateFor } from './pglite-template.js';
 
+/** The embedded database is in this process: a call out of time is one it was working on. */
+const RUNNING = () => true;
+
 // Same value types as node-postgres: int8 and numeric as strings (bigint ids stay exact).
 const asText = (v: string) => v;
 const parsers = {
@@ -67,18 +70,22 @@ export async function openPglite(
     setup: string | undefined,
     fn: (tx: Transaction) => Promise<T>,
   ) =>
-    withinDeadline(ms, (expired) =>
-      pg.transaction(async (tx) => {
-        const checked: Transaction = {
-          query: (sql, params, options) =>
-            expired()
-              ? Promise.reject(new DatabaseTimeout(ms))
-              : wrap(tx).query(sql, params, options),
-          exec: (sql) => (expired() ? Promise.reject(new DatabaseTimeout(ms)) : wrap(tx).exec(sql)),
-        };
-        if (setup) await checked.exec(setup);
-        return fn(checked);
-      }),
+    withinDeadline(
+      ms,
+      (expired) =>
+        pg.transaction(async (tx) => {
+          const checked: Transaction = {
+            query: (sql, params, options) =>
+              expired()
+                ? Promise.reject(new DatabaseTimeout(ms))
+                : wrap(tx).query(sql, params, options),
+            exec: (sql) =>
+              expired() ? Promise.reject(new DatabaseTimeout(ms)) : wrap(tx).exec(sql),
+          };
+          if (setup) await checked.exec(setup);
+          return fn(checked);
+        }),
+      RUNNING,
     );
   const base = wrap(pg);
   const view = (ms: number): Database => ({
@@ -87,12 +94,12 @@ export async function openPglite(
     query: (sql, params, options) =>
       options?.indexOrder
         ? inTransaction(ms, INDEX_ORDER, (tx) => tx.query(sql, params))
-        : withinDeadline(ms, () => base.query(sql, params)),
+        : withinDeadline(ms, () => base.query(sql, params), RUNNING),
     transaction: (fn) => inTransaction(ms, undefined, fn),
     // PGlite runs one transaction at a time, so this one is consistent anyway; read-only guards it.
     snapshot: (fn) =>
       inTransaction(ms, 'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY', fn),
-    exec: (sql) => withinDeadline(ms, () => base.exec(sql)),
+    exec: (sql) => withinDeadline(ms, () => base.exec(sql), RUNNING),
     bounded: view,
     listen: (channel, onNotify) => pg.listen(channel, onNotify),
     close: () => pg.close(),

@@ -33,8 +33,15 @@ describeEachBackend('a bucket whose rollup fails', (backend) => {
     expect(await count(db, 'rollup_dirty')).toBe(4);
 
     const setAside: SetAside[] = [];
-    const taken = await refreshMarked(db, UNITS.sensor, 100, false, {}, (mark) =>
-      setAside.push(mark),
+    const taken = await refreshMarked(
+      db,
+      UNITS.sensor,
+      100,
+      false,
+      {},
+      {
+        onSetAside: (mark) => setAside.push(mark),
+      },
     );
     expect(taken).toBe(4);
     expect(setAside).toEqual([
@@ -84,7 +91,16 @@ describeEachBackend('a bucket whose rollup fails', (backend) => {
       await db.query(
         `UPDATE rollup_dirty SET retry_after = now() - interval '1 second' WHERE retry_after IS NOT NULL`,
       );
-      await refreshMarked(db, UNITS.sensor, 100, false, {}, (mark) => failures.push(mark.failures));
+      await refreshMarked(
+        db,
+        UNITS.sensor,
+        100,
+        false,
+        {},
+        {
+          onSetAside: (mark) => failures.push(mark.failures),
+        },
+      );
       const [row] = await db.query<{ wait: number }>(
         `SELECT date_part('epoch', retry_after - now()) AS wait FROM rollup_dirty`,
       );

@@ -82,7 +82,7 @@ export async function refreshMarked(
   limit: number,
   closedOnly = false,
   range: { from?: number; to?: number } = {},
-  onSetAside?: (mark: SetAside, err: unknown) => void,
+  { onSetAside, stopped }: SetAsideOptions = {},
 ): Promise<number> {
   const take = { spec, closedOnly, range };
   try {
@@ -91,7 +91,7 @@ export async function refreshMarked(
     if (isDatabaseTrouble(err)) throw err;
   }
   let taken = 0;
-  while (taken < limit) {
+  while (taken < limit && !stopped?.()) {
     const tried: { mark?: { id: number; ms: number } } = {};
     try {
       const n = await rebuildTaken(db, take, 1, tried);
@@ -104,6 +104,13 @@ export async function refreshMarked(
     taken++;
   }
   return taken;
+}
+
+export interface SetAsideOptions {
+  /** A mark whose bucket could not be rolled up was set aside; retried later. */
+  onSetAside?: (mark: SetAside, err: unknown) => void;
+  /** Whether to stop taking marks one at a time (the refresher is stopping). */
+  stopped?: () => boolean;
 }
 
 interface Take {

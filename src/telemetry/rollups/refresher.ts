@@ -148,7 +148,7 @@ export class RollupRefresher {
           this.opts.batch,
           true,
           {},
-          this.opts.onSetAside,
+          { onSetAside: this.opts.onSetAside, stopped: () => this.stopped },
         );
         taken += batch;
         if (batch === this.opts.batch) full = true;

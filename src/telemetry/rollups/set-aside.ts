@@ -33,7 +33,7 @@ export interface SetAside {
   failures: number;
 }
 
-/** Sets one mark aside after its rebuild failed; returns it (undefined when the mark is gone). */
+/** Sets one mark aside after its rebuild failed; returns it (undefined when the mark is gone meanwhile). */
 export async function setAside(
   db: Queryable,
   spec: UnitSpec,
@@ -41,11 +41,10 @@ export async function setAside(
   bucketMs: number,
 ): Promise<SetAside | undefined> {
   const [row] = await db.query<{ failures: number; bucket: string }>(
-    `INSERT INTO rollup_dirty (kind, equipment_id, bucket, retry_after, failures)
-       VALUES ($1, $2, to_timestamp($3::float8 / 1000), now() + make_interval(secs => $4), 1)
-     ON CONFLICT (kind, equipment_id, bucket) DO UPDATE
-       SET failures = rollup_dirty.failures + 1,
-           retry_after = now() + make_interval(secs => least($5::float8, $4::float8 * 2 ^ rollup_dirty.failures))
+    `UPDATE rollup_dirty
+        SET failures = failures + 1,
+            retry_after = now() + make_interval(secs => least($5::float8, $4::float8 * 2 ^ failures))
+      WHERE kind = $1 AND equipment_id = $2 AND bucket = to_timestamp($3::float8 / 1000)
      RETURNING failures, to_char(bucket AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS bucket`,
     [spec.code, equipmentId, bucketMs, FIRST_WAIT_S, MAX_WAIT_S],
   );
