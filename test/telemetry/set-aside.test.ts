@@ -2,6 +2,7 @@ import { expect, it } from 'vitest';
 import { refreshAll, refreshMarked } from '../../src/telemetry/rollups/refresh.js';
 import { setAsideBuckets, type SetAside } from '../../src/telemetry/rollups/set-aside.js';
 import { UNITS } from '../../src/telemetry/rollups/units.js';
+import type { Database } from '../../src/db/index.js';
 import { describeEachBackend } from '../helper.js';
 import { count, SENSOR, SENSOR_2, suiteApp } from './fixtures.js';
 import { sensorLogs, sensorSummary, storeLogs, summaryLoader } from './download-fixtures.js';
@@ -9,6 +10,19 @@ import { sensorLogs, sensorSummary, storeLogs, summaryLoader } from './download-
 // No poison: a bucket whose rollup cannot be rebuilt (injected straight into the database: two values
 // whose sum overflows a double) is set aside, and every other bucket is still rolled up; the bad one
 // keeps its mark (summaries read it from the logs), waits, and is rolled up once it can be.
+
+/** Two values in one quarter of SENSOR_2 whose sum overflows, as uploads once took them, and its mark. */
+async function injectFailingBucket(db: Database, quarter: string) {
+  await db.query(
+    `INSERT INTO sensor_logs (sensor_id, ts, value)
+       VALUES ($1, $2::timestamptz, 1e308), ($1, $2::timestamptz + interval '1 minute', 1e308)`,
+    [SENSOR_2, quarter],
+  );
+  await db.query(`INSERT INTO rollup_dirty (kind, equipment_id, bucket) VALUES (1, $1, $2)`, [
+    SENSOR_2,
+    quarter,
+  ]);
+}
 
 describeEachBackend('a bucket whose rollup fails', (backend) => {
   const t = suiteApp(backend, { ROLLUP_REFRESH_MS: 0 });
@@ -21,15 +35,7 @@ describeEachBackend('a bucket whose rollup fails', (backend) => {
       ['2026-02-04T12:00:00Z', 5],
     ];
     await storeLogs(t.ctx, t.token, 'sensor', sensorLogs(SENSOR, good));
-    await db.query(
-      `INSERT INTO sensor_logs (sensor_id, ts, value)
-         VALUES ($1, '2026-02-03T09:00:00Z', 1e308), ($1, '2026-02-03T09:01:00Z', 1e308)`,
-      [SENSOR_2],
-    );
-    await db.query(
-      `INSERT INTO rollup_dirty (kind, equipment_id, bucket) VALUES (1, $1, '2026-02-03T09:00:00Z')`,
-      [SENSOR_2],
-    );
+    await injectFailingBucket(db, '2026-02-03T09:00:00Z');
     expect(await count(db, 'rollup_dirty')).toBe(4);
 
     const setAside: SetAside[] = [];
@@ -76,15 +82,7 @@ describeEachBackend('a bucket whose rollup fails', (backend) => {
 
   it('fails again later with a longer wait each time, up to an hour', async () => {
     const { db } = t.ctx;
-    await db.query(
-      `INSERT INTO sensor_logs (sensor_id, ts, value)
-         VALUES ($1, '2026-02-05T09:00:00Z', 1e308), ($1, '2026-02-05T09:01:00Z', 1e308)`,
-      [SENSOR_2],
-    );
-    await db.query(
-      `INSERT INTO rollup_dirty (kind, equipment_id, bucket) VALUES (1, $1, '2026-02-05T09:00:00Z')`,
-      [SENSOR_2],
-    );
+    await injectFailingBucket(db, '2026-02-05T09:00:00Z');
     const failures: number[] = [];
     const waits: number[] = [];
     for (let i = 0; i < 3; i++) {
