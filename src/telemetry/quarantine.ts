@@ -1,3 +1,4 @@
+import { rowPages } from '../db/pager.js';
 import type { Queryable } from '../db/index.js';
 
 // Log rows moved out of the logs because a measured value in them was beyond 1e15 in absolute value
@@ -12,34 +13,33 @@ export interface QuarantinedLog {
 
 const PAGE = 1000;
 
-/** Every quarantined log, by kind, equipment and time, a page at a time (keyset), to `each`. */
+/** Every quarantined log, by kind, equipment and time, a page at a time (the keyset pager), to `each`. */
 export async function listQuarantined(
   db: Queryable,
   each: (rows: QuarantinedLog[]) => void,
 ): Promise<number> {
-  let after: [string, number, string] = ['', 0, '-infinity'];
   let total = 0;
-  for (;;) {
-    const rows = await db.query<QuarantinedLog & { ts: string }>(
+  const pages = rowPages(db, PAGE, {
+    sql: (after) =>
       `SELECT kind, equipment_id AS "equipmentId", ts::text AS ts,
               to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS timestamp, record
-         FROM quarantined_logs WHERE (kind, equipment_id, ts) > ($1, $2, $3::timestamptz)
+         FROM quarantined_logs ${after ? 'WHERE (kind, equipment_id, ts) > ($1, $2, $3::timestamptz)' : ''}
         ORDER BY kind, equipment_id, ts LIMIT ${PAGE}`,
-      after,
-    );
-    if (!rows.length) return total;
-    total += rows.length;
-    each(
+    params: [],
+    keyOf: (row: QuarantinedLog & { ts: string }) => [row.kind, row.equipmentId, row.ts],
+    page: (rows) =>
       rows.map(({ kind, equipmentId, timestamp, record }) => ({
         kind,
         equipmentId,
         timestamp,
         record,
       })),
-    );
-    const last = rows[rows.length - 1];
-    after = [last.kind, last.equipmentId, last.ts];
+  });
+  for await (const rows of pages) {
+    total += rows.length;
+    each(rows);
   }
+  return total;
 }
 
 /** One quarantined log as the CLI prints it: kind, id, time and the row as stored, tab-separated. */

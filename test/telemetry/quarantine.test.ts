@@ -61,6 +61,19 @@ describeEachBackend('quarantine of values beyond 1e15', (backend) => {
     ]);
     expect(listed[0].record).toMatchObject({ meter_id: METER, flow_rate: -1e308 });
     expect(listed[3].record).toMatchObject({ sensor_id: SENSOR, value: -2e15 });
+    // Past a page (1,000 rows), the listing goes on after the last key, in order, nothing twice.
+    await db.query(
+      `INSERT INTO quarantined_logs (kind, equipment_id, ts, record)
+         SELECT 'tank', 7, TIMESTAMPTZ '2025-01-01T00:00:00Z' + n * interval '1 minute', '{}'
+           FROM generate_series(1, 1500) n`,
+    );
+    const pages: QuarantinedLog[][] = [];
+    expect(await listQuarantined(db, (rows) => pages.push(rows))).toBe(1504);
+    expect(pages.map((rows) => rows.length)).toEqual([1000, 504]);
+    const keys = pages.flat().map((r) => `${r.kind} ${r.equipmentId} ${r.timestamp}`);
+    expect(new Set(keys).size).toBe(1504);
+    expect(keys).toEqual([...keys].sort());
+    await db.query(`DELETE FROM quarantined_logs WHERE kind = 'tank'`);
 
     // The day's quarters that still hold logs are marked; read now (from the logs) and once rebuilt.
     expect(await count(db, 'rollup_dirty')).toBe(4);
