@@ -5,7 +5,6 @@ import { Gauge } from 'prom-client';
 import type { FastifyTypebox } from '../http.js';
 import type { ServiceMetrics } from '../metrics.js';
 import { pendingBuckets } from '../telemetry/rollups/refresh.js';
-import { setAsideBuckets } from '../telemetry/rollups/set-aside.js';
 
 // The metrics of the app itself, in the registry the metrics listener serves (src/metrics.ts): the
 // request histogram and the process's default metrics through fastify-metrics (its own /metrics
@@ -93,9 +92,9 @@ export async function registerMetrics(app: FastifyTypebox, metrics: ServiceMetri
     help: `15-minute buckets whose rollup failed and waits to be retried (counted up to ${BACKLOG_CAP}); summaries read them from the logs`,
     registers: [registry],
     async collect() {
-      setAside = await setAsideBuckets(app.db.bounded(BACKLOG_DEADLINE_MS), BACKLOG_CAP).catch(
-        () => setAside,
-      );
+      setAside = await pendingBuckets(app.db.bounded(BACKLOG_DEADLINE_MS), BACKLOG_CAP, {
+        setAsideOnly: true,
+      }).catch(() => setAside);
       this.set(setAside);
     },
   });

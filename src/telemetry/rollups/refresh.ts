@@ -222,12 +222,16 @@ export async function refreshAll(
 /**
  * How many 15-minute buckets wait for the refresher (marks in rollup_dirty), counted up to `cap`: the
  * scan stops there, so the count costs the same however far behind the refresher is (a backlog of
- * `cap` means at least that many).
+ * `cap` means at least that many). With `setAsideOnly`, only the marks set aside (set-aside.ts).
  */
-export async function pendingBuckets(db: Queryable, cap: number): Promise<number> {
+export async function pendingBuckets(
+  db: Queryable,
+  cap: number,
+  { setAsideOnly = false } = {},
+): Promise<number> {
   const [row] = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM (SELECT 1 FROM rollup_dirty LIMIT $1) x`,
-    [cap],
+    `SELECT count(*)::int AS n FROM (SELECT 1 FROM rollup_dirty WHERE NOT $2::boolean OR retry_after IS NOT NULL LIMIT $1) x`,
+    [cap, setAsideOnly],
   );
   return row?.n ?? 0;
 }

@@ -50,12 +50,3 @@ export async function setAside(
   );
   return row && { kind: spec.kind, equipmentId, bucket: row.bucket, failures: row.failures };
 }
-
-/** How many marks are set aside now, counted up to `cap` (a bounded scan, like pendingBuckets). */
-export async function setAsideBuckets(db: Queryable, cap: number): Promise<number> {
-  const [row] = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM (SELECT 1 FROM rollup_dirty WHERE retry_after IS NOT NULL LIMIT $1) x`,
-    [cap],
-  );
-  return row?.n ?? 0;
-}
