@@ -1,6 +1,8 @@
 import { KIND_LIST, type ColumnType, type Entry, type KindSpec } from './kinds.js';
 import type { Job } from './jobs.js';
 import { binOf, UNITS } from './rollups/units.js';
+import { rebuildCtes } from './rollups/rebuild-statement.js';
+import { HORIZON_SQL } from './retention/horizon.js';
 import { insertedLogEvents, logEvents } from './statement-log-events.js';
 import { TS, type StatementBuilder } from './statement-builder.js';
 
@@ -70,6 +72,40 @@ export function keyOrder(entries: Entry[]): number[] {
     for (const i of group) out.push(i);
   }
   return out;
+}
+
+/**
+ * Whether any of the times lies in a quarter that has ended (by this clock; the statement checks
+ * again by the database's). Quarters still being written are left to the refresher: rolling them up
+ * at every upload would recompute a growing quarter again and again.
+ */
+const hasClosedQuarter = (times: number[]) => {
+  const open = Math.floor(Date.now() / QUARTER) * QUARTER;
+  return times.some((time) => time < open);
+};
+
+/**
+ * Rolls up, in the upload statement, the closed quarters among those it writes (`a<k>`): those after
+ * the retention horizon and not already marked stale (a mark means some transaction left that quarter
+ * to the refresher; it stays). Returns the relation of the quarters to mark: the others, and those
+ * whose rollups another transaction changed meanwhile (rebuild-statement.ts).
+ */
+function rollUp(
+  b: StatementBuilder,
+  spec: KindSpec,
+  k: number,
+  fresh: string,
+  replaced?: string,
+): string {
+  const unit = UNITS[spec.kind];
+  b.ctes.push(
+    `q${k} AS MATERIALIZED (SELECT id, b FROM a${k} x WHERE b + interval '15 minutes' <= now() AND b >= ${HORIZON_SQL}
+        AND NOT EXISTS (SELECT 1 FROM rollup_dirty m WHERE m.kind = ${unit.code} AND m.equipment_id = x.id AND m.bucket = x.b))`,
+  );
+  const { ctes, failed } = rebuildCtes(unit, `r${k}_`, { quarters: `q${k}`, fresh, replaced });
+  b.ctes.push(...ctes);
+  return `(SELECT id, b FROM a${k} WHERE (id, b) NOT IN (SELECT id, b FROM q${k})
+      UNION ALL SELECT id, b FROM ${failed})`;
 }
 
 /** The log CTEs of every kind the jobs' logs hold, then (inserting) their `logs` events. */
@@ -143,6 +179,12 @@ function addKindLogs(b: StatementBuilder, jobs: Job[], mode: LogMode, spec: Kind
   const insert = `INSERT INTO ${spec.table} AS t (${spec.idColumn}, ts, ${names.join(', ')})
         SELECT id, ts, ${cols.join(', ')} FROM i${k}${mode === 'upsert' ? ' ORDER BY id, ts' : ''}`;
   const code = UNITS[spec.kind].code;
+  // Closed quarters are rolled up in this statement (rollUp); the others, and any the rollup could
+  // not write, are marked stale in it (so in the same commit), for the refresher. Marks are sorted,
+  // so concurrent statements lock them in one order.
+  const closed = hasClosedQuarter(times);
+  const fresh = (rows: string) =>
+    `SELECT i.id AS ${spec.idColumn}, i.ts, ${names.map((n, c) => `i.c${c} AS ${n}`).join(', ')} FROM ${rows}`;
   if (mode === 'insert') {
     // Every row is new, or the statement fails: the quarters are those of all the entries, found
     // here rather than by date_bin and DISTINCT over every row (about a quarter of the database's
@@ -150,22 +192,29 @@ function addKindLogs(b: StatementBuilder, jobs: Job[], mode: LogMode, spec: Kind
     const [markIds, markQuarters] = quartersOf(ids, times);
     b.ctes.push(
       `w${k} AS (${insert})`,
+      `a${k} AS (SELECT id, to_timestamp(q / 1000) AS b
+          FROM unnest(${b.param(markIds, 'int4[]')}, ${b.param(markQuarters, 'float8[]')}) AS u(id, q))`,
+    );
+    const stale = closed ? rollUp(b, spec, k, fresh(`i${k} i`)) : `a${k}`;
+    b.ctes.push(
       `d${k} AS (INSERT INTO rollup_dirty (kind, equipment_id, bucket)
-          SELECT ${code}::smallint, id, to_timestamp(q / 1000)
-            FROM unnest(${b.param(markIds, 'int4[]')}, ${b.param(markQuarters, 'float8[]')}) AS u(id, q)
-          ORDER BY 2, 3 ON CONFLICT DO NOTHING)`,
+          SELECT ${code}::smallint, id, b FROM ${stale} x ORDER BY 2, 3 ON CONFLICT DO NOTHING)`,
     );
     return;
   }
-  // The 15-minute buckets this statement changes are marked stale for the summaries, in the same
-  // statement (so in the same commit); sorted, so concurrent statements lock marks in one order.
   b.ctes.push(
     `w${k} AS (${insert}
         ON CONFLICT (${spec.idColumn}, ts) DO UPDATE SET ${names.map((n) => `${n} = EXCLUDED.${n}`).join(', ')}
         WHERE (${names.map((n) => `t.${n}`).join(', ')}) IS DISTINCT FROM (${names.map((n) => `EXCLUDED.${n}`).join(', ')})
         RETURNING t.${spec.idColumn} AS id, t.ts)`,
+    `a${k} AS (SELECT DISTINCT id, ${binOf(15, 'ts')} AS b FROM w${k})`,
+  );
+  const stale = closed
+    ? rollUp(b, spec, k, fresh(`w${k} JOIN i${k} i USING (id, ts)`), `w${k}`)
+    : `a${k}`;
+  b.ctes.push(
     `d${k} AS (INSERT INTO rollup_dirty (kind, equipment_id, bucket)
-        SELECT DISTINCT ${code}::smallint, id, ${binOf(15, 'ts')} FROM w${k} ORDER BY 2, 3 ON CONFLICT DO NOTHING)`,
+        SELECT ${code}::smallint, id, b FROM ${stale} x ORDER BY 2, 3 ON CONFLICT DO NOTHING)`,
     logEvents(`e${k}`, spec.kind, `w${k} JOIN i${k} USING (id, ts)`),
   );
   b.counted.push(

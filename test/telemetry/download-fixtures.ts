@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
-import { refreshAll } from '../../src/telemetry/rollups/refresh.js';
+import { markAll, refreshAll } from '../../src/telemetry/rollups/refresh.js';
+import { UNIT_LIST } from '../../src/telemetry/rollups/units.js';
 import { bearer, type TestContext } from '../helper.js';
 import { count, KINDS, poster } from './fixtures.js';
 
@@ -106,14 +107,17 @@ export async function storeLogs(
 }
 
 /**
- * Runs the checks twice: while the uploaded buckets are still marked stale (read from the logs),
- * then after the rollups were brought up to date (read from the rollups).
+ * Runs the checks three times: as uploaded (closed quarters rolled up by the upload itself), with
+ * every bucket marked stale (read from the logs), then after the refresher brought the rollups up to
+ * date again (read from the rollups it wrote).
  */
 export async function inBothStates(
   ctx: TestContext,
-  check: (state: 'stale' | 'clean') => Promise<void>,
+  check: (state: 'uploaded' | 'stale' | 'clean') => Promise<void>,
 ) {
-  expect(await count(ctx.db, 'rollup_dirty'), 'stale marks before the first check').toBeGreaterThan(
+  await check('uploaded');
+  for (const spec of UNIT_LIST) await markAll(ctx.db, spec);
+  expect(await count(ctx.db, 'rollup_dirty'), 'stale marks before the stale check').toBeGreaterThan(
     0,
   );
   await check('stale');

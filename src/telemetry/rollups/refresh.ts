@@ -1,5 +1,6 @@
 import type { Database, Queryable } from '../../db/index.js';
 import { mergeUnits, rawUnits, rollupUnits } from './merge-units.js';
+import { rebuildCtes } from './rebuild-statement.js';
 import type { UnitSpec } from './unit-columns.js';
 import { binOf, UNIT_LIST } from './units.js';
 import { HORIZON_SQL, readHorizon } from '../retention/horizon.js';
@@ -18,10 +19,11 @@ import { ELIGIBLE, isDatabaseTrouble, setAside, type SetAside } from './set-asid
 // commit. Either way a bucket with data the rollup lacks keeps its mark.
 
 /**
- * Recomputes every level of the given 15-minute buckets (epoch ms) of the given equipment. Upserts:
- * a bucket that once held logs always does (logs are replaced, never deleted). Every join is a
- * LATERAL lookup by key, so the work follows the number of marks, never the size of the tables
- * (OFFSET 0 keeps the planner from flattening it into a hash join over a whole table).
+ * Recomputes every level of the given 15-minute buckets (epoch ms) of the given equipment, in one
+ * statement (rebuild-statement.ts). A bucket whose rollup another transaction changed meanwhile (an
+ * upload rolling up the same quarter, hour or day) is marked again, to be recomputed from everything
+ * committed. Every lookup is by key, so the work follows the number of marks, never the size of the
+ * tables.
  */
 export async function rebuildBuckets(
   db: Queryable,
@@ -30,39 +32,14 @@ export async function rebuildBuckets(
   buckets: number[],
 ): Promise<void> {
   if (!ids.length) return;
-  const table = spec.rollupTable;
-  const idc = spec.idColumn;
-  const names = spec.columns.map((column) => column.name);
-  const cols = names.join(', ');
-  const upsert = (level: number, units: string) =>
-    `INSERT INTO ${table} (${idc}, level, bucket, ${cols})
-       SELECT id, ${level}, grp, ${cols} FROM (${mergeUnits(spec, units, binOf(level, 't0'), 'id, grp')}) x
-     ON CONFLICT (${idc}, level, bucket) DO UPDATE SET ${names.map((name) => `${name} = EXCLUDED.${name}`).join(', ')}`;
-  const marks = `(SELECT DISTINCT id, to_timestamp(ms / 1000) AS b FROM unnest($1::int[], $2::float8[]) AS u(id, ms)) m`;
+  const { ctes, failed } = rebuildCtes(spec, '', { quarters: 'marked' });
   await db.query(
-    upsert(
-      15,
-      `(SELECT g.* FROM ${marks} CROSS JOIN LATERAL (
-        SELECT ${rawUnits(spec)} FROM ${spec.logTable} g WHERE g.${idc} = m.id AND g.ts >= m.b AND g.ts < m.b + interval '15 minutes' OFFSET 0) g)`,
-    ),
+    `WITH marked AS MATERIALIZED (SELECT DISTINCT id, to_timestamp(ms / 1000) AS b FROM unnest($1::int[], $2::float8[]) AS u(id, ms)),
+       ${ctes.join(',\n       ')}
+     INSERT INTO rollup_dirty (kind, equipment_id, bucket)
+       SELECT ${spec.code}::smallint, id, b FROM ${failed} ORDER BY 2, 3 ON CONFLICT DO NOTHING`,
     [ids, buckets],
   );
-  // Hours from quarters, days from hours.
-  for (const [level, below] of [
-    [60, 15],
-    [1440, 60],
-  ] as const) {
-    const parents = `(SELECT DISTINCT id, ${binOf(level, 'to_timestamp(ms / 1000)')} AS p FROM unnest($1::int[], $2::float8[]) AS u(id, ms)) pp`;
-    await db.query(
-      upsert(
-        level,
-        `(SELECT r.* FROM ${parents} CROSS JOIN LATERAL (
-          SELECT ${rollupUnits(spec)} FROM ${table} r WHERE r.${idc} = pp.id AND r.level = ${below}
-             AND r.bucket >= pp.p AND r.bucket < pp.p + interval '${level} minutes' OFFSET 0) r)`,
-      ),
-      [ids, buckets],
-    );
-  }
 }
 
 /**
