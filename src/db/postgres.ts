@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { Database, QueryOptions, Transaction } from './types.js';
 import { INDEX_ORDER, queryWithIndexOrder } from './index-order.js';
+import { dropsConnection } from './deadline.js';
 import { onConnection } from './postgres-connection.js';
 import { listen } from './postgres-listen.js';
 import { sendStatement, statementName } from './postgres-statement.js';
@@ -60,42 +61,55 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     },
   });
 
-  const connected = <T>(ms: number, work: (c: pg.PoolClient) => Promise<T>) =>
-    onConnection(pool, ms, work);
+  /** `again`: whether work that lost its connection may run again on another (onConnection). */
+  const connected = <T>(
+    ms: number,
+    work: (c: pg.PoolClient) => Promise<T>,
+    again?: (err: unknown) => boolean,
+  ) => onConnection(pool, ms, work, again);
   await connected(10_000, (c) => c.query('select 1'));
   // A transaction's connection runs one query at a time: queries sent side by side wait their turn
   // here (pg would queue them too, but that use is deprecated), and COMMIT or ROLLBACK waits for
   // them all, so nothing runs on the connection once it is back in the pool.
-  const within = <T>(ms: number, begin: string, fn: (tx: Transaction) => Promise<T>): Promise<T> =>
-    connected(ms, async (client) => {
-      const c = q(client);
-      let last: Promise<unknown> = Promise.resolve();
-      let ended = false;
-      const inTurn = <R>(run: () => Promise<R>): Promise<R> => {
-        if (ended) return Promise.reject(new Error('the transaction has ended'));
-        const next = last.then(run, run);
-        last = next.catch(() => {});
-        return next;
-      };
-      const end = (sql: string) => {
-        const done = inTurn(() => c.exec(sql));
-        ended = true;
-        return done;
-      };
-      try {
-        await client.query(begin);
-        const result = await fn({
-          query: <T>(sql: string, params?: unknown[], options?: QueryOptions) =>
-            inTurn(() => queryWithIndexOrder<T>(c, sql, params, options)),
-          exec: (sql) => inTurn(() => c.exec(sql)),
-        });
-        await end('COMMIT');
-        return result;
-      } catch (err) {
-        await end('ROLLBACK').catch(() => {});
-        throw err;
-      }
-    });
+  const within = <T>(
+    ms: number,
+    begin: string,
+    fn: (tx: Transaction) => Promise<T>,
+    again?: (err: unknown) => boolean,
+  ): Promise<T> =>
+    connected(
+      ms,
+      async (client) => {
+        const c = q(client);
+        let last: Promise<unknown> = Promise.resolve();
+        let ended = false;
+        const inTurn = <R>(run: () => Promise<R>): Promise<R> => {
+          if (ended) return Promise.reject(new Error('the transaction has ended'));
+          const next = last.then(run, run);
+          last = next.catch(() => {});
+          return next;
+        };
+        const end = (sql: string) => {
+          const done = inTurn(() => c.exec(sql));
+          ended = true;
+          return done;
+        };
+        try {
+          await client.query(begin);
+          const result = await fn({
+            query: <T>(sql: string, params?: unknown[], options?: QueryOptions) =>
+              inTurn(() => queryWithIndexOrder<T>(c, sql, params, options)),
+            exec: (sql) => inTurn(() => c.exec(sql)),
+          });
+          await end('COMMIT');
+          return result;
+        } catch (err) {
+          await end('ROLLBACK').catch(() => {});
+          throw err;
+        }
+      },
+      again,
+    );
 
   /** A statement of QueryOptions.indexOrder on its own: in a transaction of its own, for SET LOCAL. */
   const indexOrdered = async <T>(c: pg.PoolClient, sql: string, params?: unknown[]) => {
@@ -113,11 +127,14 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
   const view = (ms: number): Database => ({
     kind: 'postgres',
     query: (sql, params, options) =>
-      connected(ms, (c) =>
-        options?.indexOrder ? indexOrdered(c, sql, params) : q(c).query(sql, params, options),
-      ),
+      options?.indexOrder
+        ? // A read: run again on a new connection whenever its own broke.
+          connected(ms, (c) => indexOrdered(c, sql, params), dropsConnection)
+        : connected(ms, (c) => q(c).query(sql, params, options)),
     transaction: (fn) => within(ms, 'BEGIN', fn),
-    snapshot: (fn) => within(ms, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn),
+    // Read only: nothing it did can have been written, so a broken connection means another try.
+    snapshot: (fn) =>
+      within(ms, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn, dropsConnection),
     exec: (sql) => connected(ms, (c) => q(c).exec(sql)),
     bounded: view,
     listen: (channel, onNotify) => listen(connection, channel, onNotify),
