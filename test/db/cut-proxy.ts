@@ -21,11 +21,11 @@ export class CutProxy {
   ) {}
 
   static async start(target: { host: string; port: number }): Promise<CutProxy> {
-    let proxy!: CutProxy;
-    const server = createServer((client) => proxy.pipe(client, target));
+    const made: { proxy?: CutProxy } = {};
+    const server = createServer((client) => made.proxy!.pipe(client, target));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    proxy = new CutProxy(server, (server.address() as { port: number }).port);
-    return proxy;
+    made.proxy = new CutProxy(server, (server.address() as { port: number }).port);
+    return made.proxy;
   }
 
   /** The next statement sent through the proxy (any connection) is cut as `how` says. */
