@@ -19,6 +19,19 @@ export interface PostgresOptions {
   connectTimeoutMs?: number;
 }
 
+/** Anything that writes, locks or has an effect outside the statement's result. */
+const EFFECTS =
+  /\b(INSERT|UPDATE|DELETE|MERGE|TRUNCATE|nextval|setval|pg_notify|pg_advisory\w*|pg_try_advisory\w*|pg_terminate_backend|pg_cancel_backend|FOR\s+(NO\s+KEY\s+)?(UPDATE|SHARE|KEY\s+SHARE))\b/i;
+
+/**
+ * Whether a statement only reads, so that running it again after its connection broke (a failover)
+ * can change nothing: a SELECT (or WITH) naming nothing that writes, locks or notifies. A statement
+ * that merely mentions such a word (in a literal, say) is taken for a write: it is then not run
+ * again, which is always safe. Writes settle their unknown outcome themselves (src/db/outcome.ts).
+ */
+export const readsOnly = (sql: string): boolean =>
+  /^\s*(SELECT|WITH)\b/i.test(sql) && !EFFECTS.test(sql);
+
 export async function openPostgres(url: string, opts: PostgresOptions = {}): Promise<Database> {
   const connection = {
     connectionString: url,
@@ -130,7 +143,11 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
       options?.indexOrder
         ? // A read: run again on a new connection whenever its own broke.
           connected(ms, (c) => indexOrdered(c, sql, params), dropsConnection)
-        : connected(ms, (c) => q(c).query(sql, params, options)),
+        : connected(
+            ms,
+            (c) => q(c).query(sql, params, options),
+            readsOnly(sql) ? dropsConnection : undefined,
+          ),
     transaction: (fn) => within(ms, 'BEGIN', fn),
     // Read only: nothing it did can have been written, so a broken connection means another try.
     snapshot: (fn) =>

@@ -8,6 +8,7 @@ import {
 } from '../../src/db/deadline.js';
 import { metEarlierAttempt, outcomeUnknown } from '../../src/db/outcome.js';
 import { onConnection } from '../../src/db/postgres-connection.js';
+import { readsOnly } from '../../src/db/postgres.js';
 
 // What a failover looks like to the pool, and what it does about it: a connection that broke, whose
 // server shuts down or is now a standby is dropped, never handed out again, and the call takes a new
@@ -135,5 +136,24 @@ describe('the pool through a failover', () => {
     );
     expect(rows).toEqual([1]);
     expect(runs).toBe(2);
+  });
+});
+
+describe('which plain statements run again on a new connection', () => {
+  it('reads only: yes; anything that writes, locks or notifies: no', () => {
+    expect(readsOnly('SELECT 1')).toBe(true);
+    expect(readsOnly('  with x AS (SELECT 1) SELECT * FROM x')).toBe(true);
+    for (const sql of [
+      'INSERT INTO t VALUES (1)',
+      'WITH w AS (INSERT INTO t VALUES (1) RETURNING 1) SELECT * FROM w',
+      'WITH d AS (DELETE FROM t RETURNING 1) SELECT count(*) FROM d',
+      'SELECT * FROM t FOR UPDATE SKIP LOCKED',
+      'SELECT * FROM t FOR NO KEY UPDATE',
+      "SELECT pg_notify('c', '')",
+      'SELECT pg_try_advisory_xact_lock(1, 2)',
+      "SELECT nextval('s')",
+      'UPDATE t SET a = 1',
+    ])
+      expect(readsOnly(sql), sql).toBe(false);
   });
 });
