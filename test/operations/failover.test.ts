@@ -1,4 +1,6 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upsertClient } from '../../src/auth/clients.js';
 import type { Database } from '../../src/db/index.js';
 import { migrate } from '../../src/db/migrate.js';
@@ -8,8 +10,8 @@ import { importDocument } from '../../src/provisioning/import.js';
 import { describeWith } from '../helper.js';
 import { kill } from './balancer.js';
 import { followStream, postWithRetry, sleep, type FollowedStream } from './clients.js';
-import { Cluster, type Member } from './cluster.js';
-import { startServerProcess, waitFor, type Running } from './process.js';
+import { Cluster, HAPROXY_PG_CFG, PATRONI_CFG, type Member } from './cluster.js';
+import { ROOT, startServerProcess, waitFor, type Running } from './process.js';
 
 // The service through a database failover (docs/deployment.md#database-failover): a Patroni cluster
 // of a primary and a synchronous standby behind HAProxy (test/operations/cluster.ts), the real server
@@ -281,4 +283,12 @@ describeWith(['patroni'], 'the service through a database failover [patroni]', (
     expect(server!.stderr().slice(quietSince)).not.toMatch(/failed/);
     expect(server!.child.exitCode).toBeNull();
   }, 240_000);
+});
+
+describe('docs/deployment.md', () => {
+  it('shows the Patroni and HAProxy configurations the failover test runs, as they are', () => {
+    const doc = readFileSync(join(ROOT, 'docs/deployment.md'), 'utf8');
+    expect(doc).toContain(`\`\`\`yaml\n${readFileSync(PATRONI_CFG, 'utf8')}\`\`\``);
+    expect(doc).toContain(`\`\`\`haproxy\n${readFileSync(HAPROXY_PG_CFG, 'utf8')}\`\`\``);
+  });
 });
