@@ -173,6 +173,7 @@ export class Cluster {
         PATRONI_POSTGRESQL_LISTEN: `127.0.0.1:${node.pgPort}`,
         PATRONI_POSTGRESQL_CONNECT_ADDRESS: `127.0.0.1:${node.pgPort}`,
         PATRONI_POSTGRESQL_DATA_DIR: node.dataDir,
+        PATRONI_POSTGRESQL_BIN_DIR: PG_BIN_DIR,
         PATRONI_POSTGRESQL_PGPASS: join(this.dir, `${node.name}.pgpass`),
         PATRONI_SUPERUSER_PASSWORD: PASSWORD,
         PATRONI_REPLICATION_PASSWORD: PASSWORD,

@@ -131,6 +131,23 @@ describeWith(['patroni'], 'the service through a database failover [patroni]', (
       );
     });
 
+  /** The longest time between two acknowledged log uploads in the 30 s after t, and when it ended. */
+  const writeGap = (t: number) => {
+    const acks = sent
+      .filter((s) => s.kind === 'logs' && s.status === 201)
+      .map((s) => s.at + s.ms)
+      .filter((a) => a > t && a < t + 30_000)
+      .sort((a, b) => a - b);
+    let gap = { length: 0, end: t };
+    let last = t;
+    for (const a of acks) {
+      if (a - last > gap.length) gap = { length: a - last, end: a };
+      last = a;
+    }
+    if (!acks.length) gap = { length: Infinity, end: Infinity };
+    return gap;
+  };
+
   const leaderOther = (name: string) => (ms: Member[]) =>
     ms.some((m) => m.role === 'leader' && m.name !== name && m.state === 'running');
 
@@ -190,9 +207,7 @@ describeWith(['patroni'], 'the service through a database failover [patroni]', (
     cluster.killPostmaster(first);
     await cluster.waitFor(leaderOther(first), 'a new leader');
     figures.promotedAfterKillMs = Date.now() - killedAt;
-    const writing = await firstWriteAfter(killedAt);
-    figures.writingAfterKillMs = writing - killedAt;
-    expect(writing - killedAt).toBeLessThan(30_000);
+    await firstWriteAfter(Date.now());
 
     // The old primary comes back as the synchronous standby; then a planned switchover to it.
     await cluster.waitFor(
@@ -208,8 +223,7 @@ describeWith(['patroni'], 'the service through a database failover [patroni]', (
     const sw = cluster.switchover(second, first);
     expect(await sw.exited, sw.stdout() + sw.stderr()).toBe(0);
     await cluster.waitFor(leaderOther(second), 'the switchover');
-    const back = await firstWriteAfter(Date.now());
-    figures.writingAfterSwitchoverMs = back - switchedAt;
+    await firstWriteAfter(Date.now());
 
     // Background work on the new primary: a reading uploaded now reaches the live stream.
     const value = 4242.5;
@@ -227,6 +241,17 @@ describeWith(['patroni'], 'the service through a database failover [patroni]', (
     await sleep(3000);
     loading = false;
     await load;
+
+    // Writing again: the longest stretch without a log upload acknowledged, within 30 s after each
+    // event (backends of a killed postmaster may still commit for a moment: the stretch, not the
+    // first acknowledgement after the kill, is the time without a primary).
+    const killGap = writeGap(killedAt);
+    figures.noWritesAfterKillMs = killGap.length;
+    figures.writingAgainAfterKillMs = killGap.end - killedAt;
+    expect(figures.writingAgainAfterKillMs).toBeLessThan(30_000);
+    const switchGap = writeGap(switchedAt);
+    figures.noWritesAfterSwitchoverMs = switchGap.length;
+    figures.writingAgainAfterSwitchoverMs = switchGap.end - switchedAt;
 
     // Every upload answered; none with an error, around either event.
     const uploads = sent.filter((s) => s.kind !== 'read');
