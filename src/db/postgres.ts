@@ -137,12 +137,16 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     }
   };
 
+  // A statement that only reads runs again on a new connection when its own broke (readsOnly).
   const view = (ms: number): Database => ({
     kind: 'postgres',
     query: (sql, params, options) =>
       options?.indexOrder
-        ? // A read: run again on a new connection whenever its own broke.
-          connected(ms, (c) => indexOrdered(c, sql, params), dropsConnection)
+        ? connected(
+            ms,
+            (c) => indexOrdered(c, sql, params),
+            readsOnly(sql) ? dropsConnection : undefined,
+          )
         : connected(
             ms,
             (c) => q(c).query(sql, params, options),
