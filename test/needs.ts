@@ -106,7 +106,7 @@ export const PG_BIN_DIR = '/usr/lib/postgresql/15/bin';
 
 /**
  * The database-failover suite builds a Patroni cluster (etcd, two PostgreSQL 15 nodes run as the
- * `postgres` user, HAProxy) and takes about two minutes: it runs when asked (TEST_FAILOVER=1, as
+ * `postgres` user, HAProxy) and takes about a minute and a half: it runs when asked (TEST_FAILOVER=1, as
  * CI does) and everything it needs is here.
  */
 function patroniMissing(env: Record<string, string | undefined>): Skip | undefined {
@@ -130,7 +130,7 @@ function patroniMissing(env: Record<string, string | undefined>): Skip | undefin
   if (env.TEST_FAILOVER !== '1')
     return {
       reason:
-        'builds a database cluster and takes about two minutes: runs when asked (TEST_FAILOVER=1)',
+        'builds a database cluster and takes about a minute and a half: runs when asked (TEST_FAILOVER=1)',
       howToRun: FAILOVER_COMMAND,
     };
   return undefined;
