@@ -6,7 +6,8 @@ import { describe } from 'vitest';
 // No imports from src/: the reporter reads the types of this file in the main Vitest process.
 
 /** A database the tests run on, or a service or program a suite needs. */
-export type Need = 'pglite' | 'postgres' | 'redis' | 'haproxy' | 'pg_dump' | 'mosquitto';
+export type Need =
+  'pglite' | 'postgres' | 'redis' | 'haproxy' | 'pg_dump' | 'mosquitto' | 'patroni';
 
 /** Whether a program answers its version flag (it is installed and on PATH). */
 const runs = (program: string, flag: string) =>
@@ -87,6 +88,8 @@ export function unavailable(
             reason: `needs an MQTT broker at ${mqttUrl(env)} (apt-get install mosquitto; mosquitto -d -c /etc/mosquitto/mosquitto.conf)`,
             howToRun: 'mosquitto -d -c /etc/mosquitto/mosquitto.conf && npm test',
           };
+    case 'patroni':
+      return patroniMissing(env);
     case 'pg_dump':
       return runs('pg_dump', '--version') && runs('pg_restore', '--version')
         ? undefined
@@ -95,6 +98,42 @@ export function unavailable(
             howToRun: PG_COMMAND,
           };
   }
+}
+
+const FAILOVER_COMMAND = 'TEST_FAILOVER=1 npx vitest run test/operations/failover.test.ts';
+/** The PostgreSQL 15 server programs the Patroni cluster runs (Debian's postgresql-15). */
+export const PG_BIN_DIR = '/usr/lib/postgresql/15/bin';
+
+/**
+ * The database-failover suite builds a Patroni cluster (etcd, two PostgreSQL 15 nodes run as the
+ * `postgres` user, HAProxy) and takes about a minute and a half: it runs when asked (TEST_FAILOVER=1, as
+ * CI does) and everything it needs is here.
+ */
+function patroniMissing(env: Record<string, string | undefined>): Skip | undefined {
+  const install = 'apt-get install -y patroni etcd-server haproxy postgresql-15';
+  const missing = [
+    ['patroni', '--version'],
+    ['patronictl', '--help'],
+    ['etcd', '--version'],
+    ['haproxy', '-v'],
+    [`${PG_BIN_DIR}/postgres`, '--version'],
+  ]
+    .filter(([program, flag]) => !runs(program, flag))
+    .map(([program]) => program);
+  if (missing.length)
+    return { reason: `needs ${missing.join(', ')} (${install})`, howToRun: FAILOVER_COMMAND };
+  if (process.getuid?.() !== 0 || !runs('id', 'postgres'))
+    return {
+      reason: 'runs PostgreSQL as the postgres user, so it must run as root with that user present',
+      howToRun: `sudo ${FAILOVER_COMMAND}`,
+    };
+  if (env.TEST_FAILOVER !== '1')
+    return {
+      reason:
+        'builds a database cluster and takes about a minute and a half: runs when asked (TEST_FAILOVER=1)',
+      howToRun: FAILOVER_COMMAND,
+    };
+  return undefined;
 }
 
 /** Why a suite that needs all of `needs` cannot run here (undefined: it can). */

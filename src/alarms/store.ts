@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/index.js';
+import { newOutcomeId, outcomeCte, settle } from '../db/outcome.js';
 import { withAlarmEvents } from '../stream/publish.js';
 import {
   keyOf,
@@ -47,20 +48,27 @@ DO UPDATE SET
   value = CASE WHEN EXCLUDED.last_seen >= a.last_seen THEN EXCLUDED.value ELSE a.value END
 RETURNING (xmax = 0) AS created, ${RECORD_COLUMNS}`,
   `CASE WHEN created THEN 'created' ELSE 'duplicate' END`,
+  // The request's outcome, in the same commit: what it answers, should its connection break at commit.
+  [outcomeCte('$11', `COALESCE(jsonb_agg(to_jsonb(changed)), '[]'::jsonb)`, 'changed')],
 );
 
 /**
  * Stores the groups of one site in one statement. Groups should come sorted by key, so that
  * concurrent requests lock shared keys in the same order. Returns, by key, whether the row was
- * created (else an open alarm was bumped) and the record as it now stands.
+ * created (else an open alarm was bumped) and the record as it now stands. A send whose connection
+ * broke during the statement (a failover) is settled on a new connection (src/db/outcome.ts): the
+ * rows its commit recorded, or the same send again (same request id) when it did not commit, so an
+ * occurrence is never counted twice; `until` (epoch ms) bounds that.
  */
 export async function upsertAlarms(
   db: Queryable,
   siteId: number,
   groups: AlarmGroup[],
+  until = Date.now() + 30_000,
 ): Promise<Map<string, { created: boolean; record: AlarmRecord }>> {
   const col = <T>(f: (g: AlarmGroup) => T) => groups.map(f);
-  const rows = await db.query<RecordRow & { created: boolean }>(UPSERT, [
+  const id = newOutcomeId();
+  const params = [
     siteId,
     col((g) => g.typeId),
     col((g) => g.equipmentId),
@@ -71,7 +79,16 @@ export async function upsertAlarms(
     col((g) => new Date(g.firstSeen).toISOString()),
     col((g) => new Date(g.lastSeen).toISOString()),
     col((g) => g.occurrences),
-  ]);
+    id,
+  ];
+  type Stored = RecordRow & { created: boolean };
+  const rows = await settle(() => db.query<Stored>(UPSERT, params), {
+    ids: [id],
+    until,
+    lookup: () => db,
+    // The recorded rows are the statement's own as JSON: times as text, which toRecord reads alike.
+    recorded: (found) => found.get(id) as Stored[],
+  });
   return new Map(
     rows.map((r) => [
       keyOf(r.EquipmentTypeID, r.EquipmentID, r.AlarmType),

@@ -29,8 +29,16 @@ export const isOutOfTime = (err: unknown): boolean =>
   (err instanceof DatabaseTimeout && err.running) || errorCode(err) === '57014';
 
 // 08: connection exception; 57P01-03: shutdown, cannot connect now; 57014: statement cancelled
-// (server-side statement_timeout); 55P03: lock not available (lock_timeout); 53300: too many connections.
-const SERVER_CODES = /^(08|57P0[123]$|57014$|55P03$|53300$)/;
+// (server-side statement_timeout); 55P03: lock not available (lock_timeout); 53300: too many connections;
+// 25006: a write sent to a server that is (now) a standby.
+const SERVER_CODES = /^(08|57P0[123]$|57014$|55P03$|53300$|25006$)/;
+/**
+ * Server codes that say the connection itself is done for: its server went away or is shutting down
+ * (08, 57P01-03), or is no longer the primary (25006 read_only_sql_transaction: a connection that
+ * landed on a standby, or a primary demoted under it). Such a connection is dropped, never handed to
+ * another call (see dropsConnection).
+ */
+const CONNECTION_CODES = /^(08|57P0[123]$|25006$)/;
 const NETWORK_CODES = new Set([
   'ECONNRESET',
   'ECONNREFUSED',
@@ -40,8 +48,12 @@ const NETWORK_CODES = new Set([
   'ENETUNREACH',
   'EAI_AGAIN',
 ]);
-const DRIVER_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|Cannot use a pool after calling end|PGlite is closed/;
+/** pg's words for a connection that broke or could not be made in time. */
+const LOST_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/;
+const DRIVER_MESSAGES = new RegExp(
+  `${LOST_MESSAGES.source}|Client was closed|Cannot use a pool after calling end|PGlite is closed`,
+);
 
 /** A text property of an error (code, message), '' when it has none. */
 const textOf = (err: unknown, key: 'code' | 'message'): string => {
@@ -64,6 +76,27 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     DRIVER_MESSAGES.test(textOf(err, 'message'))
   );
 }
+
+/**
+ * Whether an error means its connection must be dropped and a new one made (a failover, a restart):
+ * the connection broke, its server is shutting down, or it is no longer the primary. Never an answer
+ * for the client by itself: the pool reconnects and, where that is safe, tries again.
+ */
+export function dropsConnection(err: unknown): boolean {
+  const code = errorCode(err);
+  return (
+    CONNECTION_CODES.test(code) ||
+    NETWORK_CODES.has(code) ||
+    LOST_MESSAGES.test(textOf(err, 'message'))
+  );
+}
+
+/**
+ * Whether a statement that failed so certainly wrote nothing: the server refused a write as a standby
+ * (25006), or no connection was had at all. Otherwise a broken connection leaves the outcome of what
+ * it was running unknown (see src/db/outcome.ts).
+ */
+export const wroteNothing = (err: unknown): boolean => errorCode(err) === '25006';
 
 /**
  * Asks the server to cancel what a backend is running (the protocol's CancelRequest, on a connection

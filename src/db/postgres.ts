@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { Database, QueryOptions, Transaction } from './types.js';
 import { INDEX_ORDER, queryWithIndexOrder } from './index-order.js';
+import { dropsConnection } from './deadline.js';
 import { onConnection } from './postgres-connection.js';
 import { listen } from './postgres-listen.js';
 import { sendStatement, statementName } from './postgres-statement.js';
@@ -17,6 +18,19 @@ export interface PostgresOptions {
    */
   connectTimeoutMs?: number;
 }
+
+/** Anything that writes, locks or has an effect outside the statement's result. */
+const EFFECTS =
+  /\b(INSERT|UPDATE|DELETE|MERGE|TRUNCATE|nextval|setval|pg_notify|pg_advisory\w*|pg_try_advisory\w*|pg_terminate_backend|pg_cancel_backend|FOR\s+(NO\s+KEY\s+)?(UPDATE|SHARE|KEY\s+SHARE))\b/i;
+
+/**
+ * Whether a statement only reads, so that running it again after its connection broke (a failover)
+ * can change nothing: a SELECT (or WITH) naming nothing that writes, locks or notifies. A statement
+ * that merely mentions such a word (in a literal, say) is taken for a write: it is then not run
+ * again, which is always safe. Writes settle their unknown outcome themselves (src/db/outcome.ts).
+ */
+export const readsOnly = (sql: string): boolean =>
+  /^\s*(SELECT|WITH)\b/i.test(sql) && !EFFECTS.test(sql);
 
 export async function openPostgres(url: string, opts: PostgresOptions = {}): Promise<Database> {
   const connection = {
@@ -60,42 +74,55 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     },
   });
 
-  const connected = <T>(ms: number, work: (c: pg.PoolClient) => Promise<T>) =>
-    onConnection(pool, ms, work);
+  /** `again`: whether work that lost its connection may run again on another (onConnection). */
+  const connected = <T>(
+    ms: number,
+    work: (c: pg.PoolClient) => Promise<T>,
+    again?: (err: unknown) => boolean,
+  ) => onConnection(pool, ms, work, again);
   await connected(10_000, (c) => c.query('select 1'));
   // A transaction's connection runs one query at a time: queries sent side by side wait their turn
   // here (pg would queue them too, but that use is deprecated), and COMMIT or ROLLBACK waits for
   // them all, so nothing runs on the connection once it is back in the pool.
-  const within = <T>(ms: number, begin: string, fn: (tx: Transaction) => Promise<T>): Promise<T> =>
-    connected(ms, async (client) => {
-      const c = q(client);
-      let last: Promise<unknown> = Promise.resolve();
-      let ended = false;
-      const inTurn = <R>(run: () => Promise<R>): Promise<R> => {
-        if (ended) return Promise.reject(new Error('the transaction has ended'));
-        const next = last.then(run, run);
-        last = next.catch(() => {});
-        return next;
-      };
-      const end = (sql: string) => {
-        const done = inTurn(() => c.exec(sql));
-        ended = true;
-        return done;
-      };
-      try {
-        await client.query(begin);
-        const result = await fn({
-          query: <T>(sql: string, params?: unknown[], options?: QueryOptions) =>
-            inTurn(() => queryWithIndexOrder<T>(c, sql, params, options)),
-          exec: (sql) => inTurn(() => c.exec(sql)),
-        });
-        await end('COMMIT');
-        return result;
-      } catch (err) {
-        await end('ROLLBACK').catch(() => {});
-        throw err;
-      }
-    });
+  const within = <T>(
+    ms: number,
+    begin: string,
+    fn: (tx: Transaction) => Promise<T>,
+    again?: (err: unknown) => boolean,
+  ): Promise<T> =>
+    connected(
+      ms,
+      async (client) => {
+        const c = q(client);
+        let last: Promise<unknown> = Promise.resolve();
+        let ended = false;
+        const inTurn = <R>(run: () => Promise<R>): Promise<R> => {
+          if (ended) return Promise.reject(new Error('the transaction has ended'));
+          const next = last.then(run, run);
+          last = next.catch(() => {});
+          return next;
+        };
+        const end = (sql: string) => {
+          const done = inTurn(() => c.exec(sql));
+          ended = true;
+          return done;
+        };
+        try {
+          await client.query(begin);
+          const result = await fn({
+            query: <T>(sql: string, params?: unknown[], options?: QueryOptions) =>
+              inTurn(() => queryWithIndexOrder<T>(c, sql, params, options)),
+            exec: (sql) => inTurn(() => c.exec(sql)),
+          });
+          await end('COMMIT');
+          return result;
+        } catch (err) {
+          await end('ROLLBACK').catch(() => {});
+          throw err;
+        }
+      },
+      again,
+    );
 
   /** A statement of QueryOptions.indexOrder on its own: in a transaction of its own, for SET LOCAL. */
   const indexOrdered = async <T>(c: pg.PoolClient, sql: string, params?: unknown[]) => {
@@ -110,14 +137,25 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     }
   };
 
+  // A statement that only reads runs again on a new connection when its own broke (readsOnly).
   const view = (ms: number): Database => ({
     kind: 'postgres',
     query: (sql, params, options) =>
-      connected(ms, (c) =>
-        options?.indexOrder ? indexOrdered(c, sql, params) : q(c).query(sql, params, options),
-      ),
+      options?.indexOrder
+        ? connected(
+            ms,
+            (c) => indexOrdered(c, sql, params),
+            readsOnly(sql) ? dropsConnection : undefined,
+          )
+        : connected(
+            ms,
+            (c) => q(c).query(sql, params, options),
+            readsOnly(sql) ? dropsConnection : undefined,
+          ),
     transaction: (fn) => within(ms, 'BEGIN', fn),
-    snapshot: (fn) => within(ms, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn),
+    // Read only: nothing it did can have been written, so a broken connection means another try.
+    snapshot: (fn) =>
+      within(ms, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn, dropsConnection),
     exec: (sql) => connected(ms, (c) => q(c).exec(sql)),
     bounded: view,
     listen: (channel, onNotify) => listen(connection, channel, onNotify),

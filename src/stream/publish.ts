@@ -22,11 +22,13 @@ export const INSERT_EVENTS = 'INSERT INTO stream_events (site_id, type, data)';
 export const withAlarmEvents = (
   statement: string,
   status: string,
+  /** More CTEs over `changed` (the outcome an upload records, src/db/outcome.ts). */
+  more: string[] = [],
 ) => `WITH changed AS (${statement}),
 ev AS (${INSERT_EVENTS}
   SELECT "SiteID", 'alarm', json_build_object('status', ${status}, 'alarm', row_to_json(changed))::text
     FROM changed ORDER BY "SiteAlarmLogID"),
-wake AS (SELECT pg_notify(${CHANNEL_SQL}, '') WHERE EXISTS (SELECT 1 FROM changed))
+${more.map((cte) => `${cte},\n`).join('')}wake AS (SELECT pg_notify(${CHANNEL_SQL}, '') WHERE EXISTS (SELECT 1 FROM changed))
 SELECT changed.* FROM changed LEFT JOIN wake ON true`;
 
 /** Configuration tables whose rows an import stamps with its time when it changes them. */

@@ -1,5 +1,6 @@
 import type { Database } from '../db/index.js';
-import { DatabaseTimeout, errorCode, isDatabaseUnavailable } from '../db/deadline.js';
+import { errorCode } from '../db/deadline.js';
+import { metEarlierAttempt, newOutcomeId, settle } from '../db/outcome.js';
 import type { Job, StoredByKind } from './jobs.js';
 import type { TelemetryKind } from './kinds.js';
 import type { Partitions } from './partitions.js';
@@ -8,17 +9,36 @@ import { buildStatement, type LogMode } from './statement.js';
 // The database side of the group commit (writer.ts): a group of rounds written in one statement, or
 // one transaction of a statement per round. Logs are first written with a plain INSERT (new data is
 // the rule, and it is about twice as fast); a stored key makes it fail as a whole, and the same jobs
-// are then upserted. What certainly or harmlessly failed is tried again.
+// are then upserted. What certainly failed is tried again; what may have committed (a connection
+// broken by a failover) is settled by the outcome it recorded (src/db/outcome.ts).
 
 /** After a plain INSERT met a stored key (replays), upsert straight away for this long. */
 const UPSERT_AFTER_CONFLICT_MS = 2000;
 const UNIQUE_VIOLATION = '23505';
 
 const TRANSIENT = new Set(['40001', '40P01']); // serialization failure, deadlock: nothing was written
-/** Worth another attempt: nothing was written, and the deadline has not passed. */
-const retryable = (err: unknown) =>
-  TRANSIENT.has(errorCode(err)) ||
-  (isDatabaseUnavailable(err) && !(err instanceof DatabaseTimeout));
+/** A reading's first current row met one a concurrent statement wrote (statement.ts): tried again at once. */
+const RACED_ATTEMPTS = 2;
+
+type CountRow = [job: number, kind: TelemetryKind, n: number];
+
+/** What each job of a round stored: a plain INSERT stores every entry of a log job; the statement's rows count the rest. */
+function countRound(round: Job[], mode: LogMode, rows: Iterable<CountRow>): StoredByKind[] {
+  const stored = round.map((job) => {
+    const byKind: StoredByKind = {};
+    if (mode === 'insert' && job.role === 'log')
+      for (const e of job.entries) byKind[e.kind] = (byKind[e.kind] ?? 0) + 1;
+    return byKind;
+  });
+  for (const [job, kind, n] of rows) stored[job][kind] = n;
+  return stored;
+}
+
+/** The counts a committed statement recorded (statement.ts: its mode and rows), as countRound makes them. */
+function recordedRound(round: Job[], result: unknown): StoredByKind[] {
+  const { mode, rows } = result as { mode: LogMode; rows: CountRow[] };
+  return countRound(round, mode, rows);
+}
 
 export class GroupWriter {
   private lastConflict = 0;
@@ -28,9 +48,12 @@ export class GroupWriter {
     private readonly partitions: Partitions,
   ) {}
 
-  /** Records stored per job and kind, in the order of jobs.flat() (`jobs`: the rounds' jobs). */
+  /**
+   * Records stored per job and kind, in the order of jobs.flat() (`jobs`: the rounds' jobs). A write
+   * whose connection broke (a failover) is settled on a new one until `deadline` (src/db/outcome.ts):
+   * answered with the counts its first attempt recorded when that committed, else written again.
+   */
   async write(jobs: Job[][], deadline: number): Promise<StoredByKind[]> {
-    const started = Date.now();
     const db = () => this.db.bounded(Math.max(1, deadline - Date.now()));
     const covering = this.partitions.cover(
       Math.max(...jobs.flat().map((j) => (j.role === 'log' ? j.maxTs : 0))),
@@ -45,35 +68,44 @@ export class GroupWriter {
       jobs.length === 1 && Date.now() - this.lastConflict > UPSERT_AFTER_CONFLICT_MS
         ? 'insert'
         : 'upsert';
-    for (let n = 0; ; n++) {
-      try {
-        return await this.execute(db(), jobs, sites, mode);
-      } catch (err) {
-        if (errorCode(err) === UNIQUE_VIOLATION && mode === 'insert' && hasLogs) {
-          this.lastConflict = Date.now();
-          mode = 'upsert';
-          n--;
-          continue;
+    const ids = jobs.map(() => newOutcomeId());
+    let raced = 0;
+    const attempt = async (): Promise<StoredByKind[]> => {
+      for (;;) {
+        try {
+          return await this.execute(db(), jobs, sites, mode, ids);
+        } catch (err) {
+          // A unique violation of a log or reading key: this statement stored nothing.
+          if (errorCode(err) === UNIQUE_VIOLATION && !metEarlierAttempt(err)) {
+            if (mode === 'insert' && hasLogs) {
+              this.lastConflict = Date.now();
+              mode = 'upsert';
+              continue;
+            }
+            // Otherwise a reading's first current row, written by a concurrent statement after this
+            // one began (statement.ts): an attempt right away sees that row.
+            if (hasReadings && raced++ < RACED_ATTEMPTS) continue;
+          }
+          throw err;
         }
-        // Otherwise a unique violation is a reading's first current row, written by a concurrent
-        // statement after this one began (statement.ts): nothing was stored, and an attempt right
-        // away sees that row.
-        const raced = errorCode(err) === UNIQUE_VIOLATION;
-        const again = raced ? hasReadings : retryable(err);
-        // Every write is idempotent (keyed upserts), so repeating one whose outcome is unknown cannot
-        // store anything twice; at worst a repeat counts as duplicates what the first attempt stored.
-        if (!again || n >= 2 || Date.now() - started > (deadline - started) / 2) throw err;
-        if (!raced) await new Promise((r) => setTimeout(r, 50 * (n + 1)));
       }
-    }
+    };
+    return settle(attempt, {
+      ids,
+      until: deadline,
+      transient: (err) => TRANSIENT.has(errorCode(err)),
+      lookup: db,
+      recorded: (found) => jobs.flatMap((round, r) => recordedRound(round, found.get(ids[r]))),
+    });
   }
 
-  /** Rows stored per job and kind, in the order of jobs.flat(). */
+  /** Rows stored per job and kind, in the order of jobs.flat(); round r records its outcome under ids[r]. */
   private async execute(
     db: Database,
     rounds: Job[][],
     sites: number[],
     mode: LogMode,
+    ids: string[],
   ): Promise<StoredByKind[]> {
     const results: StoredByKind[][] = [];
     const run = async (q: { query: Database['query'] }) => {
@@ -83,22 +115,19 @@ export class GroupWriter {
           r === 0 ? sites : undefined,
           mode,
           this.db.kind === 'postgres',
+          ids[r],
         );
-        // A plain INSERT stores every entry of a log job (or fails); the statement counts the rest.
-        const stored = rounds[r].map((job) => {
-          const byKind: StoredByKind = {};
-          if (mode === 'insert' && job.role === 'log')
-            for (const e of job.entries) byKind[e.kind] = (byKind[e.kind] ?? 0) + 1;
-          return byKind;
-        });
         // Prepared: under load the same few texts (one per mix of kinds and mode) are sent hundreds of times a second.
-        for (const row of await q.query<{ job: number; kind: TelemetryKind; n: number }>(
-          sql,
-          params,
-          { prepared: true },
-        ))
-          stored[row.job][row.kind] = row.n;
-        results.push(stored);
+        const rows = await q.query<{ job: number; kind: TelemetryKind; n: number }>(sql, params, {
+          prepared: true,
+        });
+        results.push(
+          countRound(
+            rounds[r],
+            mode,
+            rows.map((row): CountRow => [row.job, row.kind, row.n]),
+          ),
+        );
       }
     };
     if (rounds.length === 1) await run(db);

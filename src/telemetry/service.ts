@@ -11,6 +11,11 @@ import { readHorizon, UploadHorizon } from './retention/horizon.js';
 import { runRetention } from './retention/pass.js';
 import { describeRetention } from './retention/report.js';
 import { RetentionScheduler } from './retention/scheduler.js';
+import { pruneOutcomes } from '../db/outcome.js';
+import { PeriodicTask } from '../periodic-task.js';
+
+/** How often the outcomes older than OUTCOME_KEEP are removed. */
+const OUTCOME_PRUNE_MS = 60_000;
 import { TelemetryWriter } from './writer.js';
 
 // The upload path of one instance: the partitions it writes into, the equipment directory that
@@ -33,6 +38,8 @@ export class TelemetryService {
   /** The hourly retention pass; none with RETENTION_DAYS=0. */
   readonly retention: RetentionScheduler | undefined;
   private readonly horizon: UploadHorizon;
+  /** Removes the outcomes uploads recorded (src/db/outcome.ts) once no request can need them. */
+  private readonly outcomes: PeriodicTask;
 
   private constructor(
     db: Database,
@@ -82,6 +89,11 @@ export class TelemetryService {
           })
         : undefined;
     this.horizon = new UploadHorizon(db, settings.RETENTION_DAYS, horizon);
+    this.outcomes = new PeriodicTask(() => pruneOutcomes(db.bounded(settings.WRITE_TIMEOUT_MS)), {
+      intervalMs: OUTCOME_PRUNE_MS,
+      onError: (err) =>
+        opts.log.warn({ err }, 'pruning upload outcomes failed; the next run retries'),
+    });
     // A pass's steps take the time they need (each statement bounded by the server's statement_timeout,
     // each lock wait by the pass itself), so it does not use the requests' deadlines.
     const unbounded = db.bounded(Infinity);
@@ -120,6 +132,7 @@ export class TelemetryService {
   start(): void {
     this.refresher?.start();
     this.retention?.start();
+    this.outcomes.start();
   }
 
   /**
@@ -143,6 +156,11 @@ export class TelemetryService {
 
   /** Writes already accepted finish (their requests are answered); the refresher and retention stop. */
   async close(): Promise<void> {
-    await Promise.all([this.writer.idle(), this.refresher?.stop(), this.retention?.stop()]);
+    await Promise.all([
+      this.writer.idle(),
+      this.refresher?.stop(),
+      this.retention?.stop(),
+      this.outcomes.stop(),
+    ]);
   }
 }

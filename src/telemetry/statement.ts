@@ -1,3 +1,4 @@
+import { outcomeCte } from '../db/outcome.js';
 import type { Job } from './jobs.js';
 import { StatementBuilder, type Statement } from './statement-builder.js';
 import { addLogs, type LogMode } from './statement-logs.js';
@@ -20,6 +21,11 @@ export function buildStatement(
   mode: LogMode,
   /** Numeric arrays as binary parameters (PostgreSQL; PGlite takes none). */
   binary = false,
+  /**
+   * The request id whose outcome the statement records with its counts and mode, in the same
+   * commit (write_outcomes; src/db/outcome.ts), so that an unknown outcome can be looked up.
+   */
+  outcomeId?: string,
 ): Statement {
   const b = new StatementBuilder(binary);
   addLogs(b, jobs, mode);
@@ -30,8 +36,17 @@ export function buildStatement(
   const counted = b.counted.length
     ? b.counted
     : ['SELECT NULL::int AS job, NULL::text AS kind WHERE false'];
-  const sql = `WITH ${b.ctes.join(',\n')}
-SELECT job, kind, count(*)::int AS n FROM (${counted.join(' UNION ALL ')}) x GROUP BY job, kind`;
+  const counts = `SELECT job, kind, count(*)::int AS n FROM (${counted.join(' UNION ALL ')}) x GROUP BY job, kind`;
+  if (outcomeId === undefined)
+    return { sql: `WITH ${b.ctes.join(',\n')}\n${counts}`, params: b.params };
+  b.params.push(outcomeId);
+  const recorded = outcomeCte(
+    `$${b.params.length}`,
+    `jsonb_build_object('mode', '${mode}', 'rows', COALESCE(jsonb_agg(jsonb_build_array(job, kind, n)), '[]'::jsonb))`,
+    'counts',
+  );
+  const sql = `WITH ${b.ctes.join(',\n')},\ncounts AS (${counts}),\n${recorded}
+SELECT job, kind, n FROM counts`;
   return { sql, params: b.params };
 }
 

@@ -130,8 +130,15 @@ const listActive: TypedHandler<ReturnType<typeof listActiveAlarmsSchema>> = asyn
 
 export async function alarmRoutes(app: FastifyTypebox): Promise<void> {
   const max = app.settings.MAX_BATCH;
-  app.post('/edge/alarms', { schema: sendAlarmSchema }, sendAlarm);
-  app.post('/edge/alarms/batch', { schema: sendAlarmBatchSchema(max) }, sendAlarmBatch);
+  // Sends are uploads from the edge: they have an upload's time (WRITE_TIMEOUT_MS), within which a
+  // send whose commit is unknown (a database failover) is settled (src/alarms/store.ts).
+  const upload = { answerWithinMs: app.settings.WRITE_TIMEOUT_MS };
+  app.post('/edge/alarms', { schema: sendAlarmSchema, config: upload }, sendAlarm);
+  app.post(
+    '/edge/alarms/batch',
+    { schema: sendAlarmBatchSchema(max), config: upload },
+    sendAlarmBatch,
+  );
   app.post('/edge/alarms/resolve', { schema: resolveAlarmsSchema(max) }, resolveSiteAlarms);
   app.post('/edge/alarms/active', { schema: listActiveAlarmsSchema(max) }, listActive);
 }
