@@ -86,9 +86,13 @@ const hasClosedQuarter = (times: number[]) => {
 
 /**
  * Rolls up, in the upload statement, the closed quarters among those it writes (`a<k>`): those after
- * the retention horizon and not already marked stale (a mark means some transaction left that quarter
- * to the refresher; it stays). Returns the relation of the quarters to mark: the others, and those
- * whose rollups another transaction changed meanwhile (rebuild-statement.ts).
+ * the retention horizon, in a day of the equipment with no quarter marked stale. A mark means the
+ * refresher will rebuild that quarter with its hour and day, or is doing so right now (its delete of
+ * the mark is not yet committed): the upload then leaves that whole day to it rather than write rows
+ * the refresher may be writing too (two writers of a new row wait for each other, and the refresher
+ * then waits while holding the mark this upload would wait for). Returns the relation of the quarters
+ * to mark: the others, and those whose rollups another transaction changed meanwhile
+ * (rebuild-statement.ts).
  */
 function rollUp(
   b: StatementBuilder,
@@ -100,7 +104,8 @@ function rollUp(
   const unit = UNITS[spec.kind];
   b.ctes.push(
     `q${k} AS MATERIALIZED (SELECT id, b FROM a${k} x WHERE b + interval '15 minutes' <= now() AND b >= ${HORIZON_SQL}
-        AND NOT EXISTS (SELECT 1 FROM rollup_dirty m WHERE m.kind = ${unit.code} AND m.equipment_id = x.id AND m.bucket = x.b))`,
+        AND NOT EXISTS (SELECT 1 FROM rollup_dirty m WHERE m.kind = ${unit.code} AND m.equipment_id = x.id
+          AND m.bucket >= ${binOf(1440, 'x.b')} AND m.bucket < ${binOf(1440, 'x.b')} + interval '1 day'))`,
   );
   const { ctes, failed } = rebuildCtes(unit, `r${k}_`, { quarters: `q${k}`, fresh, replaced });
   b.ctes.push(...ctes);

@@ -83,13 +83,15 @@ export function rebuildCtes(
     ctes.push(
       `${p}s${level} AS MATERIALIZED (SELECT u.*, c.ctid AS rt, c.xmin AS rx, l.xmin AS lx FROM ${p}u${level} u
          LEFT JOIN LATERAL (SELECT r.ctid, r.xmin FROM ${table} r
-           WHERE r.${idc} = u.id AND r.level = ${level} AND r.bucket = u.grp) c ON true
+           WHERE r.${idc} = u.id AND r.level = ${level} AND r.bucket = u.grp OFFSET 0) c ON true
          LEFT JOIN LATERAL (SELECT r.xmin FROM ${table} r
            WHERE r.${idc} = u.id AND r.level = ${level} AND r.bucket = u.grp FOR UPDATE SKIP LOCKED) l ON true)`,
-      // Updated where the latest version is still the snapshot's, inserted where there was none (and
-      // none appeared meanwhile).
+      // Updated where the latest version is still the snapshot's (found by address: a TID scan, whatever
+      // the statistics), inserted where there was none (and none appeared meanwhile).
       `${p}w${level} AS (UPDATE ${table} t SET (${cols}) = (${names.map((n) => `s.${n}`).join(', ')})
-         FROM ${p}s${level} s WHERE s.rt IS NOT NULL AND s.lx = s.rx AND t.ctid = s.rt AND t.xmin = s.rx
+         FROM ${p}s${level} s
+         WHERE t.ctid = ANY(ARRAY(SELECT rt FROM ${p}s${level} WHERE rt IS NOT NULL AND lx = rx))
+           AND t.ctid = s.rt AND s.lx = s.rx AND t.xmin = s.rx
          RETURNING t.${idc} AS id, t.bucket)`,
       `${p}n${level} AS (INSERT INTO ${table} (${idc}, level, bucket, ${cols})
          SELECT id, ${level}, grp, ${cols} FROM ${p}s${level} WHERE rt IS NULL ORDER BY id, grp
