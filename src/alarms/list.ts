@@ -105,7 +105,10 @@ export async function listJournal(
     );
     if (!known.n)
       throw notFound(`alarm ${alarmId} does not exist at the requested sites`, [
-        { path: '/SiteAlarmLogID', message: `alarm ${alarmId} does not exist at the requested sites` },
+        {
+          path: '/SiteAlarmLogID',
+          message: `alarm ${alarmId} does not exist at the requested sites`,
+        },
       ]);
   }
   const { data, total } = await readJournal(db, {

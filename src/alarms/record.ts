@@ -92,7 +92,8 @@ export type ListRow = RecordRow & {
   ResolveNote: string | null;
 };
 
-const iso = (t: DbTime | null | undefined): string | null => (t == null ? null : toIso(new Date(t)));
+const iso = (t: DbTime | null | undefined): string | null =>
+  t == null ? null : toIso(new Date(t));
 
 export function toListRecord(r: ListRow): AlarmListRecord {
   return {

@@ -3,7 +3,6 @@ import { parseAlarm, storeAlarms } from '../../src/alarms/send.js';
 import { markResolved } from '../../src/alarms/store.js';
 import { describeEachBackend, startApp, type TestContext } from '../helper.js';
 import { closeStreams, listen, openStream, type Stream } from '../stream/fixtures.js';
-import { until } from '../wait.js';
 import { minutesAgo, SENSOR, SITE2_SENSOR } from './fixtures.js';
 import { aroundNow, managementClient, type ManagementClient } from './management-fixtures.js';
 
@@ -49,9 +48,12 @@ describeEachBackend('alarm management', (backend) => {
     (await op.journal({ siteIds, ...aroundNow(), SiteAlarmLogID: id })).body.data;
   /** The next alarm event of this alarm on the stream, from event index `from`. */
   const eventOf = (id: string, status: string, from = 0) =>
-    s.next((e) => e.type === 'alarm' && e.data.alarm.SiteAlarmLogID === id && e.data.status === status, {
-      from,
-    });
+    s.next(
+      (e) => e.type === 'alarm' && e.data.alarm.SiteAlarmLogID === id && e.data.status === status,
+      {
+        from,
+      },
+    );
 
   it('a new alarm carries Source, RaisedAt (its arrival), and is unacknowledged and unshelved', async () => {
     const before = Date.now();
@@ -106,7 +108,9 @@ describeEachBackend('alarm management', (backend) => {
     expect(Date.parse(until30) - before).toBeLessThan(31 * 60_000);
     expect((await activeRecord(id)).ShelvedUntil).toBe(until30);
 
-    expect((await op.unshelve(1, [id])).body).toEqual([{ SiteAlarmLogID: id, status: 'unshelved' }]);
+    expect((await op.unshelve(1, [id])).body).toEqual([
+      { SiteAlarmLogID: id, status: 'unshelved' },
+    ]);
     expect((await activeRecord(id)).ShelvedUntil).toBeNull();
     expect((await op.unshelve(1, [id])).body).toEqual([
       { SiteAlarmLogID: id, status: 'not_shelved' },
@@ -142,7 +146,13 @@ describeEachBackend('alarm management', (backend) => {
     expect([...ids].sort((a, b) => (a < b ? -1 : 1))).toEqual(ids);
 
     // Paged: the same entries one at a time, total counting all of them.
-    const page2 = await op.journal({ siteIds: [1], ...aroundNow(), SiteAlarmLogID: id, page: 2, perPage: 1 });
+    const page2 = await op.journal({
+      siteIds: [1],
+      ...aroundNow(),
+      SiteAlarmLogID: id,
+      page: 2,
+      perPage: 1,
+    });
     expect(page2.body).toMatchObject({ page: 2, perPage: 1, total: 5, totalPages: 5 });
     expect(page2.body.data).toEqual([entries[1]]);
   });
@@ -155,7 +165,9 @@ describeEachBackend('alarm management', (backend) => {
     await op.acknowledge(1, [acked]);
     await op.resolve(1, [resolved], 'fixed');
     const ids = (body: any) =>
-      body.data.map((a: any) => a.SiteAlarmLogID).filter((x: string) => [open, acked, resolved].includes(x));
+      body.data
+        .map((a: any) => a.SiteAlarmLogID)
+        .filter((x: string) => [open, acked, resolved].includes(x));
 
     const all = await op.list({ siteIds: [1], ...range });
     expect(all.status).toBe(200);
@@ -171,7 +183,10 @@ describeEachBackend('alarm management', (backend) => {
     const times = all.body.data.map((a: any) => a.RaisedAt);
     expect([...times].sort().reverse()).toEqual(times);
 
-    expect(ids((await op.list({ siteIds: [1], ...range, state: 'active' })).body)).toEqual([acked, open]);
+    expect(ids((await op.list({ siteIds: [1], ...range, state: 'active' })).body)).toEqual([
+      acked,
+      open,
+    ]);
     expect(ids((await op.list({ siteIds: [1], ...range, state: 'unacknowledged' })).body)).toEqual([
       resolved,
       open,
@@ -193,7 +208,11 @@ describeEachBackend('alarm management', (backend) => {
     const id = await raise();
     await op.acknowledge(1, [id]);
     const acked = await eventOf(id, 'acknowledged', from);
-    expect(acked.data).toEqual({ siteId: 1, status: 'acknowledged', alarm: await activeRecord(id) });
+    expect(acked.data).toEqual({
+      siteId: 1,
+      status: 'acknowledged',
+      alarm: await activeRecord(id),
+    });
     await op.shelve(1, [id], 15);
     const shelved = await eventOf(id, 'shelved', from);
     expect(shelved.data.alarm).toEqual(await activeRecord(id));
@@ -222,12 +241,22 @@ describeEachBackend('alarm management', (backend) => {
   });
 
   it('raises and resolves through the store (as rules do) carry their Source and By into the journal', async () => {
-    const alarm = parseAlarm({ sensorID: SENSOR, alarmType: 'RuleHigh', message: 'above', timestamp: minutesAgo(1) }, 0, '');
+    const alarm = parseAlarm(
+      { sensorID: SENSOR, alarmType: 'RuleHigh', message: 'above', timestamp: minutesAgo(1) },
+      0,
+      '',
+    );
     alarm.equipment = { field: 'sensorID', kind: 'sensor', typeId: 5, id: SENSOR };
     const [sent] = await storeAlarms(ctx.db, 1, [alarm], { source: 'rule', by: 'rule:7' });
     expect(sent.alarm.Source).toBe('rule');
     // An edge send of the same key is a duplicate of it: no new journal entry, Source stays.
-    const dup = await op.send({ siteId: 1, sensorID: SENSOR, alarmType: 'RuleHigh', message: 'edge', timestamp: minutesAgo(0) });
+    const dup = await op.send({
+      siteId: 1,
+      sensorID: SENSOR,
+      alarmType: 'RuleHigh',
+      message: 'edge',
+      timestamp: minutesAgo(0),
+    });
     expect(dup.body).toEqual({ SiteAlarmLogID: sent.SiteAlarmLogID, status: 'duplicate' });
     await markResolved(ctx.db, 1, [{ id: sent.SiteAlarmLogID, note: null }], 'rule:7');
     expect((await journalOf(sent.SiteAlarmLogID)).map((e: any) => [e.Event, e.By])).toEqual([

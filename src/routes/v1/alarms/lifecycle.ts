@@ -117,7 +117,7 @@ const journalSchema = (max: number) => ({
     'Every change of the alarms of the sites with its Time in the range, oldest first (by Time, then EventID): ' +
     'raised, acknowledged, shelved, unshelved, resolved (and the notifications), with By (a client id, ' +
     '"rule:<AlarmRuleID>", "communication", or null for the service itself) and the Note. A duplicate send changes ' +
-    'nothing but Occurrences and has no entry. With SiteAlarmLogID, only that alarm\'s entries; it must be an alarm ' +
+    "nothing but Occurrences and has no entry. With SiteAlarmLogID, only that alarm's entries; it must be an alarm " +
     `of one of the sites (else 404). ${RANGE_RULES}`,
   body: AlarmJournalFilterDto(max),
   response: { 200: AlarmJournalPageDto, ...securedErrors(403, 404) },
