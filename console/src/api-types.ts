@@ -1600,6 +1600,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/alarms/kpis": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Alarm performance of sites over a range (ISA-18.2 / EEMUA 191)
+         * @description One AlarmKpisDto per requested site, in request order. An alarm counts when its RaisedAt (when the service raised it) lies in [start, end) (end exclusive, after start, at most 366 days later). The windows are the 10-minute UTC-aligned windows overlapping [start, end), partial ones included. Every site must be reachable (else 403). Answers text/csv when Accept prefers it to application/json: a header line of the field names, one line per site, null as an empty field, TopAlarms and Chattering each one field of `<EquipmentTypeID>:<EquipmentID>:<AlarmType>=<Count>` separated by spaces (an empty id for a site alarm), Series left out.
+         */
+        post: operations["loadAlarmKpis"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/transactions/logs/load": {
         parameters: {
             query?: never;
@@ -3329,6 +3349,65 @@ export interface components {
             perPage: number;
             total: number;
             totalPages: number;
+        };
+        /** AlarmKpisRequestDto */
+        AlarmKpisRequestDto: {
+            /** @description 1 to 10000 site ids */
+            siteIds: number[];
+            /** @description inclusive */
+            start: string;
+            /** @description exclusive; after start, at most 366 days later */
+            end: string;
+            /**
+             * @description add Series, alarms raised per UTC-aligned window of this length (JSON only); at most 100000 elements over all sites
+             * @enum {string}
+             */
+            series?: "10m" | "1h" | "1d";
+        };
+        /**
+         * AlarmKeyCountDto
+         * @description An alarm key (site, equipment, alarm type) and how often it was raised
+         */
+        AlarmKeyCountDto: {
+            /** @description as in the alarm records; null for a site alarm */
+            EquipmentTypeID: number | null;
+            /** @description 64-bit integer as a string */
+            EquipmentID: string | null;
+            AlarmType: string;
+            /** @description alarms of this key raised in the range */
+            Count: number;
+        };
+        /**
+         * AlarmKpisDto
+         * @description One site's alarm performance over the range
+         */
+        AlarmKpisDto: {
+            SiteID: number;
+            /** @description alarms the service raised (RaisedAt) in [start, end) */
+            Raised: number;
+            /** @description Raised / the number of 10-minute UTC-aligned windows overlapping [start, end), partial ones included */
+            AveragePer10Min: number;
+            /** @description the most alarms raised in one of those windows */
+            Peak10Min: number;
+            /** @description 100 x the windows with more than 10 alarms raised / the windows (EEMUA 191 floods) */
+            FloodPercent: number;
+            /** @description alarms raised before end - 24 h and not resolved at end, whenever raised */
+            Standing: number;
+            /** @description mean, over the alarms counted in Raised that were acknowledged, of AcknowledgedAt - RaisedAt; null when none was */
+            MeanSecondsToAcknowledge: number | null;
+            /** @description the 10 keys raised most in the range, by Count, then key */
+            TopAlarms: components["schemas"]["AlarmKeyCountDto"][];
+            /** @description every key raised 3 or more times within 60 s (its third raise at most 60 s after the first) */
+            Chattering: components["schemas"]["AlarmKeyCountDto"][];
+            /** @description with series only: one element per window overlapping [start, end), empty ones included */
+            Series?: {
+                /**
+                 * Format: date-time
+                 * @description the window's UTC-aligned start
+                 */
+                Start: string;
+                Raised: number;
+            }[];
         };
         /** TransactionLogsLoadDto */
         TransactionLogsLoadDto: {
@@ -10304,6 +10383,94 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body is not JSON (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable or did not answer in time: nothing was changed; try again after retry-after seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    loadAlarmKpis: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlarmKpisRequestDto"];
+            };
+        };
+        responses: {
+            /** @description AlarmKpisDto records, one per site */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlarmKpisDto"][];
+                    "text/csv": string;
+                };
+            };
+            /** @description Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, expired or invalid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Caller lacks permission for a requested site or equipment */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

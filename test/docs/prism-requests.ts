@@ -122,6 +122,7 @@ export function validExamples(one: SiteOne, n: number): Record<string, Example> 
     shelveAlarms: { body: { siteId: 1, minutes: 30, alarms: [{ SiteAlarmLogID: one.alarmId }] } },
     unshelveAlarms: { body: { siteId: 1, alarms: [{ SiteAlarmLogID: one.alarmId }] } },
     listAlarms: { body: { siteIds: [1], ...RECENT, page: 1, perPage: 50 } },
+    loadAlarmKpis: { body: { siteIds: [1], ...RECENT, series: '1h' } },
     listAlarmJournal: {
       body: { siteIds: [1], ...RECENT, SiteAlarmLogID: one.alarmId, page: 1, perPage: 50 },
     },

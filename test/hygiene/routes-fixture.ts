@@ -124,6 +124,11 @@ export function routeRequests(one: SiteOne): Record<string, (n: number) => Route
       url: '/v1/alarms/list',
       body: { siteIds: [1], ...RANGE, state: 'unacknowledged', page: 1, perPage: 50 },
     }),
+    'POST /v1/alarms/kpis': () => ({
+      method: 'POST',
+      url: '/v1/alarms/kpis',
+      body: { siteIds: [1], ...RANGE, series: '1d' },
+    }),
     'POST /v1/alarms/journal': () => ({
       method: 'POST',
       url: '/v1/alarms/journal',
