@@ -23,6 +23,7 @@ import { routes } from './routes/index.js';
 import { StreamService } from './stream/service.js';
 import { TelemetryService } from './telemetry/service.js';
 import { MqttService } from './mqtt/service.js';
+import { ShelfExpiry } from './alarms/expiry.js';
 import type { FastifyTypebox } from './http.js';
 
 export type { FastifyTypebox } from './http.js';
@@ -122,6 +123,12 @@ export async function buildApp(
     app.addHook('onReady', async () => mqtt.start());
     app.addHook('preClose', () => mqtt.close());
   }
+  // Alarm shelves end on time (contract 16): every instance checks, each shelf ends once.
+  const shelves = new ShelfExpiry(app.db, (err) =>
+    app.log.warn({ err }, 'ending alarm shelves failed; the next check retries'),
+  );
+  app.addHook('onReady', async () => void shelves.start());
+  app.addHook('preClose', () => shelves.stop());
   // Writes of requests whose client has gone (so the server may close at once) still finish before the database closes.
   app.addHook('preClose', () => telemetry.close());
 

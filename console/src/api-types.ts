@@ -1500,6 +1500,126 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/alarms/acknowledge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Acknowledge alarms of one site
+         * @description Records that a person has seen each alarm (AcknowledgedAt, AcknowledgedBy), independently of resolution: an unresolved alarm stays active, and a resolved one can still be acknowledged. acknowledged, or already_acknowledged when it was before (the first acknowledgement stays). All or nothing: a site out of reach or unknown (403), or an id that is not an alarm of that site (404, details name each; another tenant's alarm is no alarm of your site) changes nothing. One result per entry, in request order; an alarm listed twice is changed by its first entry (with its note). Each change is an `alarm` stream event with that status and a journal entry (By: the client id, Note: the note). Of two concurrent requests on one alarm, one changes it; the other answers as if it came after.
+         */
+        post: operations["acknowledgeAlarms"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/alarms/shelve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Shelve alarms of one site for some minutes
+         * @description Sets ShelvedUntil to now + minutes (a shelved alarm again from now): a shelved alarm stays in the active list but sends no notification until then. When ShelvedUntil passes, the service unshelves it (an `unshelved` event and journal entry with By null). shelved, or already_resolved for a resolved alarm (left as it is, ShelvedUntil null). All or nothing: a site out of reach or unknown (403), or an id that is not an alarm of that site (404, details name each; another tenant's alarm is no alarm of your site) changes nothing. One result per entry, in request order; an alarm listed twice is changed by its first entry (with its note). Each change is an `alarm` stream event with that status and a journal entry (By: the client id, Note: the note). Of two concurrent requests on one alarm, one changes it; the other answers as if it came after.
+         */
+        post: operations["shelveAlarms"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/alarms/unshelve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End the shelving of alarms of one site
+         * @description ShelvedUntil back to null: unshelved, or not_shelved when it was not shelved. All or nothing: a site out of reach or unknown (403), or an id that is not an alarm of that site (404, details name each; another tenant's alarm is no alarm of your site) changes nothing. One result per entry, in request order; an alarm listed twice is changed by its first entry (with its note). Each change is an `alarm` stream event with that status and a journal entry (By: the client id, Note: the note). Of two concurrent requests on one alarm, one changes it; the other answers as if it came after.
+         */
+        post: operations["unshelveAlarms"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/alarms/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List the alarms raised over a range, resolved ones included
+         * @description The alarms of the sites whose RaisedAt (when the service raised them) lies in the range, newest first (by RaisedAt, then SiteAlarmLogID, both descending), resolved ones with ResolvedAt, ResolvedBy and ResolveNote. state: all (default); active: the unresolved; unacknowledged: those not acknowledged, resolved or not (ISA-18.2's "returned to normal, unacknowledged" among them). [start, end): end exclusive, after start, at most 366 days later (else 400). Every site must be reachable (else 403, naming none). Paged as GET /v1/sites: page from 1, perPage 1 to 500; total counts every match.
+         */
+        post: operations["listAlarms"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/alarms/journal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The journal of alarm changes over a range
+         * @description Every change of the alarms of the sites with its Time in the range, oldest first (by Time, then EventID): raised, acknowledged, shelved, unshelved, resolved (and the notifications), with By (a client id, "rule:<AlarmRuleID>", "communication", or null for the service itself) and the Note. A duplicate send changes nothing but Occurrences and has no entry. With SiteAlarmLogID, only that alarm's entries; it must be an alarm of one of the sites (else 404). [start, end): end exclusive, after start, at most 366 days later (else 400). Every site must be reachable (else 403, naming none). Paged as GET /v1/sites: page from 1, perPage 1 to 500; total counts every match.
+         */
+        post: operations["listAlarmJournal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/alarms/kpis": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Alarm performance of sites over a range (ISA-18.2 / EEMUA 191)
+         * @description One AlarmKpisDto per requested site, in request order. An alarm counts when its RaisedAt (when the service raised it) lies in [start, end) (end exclusive, after start, at most 366 days later). The windows are the 10-minute UTC-aligned windows overlapping [start, end), partial ones included. Every site must be reachable (else 403). Answers text/csv when Accept prefers it to application/json: a header line of the field names, one line per site, null as an empty field, TopAlarms and Chattering each one field of `<EquipmentTypeID>:<EquipmentID>:<AlarmType>=<Count>` separated by spaces (an empty id for a site alarm), Series left out.
+         */
+        post: operations["loadAlarmKpis"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/transactions/logs/load": {
         parameters: {
             query?: never;
@@ -3007,6 +3127,287 @@ export interface components {
             LastSeen: string;
             /** @description sends counted in this alarm, the first included */
             Occurrences: number;
+            /**
+             * @description who raised it: edge (a send), rule (a limit rule), communication (the loss of communication)
+             * @enum {string}
+             */
+            Source: "edge" | "rule" | "communication";
+            /**
+             * Format: date-time
+             * @description when the service raised it: the first send's arrival, whatever its timestamp says
+             */
+            RaisedAt: string;
+            /**
+             * Format: date-time
+             * @description when it was acknowledged (the first acknowledge); null: unacknowledged
+             */
+            AcknowledgedAt: string | null;
+            /** @description the client id that acknowledged it */
+            AcknowledgedBy: string | null;
+            /**
+             * Format: date-time
+             * @description null unless shelved: when the shelf ends (the service then unshelves it)
+             */
+            ShelvedUntil: string | null;
+        };
+        /**
+         * AlarmActionDto
+         * @description Alarms of one site to acknowledge or unshelve, each with an optional note
+         */
+        AlarmActionDto: {
+            siteId: number;
+            /** @description at most 10000 alarms of this site */
+            alarms: {
+                /** @description an alarm of the site (from the active list or the alarm list); string or integer, a string above 2^53 */
+                SiteAlarmLogID: string | number;
+                /** @description why; kept in the journal entry of the change (at most 1,000 characters) */
+                note?: string | null;
+            }[];
+        };
+        /** AlarmAcknowledgeResultDto */
+        AlarmAcknowledgeResultDto: {
+            /** @description 64-bit integer as a string */
+            SiteAlarmLogID: string;
+            /**
+             * @description acknowledged: by this request; already_acknowledged: before (or by an earlier entry of this request)
+             * @enum {string}
+             */
+            status: "acknowledged" | "already_acknowledged";
+        };
+        /**
+         * AlarmShelveDto
+         * @description Alarms of one site to shelve for a while
+         */
+        AlarmShelveDto: {
+            siteId: number;
+            /** @description how long, 1 to 1440 minutes from now; one duration for every alarm */
+            minutes: number;
+            /** @description at most 10000 alarms of this site */
+            alarms: {
+                /** @description an alarm of the site (from the active list or the alarm list); string or integer, a string above 2^53 */
+                SiteAlarmLogID: string | number;
+                /** @description why; kept in the journal entry of the change (at most 1,000 characters) */
+                note?: string | null;
+            }[];
+        };
+        /** AlarmShelveResultDto */
+        AlarmShelveResultDto: {
+            /** @description 64-bit integer as a string */
+            SiteAlarmLogID: string;
+            /**
+             * @description shelved: by this request (again from now when it was shelved); already_resolved: a resolved alarm is not shelved
+             * @enum {string}
+             */
+            status: "shelved" | "already_resolved";
+            /**
+             * Format: date-time
+             * @description when the shelf ends; null for already_resolved
+             */
+            ShelvedUntil: string | null;
+        };
+        /** AlarmUnshelveResultDto */
+        AlarmUnshelveResultDto: {
+            /** @description 64-bit integer as a string */
+            SiteAlarmLogID: string;
+            /**
+             * @description unshelved: by this request; not_shelved: it was not shelved (or its shelf had ended)
+             * @enum {string}
+             */
+            status: "unshelved" | "not_shelved";
+        };
+        /** AlarmListFilterDto */
+        AlarmListFilterDto: {
+            /** @description 1 to 10000 site ids */
+            siteIds: number[];
+            /** @description inclusive */
+            start: string;
+            /** @description exclusive; after start, at most 366 days later */
+            end: string;
+            /**
+             * @description all (default); active: unresolved ones; unacknowledged: not acknowledged, resolved or not
+             * @default all
+             * @enum {string}
+             */
+            state?: "all" | "active" | "unacknowledged";
+            /** @description from 1 */
+            page: number;
+            perPage: number;
+        };
+        /**
+         * AlarmListItemDto
+         * @description An alarm, resolved or not
+         */
+        AlarmListItemDto: {
+            /** @description 64-bit integer as a string */
+            SiteAlarmLogID: string;
+            SiteID: number;
+            /** @description 1 flow meter, 2 pump, 3 tank group, 5 sensor; null for a site alarm */
+            EquipmentTypeID: number | null;
+            /** @description id of that equipment, as a string; null for a site alarm */
+            EquipmentID: string | null;
+            AlarmType: string;
+            /** @enum {string} */
+            Severity: "critical" | "major" | "minor" | "warning" | "info";
+            /** @description of the latest send (by timestamp) */
+            Message: string;
+            /** @description of the latest send (by timestamp) */
+            Value: number | null;
+            /**
+             * Format: date-time
+             * @description earliest timestamp of the sends counted in this alarm
+             */
+            FirstSeen: string;
+            /**
+             * Format: date-time
+             * @description latest timestamp of the sends counted in this alarm; never moves backwards
+             */
+            LastSeen: string;
+            /** @description sends counted in this alarm, the first included */
+            Occurrences: number;
+            /**
+             * @description who raised it: edge (a send), rule (a limit rule), communication (the loss of communication)
+             * @enum {string}
+             */
+            Source: "edge" | "rule" | "communication";
+            /**
+             * Format: date-time
+             * @description when the service raised it: the first send's arrival, whatever its timestamp says
+             */
+            RaisedAt: string;
+            /**
+             * Format: date-time
+             * @description when it was acknowledged (the first acknowledge); null: unacknowledged
+             */
+            AcknowledgedAt: string | null;
+            /** @description the client id that acknowledged it */
+            AcknowledgedBy: string | null;
+            /**
+             * Format: date-time
+             * @description null unless shelved: when the shelf ends (the service then unshelves it)
+             */
+            ShelvedUntil: string | null;
+            /**
+             * Format: date-time
+             * @description null while unresolved
+             */
+            ResolvedAt: string | null;
+            /** @description the client id that resolved it, "rule:<AlarmRuleID>" or "communication" */
+            ResolvedBy: string | null;
+            ResolveNote: string | null;
+        };
+        /** AlarmListPageDto */
+        AlarmListPageDto: {
+            data: components["schemas"]["AlarmListItemDto"][];
+            page: number;
+            perPage: number;
+            total: number;
+            totalPages: number;
+        };
+        /** AlarmJournalFilterDto */
+        AlarmJournalFilterDto: {
+            /** @description 1 to 10000 site ids */
+            siteIds: number[];
+            /** @description inclusive */
+            start: string;
+            /** @description exclusive; after start, at most 366 days later */
+            end: string;
+            /** @description only the entries of this alarm, which must be an alarm of one of the sites */
+            SiteAlarmLogID?: string | number;
+            /** @description from 1 */
+            page: number;
+            perPage: number;
+        };
+        /**
+         * AlarmJournalEntryDto
+         * @description One change of an alarm
+         */
+        AlarmJournalEntryDto: {
+            /** @description 64-bit integer as a string */
+            EventID: string;
+            /** @description 64-bit integer as a string */
+            SiteAlarmLogID: string;
+            SiteID: number;
+            /**
+             * Format: date-time
+             * @description the service's time of the change
+             */
+            Time: string;
+            /** @enum {string} */
+            Event: "raised" | "acknowledged" | "shelved" | "unshelved" | "resolved" | "notified" | "notification_failed";
+            /** @description a client id, "rule:<AlarmRuleID>", "communication", or null: the service itself (a shelf that ended) */
+            By: string | null;
+            Note: string | null;
+            /** @description the ChannelID of a notification */
+            Channel: string | null;
+            /** @description the escalation step of a notification */
+            Step: number | null;
+        };
+        /** AlarmJournalPageDto */
+        AlarmJournalPageDto: {
+            data: components["schemas"]["AlarmJournalEntryDto"][];
+            page: number;
+            perPage: number;
+            total: number;
+            totalPages: number;
+        };
+        /** AlarmKpisRequestDto */
+        AlarmKpisRequestDto: {
+            /** @description 1 to 10000 site ids */
+            siteIds: number[];
+            /** @description inclusive */
+            start: string;
+            /** @description exclusive; after start, at most 366 days later */
+            end: string;
+            /**
+             * @description add Series, alarms raised per UTC-aligned window of this length (JSON only); at most 100000 elements over all sites
+             * @enum {string}
+             */
+            series?: "10m" | "1h" | "1d";
+        };
+        /**
+         * AlarmKeyCountDto
+         * @description An alarm key (site, equipment, alarm type) and how often it was raised
+         */
+        AlarmKeyCountDto: {
+            /** @description as in the alarm records; null for a site alarm */
+            EquipmentTypeID: number | null;
+            /** @description 64-bit integer as a string */
+            EquipmentID: string | null;
+            AlarmType: string;
+            /** @description alarms of this key raised in the range */
+            Count: number;
+        };
+        /**
+         * AlarmKpisDto
+         * @description One site's alarm performance over the range
+         */
+        AlarmKpisDto: {
+            SiteID: number;
+            /** @description alarms the service raised (RaisedAt) in [start, end) */
+            Raised: number;
+            /** @description Raised / the number of 10-minute UTC-aligned windows overlapping [start, end), partial ones included */
+            AveragePer10Min: number;
+            /** @description the most alarms raised in one of those windows */
+            Peak10Min: number;
+            /** @description 100 x the windows with more than 10 alarms raised / the windows (EEMUA 191 floods) */
+            FloodPercent: number;
+            /** @description alarms raised before end - 24 h and not resolved at end, whenever raised */
+            Standing: number;
+            /** @description mean, over the alarms counted in Raised that were acknowledged, of AcknowledgedAt - RaisedAt; null when none was */
+            MeanSecondsToAcknowledge: number | null;
+            /** @description the 10 keys raised most in the range, by Count, then key */
+            TopAlarms: components["schemas"]["AlarmKeyCountDto"][];
+            /** @description every key raised 3 or more times within 60 s (its third raise at most 60 s after the first) */
+            Chattering: components["schemas"]["AlarmKeyCountDto"][];
+            /** @description with series only: one element per window overlapping [start, end), empty ones included */
+            Series?: {
+                /**
+                 * Format: date-time
+                 * @description the window's UTC-aligned start
+                 */
+                Start: string;
+                Raised: number;
+            }[];
         };
         /** TransactionLogsLoadDto */
         TransactionLogsLoadDto: {
@@ -3532,7 +3933,8 @@ export interface components {
          */
         StreamAlarmDto: {
             siteId: number;
-            status: "created" | "duplicate" | "resolved";
+            /** @description what changed: created, duplicate (a send counted again), resolved, acknowledged, shelved, unshelved (by a person, or by the service when the shelf ended) */
+            status: "created" | "duplicate" | "resolved" | "acknowledged" | "shelved" | "unshelved";
             alarm: components["schemas"]["ActiveAlarmDto"];
         };
         /**
@@ -9485,6 +9887,568 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ActiveAlarmDto"][];
+                };
+            };
+            /** @description Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, expired or invalid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Caller lacks permission for a requested site or equipment */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body is not JSON (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable or did not answer in time: nothing was changed; try again after retry-after seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    acknowledgeAlarms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Alarms of one site to acknowledge or unshelve, each with an optional note */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlarmActionDto"];
+            };
+        };
+        responses: {
+            /** @description OK: Acknowledge alarms of one site */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlarmAcknowledgeResultDto"][];
+                };
+            };
+            /** @description Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, expired or invalid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Caller lacks permission for a requested site or equipment */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body is not JSON (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable or did not answer in time: nothing was changed; try again after retry-after seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    shelveAlarms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Alarms of one site to shelve for a while */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlarmShelveDto"];
+            };
+        };
+        responses: {
+            /** @description OK: Shelve alarms of one site for some minutes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlarmShelveResultDto"][];
+                };
+            };
+            /** @description Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, expired or invalid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Caller lacks permission for a requested site or equipment */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body is not JSON (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable or did not answer in time: nothing was changed; try again after retry-after seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    unshelveAlarms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Alarms of one site to acknowledge or unshelve, each with an optional note */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlarmActionDto"];
+            };
+        };
+        responses: {
+            /** @description OK: End the shelving of alarms of one site */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlarmUnshelveResultDto"][];
+                };
+            };
+            /** @description Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, expired or invalid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Caller lacks permission for a requested site or equipment */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body is not JSON (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable or did not answer in time: nothing was changed; try again after retry-after seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listAlarms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlarmListFilterDto"];
+            };
+        };
+        responses: {
+            /** @description OK: List the alarms raised over a range, resolved ones included */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlarmListPageDto"];
+                };
+            };
+            /** @description Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, expired or invalid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Caller lacks permission for a requested site or equipment */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body is not JSON (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable or did not answer in time: nothing was changed; try again after retry-after seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listAlarmJournal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlarmJournalFilterDto"];
+            };
+        };
+        responses: {
+            /** @description OK: The journal of alarm changes over a range */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlarmJournalPageDto"];
+                };
+            };
+            /** @description Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, expired or invalid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Caller lacks permission for a requested site or equipment */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body is not JSON (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable or did not answer in time: nothing was changed; try again after retry-after seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    loadAlarmKpis: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlarmKpisRequestDto"];
+            };
+        };
+        responses: {
+            /** @description AlarmKpisDto records, one per site */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlarmKpisDto"][];
+                    "text/csv": string;
                 };
             };
             /** @description Validation failed */

@@ -9,6 +9,10 @@ export const SEVERITIES = ['critical', 'major', 'minor', 'warning', 'info'] as c
 export type Severity = (typeof SEVERITIES)[number];
 export const DEFAULT_SEVERITY: Severity = 'major';
 
+/** Who raised an alarm (contract 16): an edge device, a limit rule, or the loss of communication. */
+export const SOURCES = ['edge', 'rule', 'communication'] as const;
+export type AlarmSource = (typeof SOURCES)[number];
+
 export type AlarmEquipmentField = (typeof EQUIPMENT)[TelemetryKind]['idField'];
 
 /** The equipment an alarm may name, in the order its fields are checked. */
@@ -43,17 +47,62 @@ export interface AlarmRecord {
   FirstSeen: string;
   LastSeen: string;
   Occurrences: number;
+  Source: AlarmSource;
+  /** When the service raised it (its arrival), whatever its timestamp says. */
+  RaisedAt: string;
+  AcknowledgedAt: string | null;
+  /** The client id that acknowledged it. */
+  AcknowledgedBy: string | null;
+  /** null unless shelved (a shelf whose time has passed is not shown, even before the service ends it). */
+  ShelvedUntil: string | null;
+}
+
+/** An alarm as the alarm list shows it: the active list's record and how it was resolved. */
+export interface AlarmListRecord extends AlarmRecord {
+  ResolvedAt: string | null;
+  ResolvedBy: string | null;
+  ResolveNote: string | null;
 }
 
 /** Columns of site_alarms as an AlarmRecord (times still Date: see toRecord). Unqualified, for SELECT and RETURNING alike. */
 export const RECORD_COLUMNS = `alarm_id::text AS "SiteAlarmLogID", site_id AS "SiteID", equipment_type_id AS "EquipmentTypeID",
   equipment_id::text AS "EquipmentID", alarm_type AS "AlarmType", severity AS "Severity", message AS "Message",
-  value AS "Value", first_seen AS "FirstSeen", last_seen AS "LastSeen", occurrences AS "Occurrences"`;
+  value AS "Value", first_seen AS "FirstSeen", last_seen AS "LastSeen", occurrences AS "Occurrences",
+  source AS "Source", raised_at AS "RaisedAt", acknowledged_at AS "AcknowledgedAt", acknowledged_by AS "AcknowledgedBy",
+  CASE WHEN shelved_until > now() THEN shelved_until END AS "ShelvedUntil"`;
 
-export type RecordRow = Omit<AlarmRecord, 'FirstSeen' | 'LastSeen'> & {
-  FirstSeen: Date;
-  LastSeen: Date;
+/** RECORD_COLUMNS and the resolution, for the alarm list. */
+export const LIST_COLUMNS = `${RECORD_COLUMNS}, resolved_at AS "ResolvedAt", resolved_by AS "ResolvedBy", resolve_note AS "ResolveNote"`;
+
+/** Times as the database returns them: Date from a query, text from JSON built in SQL (a stream event). */
+type DbTime = Date | string;
+type TimeField = 'FirstSeen' | 'LastSeen' | 'RaisedAt' | 'AcknowledgedAt' | 'ShelvedUntil';
+
+export type RecordRow = Omit<AlarmRecord, TimeField> & {
+  FirstSeen: DbTime;
+  LastSeen: DbTime;
+  RaisedAt: DbTime;
+  AcknowledgedAt: DbTime | null;
+  ShelvedUntil: DbTime | null;
 };
+
+export type ListRow = RecordRow & {
+  ResolvedAt: DbTime | null;
+  ResolvedBy: string | null;
+  ResolveNote: string | null;
+};
+
+const iso = (t: DbTime | null | undefined): string | null =>
+  t == null ? null : toIso(new Date(t));
+
+export function toListRecord(r: ListRow): AlarmListRecord {
+  return {
+    ...toRecord(r),
+    ResolvedAt: iso(r.ResolvedAt),
+    ResolvedBy: r.ResolvedBy,
+    ResolveNote: r.ResolveNote,
+  };
+}
 
 export function toRecord(r: RecordRow): AlarmRecord {
   return {
@@ -65,9 +114,15 @@ export function toRecord(r: RecordRow): AlarmRecord {
     Severity: r.Severity,
     Message: r.Message,
     Value: r.Value,
-    FirstSeen: toIso(r.FirstSeen)!,
-    LastSeen: toIso(r.LastSeen)!,
+    FirstSeen: iso(r.FirstSeen)!,
+    LastSeen: iso(r.LastSeen)!,
     Occurrences: r.Occurrences,
+    // An event stored before these fields existed has none of them.
+    Source: r.Source ?? 'edge',
+    RaisedAt: iso(r.RaisedAt ?? r.FirstSeen)!,
+    AcknowledgedAt: iso(r.AcknowledgedAt ?? null),
+    AcknowledgedBy: r.AcknowledgedBy ?? null,
+    ShelvedUntil: iso(r.ShelvedUntil ?? null),
   };
 }
 

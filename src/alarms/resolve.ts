@@ -38,22 +38,9 @@ export async function resolveAlarms(
   access: Access,
   { siteId, items, pathOf }: SiteBatch<ResolveInput>,
 ): Promise<ResolveResult[]> {
-  const ids = items.map((item, i) => {
-    const id = canonicalAlarmId(item.SiteAlarmLogID);
-    if (id === undefined) {
-      const path = `${pathOf(i)}/SiteAlarmLogID`;
-      throw badRequest(
-        `validation failed: ${path} must be a positive 64-bit integer (send ids above 2^53 as strings)`,
-        [{ path, message: `${path} must be a positive 64-bit integer` }],
-      );
-    }
-    return id;
-  });
+  const ids = alarmIdsOf(items, pathOf);
   await requireSites(db, access, [siteId]);
-  const firstNote = new Map<string, string | null>();
-  items.forEach((item, i) => {
-    if (!firstNote.has(ids[i])) firstNote.set(ids[i], item.note ?? null);
-  });
+  const firstNote = firstNotes(items, ids);
   const resolved = await withDeadlockRetry(() =>
     db.transaction(async (tx) => {
       await requireKnown(tx, siteId, ids, pathOf);
@@ -75,7 +62,38 @@ export async function resolveAlarms(
   });
 }
 
-async function requireKnown(
+/** The canonical ids of a batch's entries, in order; 400 naming the first that cannot be an alarm id. */
+export function alarmIdsOf(
+  items: { SiteAlarmLogID: string | number }[],
+  pathOf: (i: number) => string,
+): string[] {
+  return items.map((item, i) => {
+    const id = canonicalAlarmId(item.SiteAlarmLogID);
+    if (id === undefined) {
+      const path = `${pathOf(i)}/SiteAlarmLogID`;
+      throw badRequest(
+        `validation failed: ${path} must be a positive 64-bit integer (send ids above 2^53 as strings)`,
+        [{ path, message: `${path} must be a positive 64-bit integer` }],
+      );
+    }
+    return id;
+  });
+}
+
+/** Each distinct id with the note of its first entry (an alarm listed twice is changed by its first). */
+export function firstNotes(
+  items: { note?: string | null }[],
+  ids: string[],
+): Map<string, string | null> {
+  const firstNote = new Map<string, string | null>();
+  items.forEach((item, i) => {
+    if (!firstNote.has(ids[i])) firstNote.set(ids[i], item.note ?? null);
+  });
+  return firstNote;
+}
+
+/** 404 naming every id that is not an alarm of the site (an alarm of another site, another tenant's included). */
+export async function requireKnown(
   db: Queryable,
   siteId: number,
   ids: string[],

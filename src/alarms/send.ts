@@ -11,7 +11,7 @@ import {
   type SiteBatch,
   type Severity,
 } from './record.js';
-import { upsertAlarms, withDeadlockRetry, type AlarmGroup } from './store.js';
+import { upsertAlarms, withDeadlockRetry, type AlarmGroup, type RaisedBy } from './store.js';
 
 // Sending alarms (interface 4.8, contract 8): check the whole request, then store it in one
 // statement, so a request that fails stores nothing.
@@ -55,14 +55,18 @@ export async function sendAlarms(
   const now = Date.now();
   const alarms = inputs.map((input, index) => parseAlarm(input, index, pathOf(index), now));
   await checkEquipment(db, access, siteId, alarms, pathOf);
-  return storeAlarms(db, siteId, alarms);
+  return storeAlarms(db, siteId, alarms, { source: 'edge', by: access.client.clientId });
 }
 
-/** Stores alarms already checked (the request path, and demo data). Results in input order. */
+/**
+ * Stores alarms already checked (the request path, rules, demo data). Results in input order.
+ * `raisedBy`: the Source of a new alarm and the By of its journal entry (default edge, nobody named).
+ */
 export async function storeAlarms(
   db: Queryable,
   siteId: number,
   alarms: CheckedAlarm[],
+  raisedBy?: RaisedBy,
 ): Promise<SendResult[]> {
   const groups = new Map<string, AlarmGroup>();
   const keys = alarms.map((a) => {
@@ -94,7 +98,7 @@ export async function storeAlarms(
   // One lock order for every request: two batches sharing keys cannot wait on each other in a cycle.
   const sorted = [...groups].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, g]) => g);
   const stored = sorted.length
-    ? await withDeadlockRetry(() => upsertAlarms(db, siteId, sorted))
+    ? await withDeadlockRetry(() => upsertAlarms(db, siteId, sorted, undefined, raisedBy))
     : new Map();
   const seen = new Set<string>();
   return keys.map((key) => {

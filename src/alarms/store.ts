@@ -1,11 +1,13 @@
 import type { Queryable } from '../db/index.js';
 import { newOutcomeId, outcomeCte, settle } from '../db/outcome.js';
 import { withAlarmEvents } from '../stream/publish.js';
+import { journalEntries } from './journal.js';
 import {
   keyOf,
   RECORD_COLUMNS,
   toRecord,
   type AlarmRecord,
+  type AlarmSource,
   type RecordRow,
   type Severity,
 } from './record.js';
@@ -13,7 +15,8 @@ import {
 // The SQL of alarms. Deduplication and the lifecycle are the database's: the partial unique index
 // site_alarms_open_key (migration 004) holds at most one unresolved row per key, sends are one
 // INSERT ... ON CONFLICT on it, and a resolve only touches rows still unresolved. Each statement
-// also stores the live stream's alarm event of every alarm it changed (same statement, same commit).
+// also stores the live stream's alarm event of every alarm it changed, and the journal entry of
+// every change (same statement, same commit): whoever calls these, routes or rules, gets both.
 
 /** The sends of one key within one request, folded into one row (a statement may touch a row once). */
 export interface AlarmGroup {
@@ -33,8 +36,8 @@ export interface AlarmGroup {
 // moves LastSeen backwards); severity, message and value follow the send that is not older than LastSeen.
 const UPSERT = withAlarmEvents(
   `
-INSERT INTO site_alarms AS a (site_id, equipment_type_id, equipment_id, alarm_type, severity, message, value, first_seen, last_seen, occurrences)
-SELECT $1::int, t.type_id, t.equipment_id, t.alarm_type, t.severity, t.message, t.value, t.first_seen, t.last_seen, t.occurrences
+INSERT INTO site_alarms AS a (site_id, equipment_type_id, equipment_id, alarm_type, severity, message, value, first_seen, last_seen, occurrences, source)
+SELECT $1::int, t.type_id, t.equipment_id, t.alarm_type, t.severity, t.message, t.value, t.first_seen, t.last_seen, t.occurrences, $12::text
   FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::timestamptz[], $9::timestamptz[], $10::int[])
        WITH ORDINALITY AS t(type_id, equipment_id, alarm_type, severity, message, value, first_seen, last_seen, occurrences, ord)
  ORDER BY t.ord
@@ -48,9 +51,19 @@ DO UPDATE SET
   value = CASE WHEN EXCLUDED.last_seen >= a.last_seen THEN EXCLUDED.value ELSE a.value END
 RETURNING (xmax = 0) AS created, ${RECORD_COLUMNS}`,
   `CASE WHEN created THEN 'created' ELSE 'duplicate' END`,
-  // The request's outcome, in the same commit: what it answers, should its connection break at commit.
-  [outcomeCte('$11', `COALESCE(jsonb_agg(to_jsonb(changed)), '[]'::jsonb)`, 'changed')],
+  [
+    // The request's outcome, in the same commit: what it answers, should its connection break at commit.
+    outcomeCte('$11', `COALESCE(jsonb_agg(to_jsonb(changed)), '[]'::jsonb)`, 'changed'),
+    // Only a new alarm is a change; a duplicate send bumps its counters (contract 16).
+    journalEntries({ event: 'raised', by: '$13::text', where: 'changed.created' }),
+  ],
 );
+
+/** Who raises: the source a new alarm gets, and the journal's By (a client id, "rule:<id>", "communication"). */
+export interface RaisedBy {
+  source: AlarmSource;
+  by: string | null;
+}
 
 /**
  * Stores the groups of one site in one statement. Groups should come sorted by key, so that
@@ -58,13 +71,15 @@ RETURNING (xmax = 0) AS created, ${RECORD_COLUMNS}`,
  * created (else an open alarm was bumped) and the record as it now stands. A send whose connection
  * broke during the statement (a failover) is settled on a new connection (src/db/outcome.ts): the
  * rows its commit recorded, or the same send again (same request id) when it did not commit, so an
- * occurrence is never counted twice; `until` (epoch ms) bounds that.
+ * occurrence is never counted twice; `until` (epoch ms) bounds that. A created alarm gets
+ * `raisedBy.source` and a `raised` journal entry by `raisedBy.by` (default: an edge send of nobody named).
  */
 export async function upsertAlarms(
   db: Queryable,
   siteId: number,
   groups: AlarmGroup[],
   until = Date.now() + 30_000,
+  raisedBy: RaisedBy = { source: 'edge', by: null },
 ): Promise<Map<string, { created: boolean; record: AlarmRecord }>> {
   const col = <T>(f: (g: AlarmGroup) => T) => groups.map(f);
   const id = newOutcomeId();
@@ -80,6 +95,8 @@ export async function upsertAlarms(
     col((g) => new Date(g.lastSeen).toISOString()),
     col((g) => g.occurrences),
     id,
+    raisedBy.source,
+    raisedBy.by,
   ];
   type Stored = RecordRow & { created: boolean };
   const rows = await settle(() => db.query<Stored>(UPSERT, params), {
@@ -112,8 +129,9 @@ export async function findSiteAlarmIds(
 
 /**
  * Resolves those of the alarms (distinct ids) that are still unresolved, recording the time, the
- * client and the note; returns their records. Of two concurrent resolves of one alarm, the second
- * waits for the first's row lock, then finds it resolved and leaves it alone.
+ * client (or "rule:<id>", "communication") and the note, with a `resolved` journal entry each;
+ * returns their records. Of two concurrent resolves of one alarm, the second waits for the first's
+ * row lock, then finds it resolved and leaves it alone.
  */
 export async function markResolved(
   db: Queryable,
@@ -128,13 +146,20 @@ export async function markResolved(
         WHERE a.alarm_id = r.id AND a.site_id = $1 AND a.resolved_at IS NULL
         RETURNING ${RECORD_COLUMNS}`,
       `'resolved'`,
+      [
+        journalEntries({
+          event: 'resolved',
+          by: '$2::text',
+          note: 'r.note',
+          from: `JOIN unnest($3::int8[], $4::text[]) AS r(id, note) ON r.id = changed."SiteAlarmLogID"::int8`,
+        }),
+      ],
     ),
     [siteId, clientId, items.map((i) => i.id), items.map((i) => i.note)],
   );
   return rows.map(toRecord);
 }
 
-/** Unresolved alarms of the sites, newest first (LastSeen, then id, both descending), at most `limit`. */
 /** Unresolved alarms of the sites, newest first; only the given severities when a list is given. */
 export async function listActive(
   db: Queryable,

@@ -43,7 +43,11 @@ const TAGS = [
     description: 'Historical logs and live readings from the edge; each request atomic',
   },
   { name: 'telemetry download', description: 'Log summaries and raw sensor logs, as JSON or CSV' },
-  { name: 'alarms', description: 'Send, resolve and list alarms' },
+  {
+    name: 'alarms',
+    description:
+      'Send, resolve, acknowledge and shelve alarms; the active list, the alarm list and the journal',
+  },
   {
     name: 'transactions',
     description: 'Transaction and change logs, ticket and motion-capture images',

@@ -125,11 +125,7 @@ export function toEvent(row: Page['rows'][number], after: Cursor): StreamEvent {
       status: string;
       alarm: Record<string, unknown>;
     };
-    const record = toRecord({
-      ...alarm,
-      FirstSeen: new Date(alarm.FirstSeen as string),
-      LastSeen: new Date(alarm.LastSeen as string),
-    } as RecordRow);
+    const record = toRecord(alarm as unknown as RecordRow);
     e.data = JSON.stringify({ siteId: row.siteId, status, alarm: record });
   }
   e.tail = tail(e.type, e.data);

@@ -22,7 +22,7 @@ export const INSERT_EVENTS = 'INSERT INTO stream_events (site_id, type, data)';
 export const withAlarmEvents = (
   statement: string,
   status: string,
-  /** More CTEs over `changed` (the outcome an upload records, src/db/outcome.ts). */
+  /** More CTEs over `changed` (the outcome an upload records, src/db/outcome.ts; the alarm journal, src/alarms/journal.ts). */
   more: string[] = [],
 ) => `WITH changed AS (${statement}),
 ev AS (${INSERT_EVENTS}

@@ -48,6 +48,11 @@ describeEachBackend('alarm lifecycle', (backend) => {
         FirstSeen: ts,
         LastSeen: ts,
         Occurrences: 1,
+        Source: 'edge',
+        RaisedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        AcknowledgedAt: null,
+        AcknowledgedBy: null,
+        ShelvedUntil: null,
       },
     ]);
   });

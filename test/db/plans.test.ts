@@ -18,6 +18,11 @@ import { transactionPages } from '../../src/transactions/logs.js';
 import { makeJob } from '../../src/telemetry/jobs.js';
 import type { Entry } from '../../src/telemetry/kinds.js';
 import { buildStatement } from '../../src/telemetry/statement.js';
+import { acknowledgeAlarms } from '../../src/alarms/actions.js';
+import { expireShelves } from '../../src/alarms/expiry.js';
+import { alarmKpis } from '../../src/alarms/kpis.js';
+import { listAlarms, listJournal } from '../../src/alarms/list.js';
+import { listActive } from '../../src/alarms/store.js';
 import { describeWith, openTestDb } from '../helper.js';
 import { SENSOR, SENSOR_2 } from '../telemetry/fixtures.js';
 
@@ -54,7 +59,7 @@ const handled = (n: PlanNode) =>
     (n['Rows Removed by Index Recheck'] ?? 0)) *
   n['Actual Loops'];
 const TELEMETRY =
-  /^(sensor|meter|pump|tank)_(logs|rollups)|^rollup_dirty$|^stream_events$|^transaction/;
+  /^(sensor|meter|pump|tank)_(logs|rollups)|^rollup_dirty$|^stream_events$|^transaction|^site_alarms$|^alarm_journal$/;
 
 /** Rows of sensor_logs (any partition) the plans handled. */
 const logRowsOf = (plans: Explained[]) =>
@@ -335,6 +340,70 @@ describeWith(['postgres'], 'plans without statistics [postgres]', () => {
     const page = await readEvents(spy, { xmax: 1, xip: [], partials: [] }, 500, [1]);
     expect(page.rows).toHaveLength(500);
     expect(overspent(plans, 1002)).toEqual([]);
+  }, 120_000);
+
+  it("alarm lists, journal, performance and actions read one site's alarms by key, not another's", async () => {
+    const plans: Explained[] = [];
+    const spy = explaining(db, plans);
+    const day = 86_400_000;
+    // A busy site 2: 100,000 resolved alarms and their journal over the year before; site 1: 200 in the range.
+    await db.query(
+      `WITH a AS (
+         INSERT INTO site_alarms (site_id, alarm_type, severity, message, first_seen, last_seen, raised_at, resolved_at)
+         SELECT $1::int, 'Busy' || i, 'major', 'm', t, t, t, t + interval '1 minute'
+           FROM generate_series(1, $2::int) i, LATERAL (SELECT to_timestamp($3::float8 / 1000) - i * interval '5 minutes' AS t) x
+         RETURNING alarm_id, site_id, raised_at)
+       INSERT INTO alarm_journal (alarm_id, site_id, time, event) SELECT alarm_id, site_id, raised_at, 'raised' FROM a`,
+      [2, 100_000, month + 30 * day],
+    );
+    await db.query(
+      `WITH a AS (
+         INSERT INTO site_alarms (site_id, alarm_type, severity, message, first_seen, last_seen, raised_at)
+         SELECT 1, 'Mine' || i, 'major', 'm', t, t, t
+           FROM generate_series(1, 200) i, LATERAL (SELECT to_timestamp($1::float8 / 1000) + i * interval '1 minute' AS t) x
+         RETURNING alarm_id, site_id, raised_at)
+       INSERT INTO alarm_journal (alarm_id, site_id, time, event) SELECT alarm_id, site_id, raised_at, 'raised' FROM a`,
+      [month + 29 * day],
+    );
+    const range = {
+      start: new Date(month).toISOString(),
+      end: new Date(month + 31 * day).toISOString(),
+    };
+    const list = await listAlarms(spy, everything, {
+      siteIds: [1],
+      ...range,
+      page: 2,
+      perPage: 50,
+    });
+    expect(list.total).toBe(200);
+    const unacked = await listAlarms(spy, everything, {
+      siteIds: [1],
+      ...range,
+      state: 'unacknowledged',
+      page: 1,
+      perPage: 50,
+    });
+    expect(unacked.data).toHaveLength(50);
+    const journal = await listJournal(spy, everything, {
+      siteIds: [1],
+      ...range,
+      page: 1,
+      perPage: 50,
+    });
+    expect(journal.total).toBe(200);
+    const [kpis] = await alarmKpis(spy, everything, { siteIds: [1], ...range, series: '1d' });
+    expect(kpis.Raised).toBe(200);
+    expect(await listActive(spy, [1], 100)).toHaveLength(100);
+    const ids = list.data.slice(0, 10).map((a) => a.SiteAlarmLogID);
+    const acked = await acknowledgeAlarms(spy, everything, {
+      siteId: 1,
+      items: ids.map((SiteAlarmLogID) => ({ SiteAlarmLogID })),
+      pathOf: (i) => `/alarms/${i}`,
+    });
+    expect(acked.map((r) => r.status)).toEqual(ids.map(() => 'acknowledged'));
+    expect(await expireShelves(spy)).toEqual([]);
+    // Each statement handles at most site 1's 200 alarms (and their 200 entries), never site 2's.
+    expect(overspent(plans, 1000)).toEqual([]);
   }, 120_000);
 
   it('the refresher touches only the logs of the quarters it was asked to refresh', async () => {

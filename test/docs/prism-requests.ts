@@ -116,6 +116,16 @@ export function validExamples(one: SiteOne, n: number): Record<string, Example> 
     },
     resolveAlarms: { body: { siteId: 1, alarms: [{ SiteAlarmLogID: one.alarmId }] } },
     listActiveAlarms: { body: { siteIds: [1] } },
+    acknowledgeAlarms: {
+      body: { siteId: 1, alarms: [{ SiteAlarmLogID: one.alarmId, note: 'seen' }] },
+    },
+    shelveAlarms: { body: { siteId: 1, minutes: 30, alarms: [{ SiteAlarmLogID: one.alarmId }] } },
+    unshelveAlarms: { body: { siteId: 1, alarms: [{ SiteAlarmLogID: one.alarmId }] } },
+    listAlarms: { body: { siteIds: [1], ...RECENT, page: 1, perPage: 50 } },
+    loadAlarmKpis: { body: { siteIds: [1], ...RECENT, series: '1h' } },
+    listAlarmJournal: {
+      body: { siteIds: [1], ...RECENT, SiteAlarmLogID: one.alarmId, page: 1, perPage: 50 },
+    },
     loadTransactionLogs: { body: { siteIds: [1], ...RECENT, motionCap: true } },
     loadTransactionChangeLogs: { body: { ...RECENT, filters: { siteIds: [1] } } },
     downloadTicketImages: { body: { uuids: [one.ticketUuid] } },

@@ -21,8 +21,9 @@ import {
 const TICKETS = '/v1/transactions/logs/load';
 const INTERPOLATED = '/v1/sensors/logs/interpolated';
 const PLOT = '/v1/sensors/logs/plot';
+const KPIS = '/v1/alarms/kpis';
 /** Every route that can answer text/csv, and the case of this file that covers it. */
-const COVERED = [TICKETS, ...Object.values(LOAD_URL), RAW_URL, INTERPOLATED, PLOT].sort();
+const COVERED = [TICKETS, ...Object.values(LOAD_URL), RAW_URL, INTERPOLATED, PLOT, KPIS].sort();
 const t = (hm: string) => `2026-05-01T${hm}:00Z`;
 
 describeEachBackend('CSV downloads neutralise formulas', (backend) => {
@@ -169,5 +170,22 @@ describeEachBackend('CSV downloads neutralise formulas', (backend) => {
     expect(plot.text).toBe(
       `sensorID,timestamp,value\r\n${SENSOR},2026-05-01T00:10:00.000Z,-3.5\r\n${SENSOR},2026-05-01T00:20:00.000Z,-1e-7\r\n`,
     );
+  });
+
+  it('alarm performance: an alarm type that would run as a formula stays inside a key field that cannot', async () => {
+    await ctx.db.query(
+      `INSERT INTO site_alarms (site_id, alarm_type, severity, message, first_seen, last_seen, raised_at)
+       VALUES (1, '=HYPERLINK("http://x.example")', 'major', 'm', $1, $1, $1)`,
+      [t('00:10')],
+    );
+    const res = await get(
+      KPIS,
+      { siteIds: [1], start: t('00:00'), end: t('01:00') },
+      { accept: 'text/csv' },
+    );
+    const [header, row] = parseCsv(res.text);
+    expect(header.slice(-2)).toEqual(['TopAlarms', 'Chattering']);
+    // A key field begins with its EquipmentTypeID, or ':' for a site alarm: never a formula.
+    expect(row.slice(-2)).toEqual(['::=HYPERLINK("http://x.example")=1', '']);
   });
 });

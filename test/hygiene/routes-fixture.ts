@@ -104,6 +104,36 @@ export function routeRequests(one: SiteOne): Record<string, (n: number) => Route
       url: '/v1/edge/alarms/active',
       body: { siteIds: [1] },
     }),
+    'POST /v1/alarms/acknowledge': () => ({
+      method: 'POST',
+      url: '/v1/alarms/acknowledge',
+      body: { siteId: 1, alarms: [{ SiteAlarmLogID: one.alarmId, note: 'seen' }] },
+    }),
+    'POST /v1/alarms/shelve': () => ({
+      method: 'POST',
+      url: '/v1/alarms/shelve',
+      body: { siteId: 1, minutes: 30, alarms: [{ SiteAlarmLogID: one.alarmId }] },
+    }),
+    'POST /v1/alarms/unshelve': () => ({
+      method: 'POST',
+      url: '/v1/alarms/unshelve',
+      body: { siteId: 1, alarms: [{ SiteAlarmLogID: one.alarmId }] },
+    }),
+    'POST /v1/alarms/list': () => ({
+      method: 'POST',
+      url: '/v1/alarms/list',
+      body: { siteIds: [1], ...RANGE, state: 'unacknowledged', page: 1, perPage: 50 },
+    }),
+    'POST /v1/alarms/kpis': () => ({
+      method: 'POST',
+      url: '/v1/alarms/kpis',
+      body: { siteIds: [1], ...RANGE, series: '1d' },
+    }),
+    'POST /v1/alarms/journal': () => ({
+      method: 'POST',
+      url: '/v1/alarms/journal',
+      body: { siteIds: [1], ...RANGE, SiteAlarmLogID: one.alarmId, page: 1, perPage: 50 },
+    }),
     'POST /v1/transactions/logs/load': () => ({
       method: 'POST',
       url: '/v1/transactions/logs/load',

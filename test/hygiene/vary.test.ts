@@ -25,6 +25,7 @@ const NEGOTIATING = [
   'POST /v1/sensors/logs/raw',
   'POST /v1/sensors/logs/interpolated',
   'POST /v1/sensors/logs/plot',
+  'POST /v1/alarms/kpis',
 ];
 
 const varies = (vary: unknown) =>

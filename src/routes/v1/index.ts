@@ -6,6 +6,8 @@ import { telemetryRoutes } from './telemetry/index.js';
 import { downloadRoutes } from './telemetry/download.js';
 import { historianRoutes } from './telemetry/historian.js';
 import { alarmRoutes } from './alarms/index.js';
+import { alarmLifecycleRoutes } from './alarms/lifecycle.js';
+import { alarmKpiRoutes } from './alarms/kpis.js';
 import { transactionRoutes } from './transactions/index.js';
 import { imageRoutes } from './images/index.js';
 import { adminRoutes } from './admin/index.js';
@@ -24,6 +26,8 @@ export async function v1Routes(app: FastifyTypebox): Promise<void> {
   await app.register(downloadRoutes);
   await app.register(historianRoutes);
   await app.register(alarmRoutes);
+  await app.register(alarmLifecycleRoutes);
+  await app.register(alarmKpiRoutes);
   await app.register(transactionRoutes);
   await app.register(imageRoutes);
   await app.register(adminRoutes, { prefix: '/admin' });

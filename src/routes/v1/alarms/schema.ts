@@ -8,13 +8,20 @@ import {
   IntId,
   Nullable,
 } from '../../../schemas/common.js';
-import { DEFAULT_SEVERITY, SEVERITIES, type Severity } from '../../../alarms/record.js';
+import {
+  DEFAULT_SEVERITY,
+  SEVERITIES,
+  SOURCES,
+  type AlarmSource,
+  type Severity,
+} from '../../../alarms/record.js';
 
 // Alarm DTOs (interface 4.8, contract 8), named as the contract names them.
 
 /** A plain string enum: one clear validation error ("must be equal to one of the allowed values"), not one per literal. */
-const SeverityEnum = (options: object = {}) =>
-  Type.Unsafe<Severity>({ type: 'string', enum: [...SEVERITIES], ...options });
+export const StringEnum = <T extends string>(values: readonly T[], options: object = {}) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values], ...options });
+const SeverityEnum = (options: object = {}) => StringEnum<Severity>(SEVERITIES, options);
 
 /** An equipment id field: the EquipmentTypeID it gets is part of its description. */
 const equipmentId = (what: string) =>
@@ -165,6 +172,28 @@ export const AlarmResolveResultDto = alarmResult(
   'resolved: by this request; already_resolved: it was resolved before (or by an earlier entry of this request)',
 );
 
+/** The five fields of alarm management (contract 16), on every alarm record. */
+const lifecycleFields = {
+  Source: StringEnum<AlarmSource>(SOURCES, {
+    description:
+      'who raised it: edge (a send), rule (a limit rule), communication (the loss of communication)',
+  }),
+  RaisedAt: {
+    ...DateTimeOutput,
+    description:
+      "when the service raised it: the first send's arrival, whatever its timestamp says",
+  },
+  AcknowledgedAt: Nullable({
+    ...DateTimeOutput,
+    description: 'when it was acknowledged (the first acknowledge); null: unacknowledged',
+  }),
+  AcknowledgedBy: Nullable(Type.String({ description: 'the client id that acknowledged it' })),
+  ShelvedUntil: Nullable({
+    ...DateTimeOutput,
+    description: 'null unless shelved: when the shelf ends (the service then unshelves it)',
+  }),
+};
+
 export const ActiveAlarmDto = Type.Object(
   {
     SiteAlarmLogID: BigIdString,
@@ -191,6 +220,7 @@ export const ActiveAlarmDto = Type.Object(
       description: 'latest timestamp of the sends counted in this alarm; never moves backwards',
     },
     Occurrences: Type.Integer({ description: 'sends counted in this alarm, the first included' }),
+    ...lifecycleFields,
   },
   { title: 'ActiveAlarmDto', description: 'An unresolved alarm' },
 );

@@ -69,11 +69,15 @@ export const StreamLogsDto = Type.Object(
 export const StreamAlarmDto = Type.Object(
   {
     siteId: IntId,
-    status: Type.Union([
-      Type.Literal('created'),
-      Type.Literal('duplicate'),
-      Type.Literal('resolved'),
-    ]),
+    status: Type.Union(
+      ['created', 'duplicate', 'resolved', 'acknowledged', 'shelved', 'unshelved'].map((v) =>
+        Type.Literal(v),
+      ),
+      {
+        description:
+          'what changed: created, duplicate (a send counted again), resolved, acknowledged, shelved, unshelved (by a person, or by the service when the shelf ended)',
+      },
+    ),
     alarm: ActiveAlarmDto,
   },
   { title: 'StreamAlarmDto', description: 'event: alarm. An alarm as it stands after the change' },
@@ -117,7 +121,8 @@ export const StreamEvents = Type.String({
     'meter, pump or tank; record the reading as stored);',
     '`logs`: `{ siteId, kind, ids, from, to, count }`, the logs one upload stored for one site and kind',
     '(equipment ids, earliest and latest timestamp, rows stored);',
-    '`alarm`: `{ siteId, status, alarm }`, status created, duplicate or resolved, alarm as in the active list;',
+    '`alarm`: `{ siteId, status, alarm }`, status created, duplicate, resolved, acknowledged, shelved or unshelved,',
+    'alarm as in the active list;',
     "`config`: `{ siteId }`, an import changed the site's configuration: read it again;",
     '`edge`: `{ siteId, groupId, edgeNodeId, deviceId, online }`, a Sparkplug edge node (deviceId null) or device',
     'bound to equipment of the site went online (its birth) or offline (its death).',
