@@ -6,6 +6,7 @@ import { telemetryRoutes } from './telemetry/index.js';
 import { downloadRoutes } from './telemetry/download.js';
 import { historianRoutes } from './telemetry/historian.js';
 import { alarmRoutes } from './alarms/index.js';
+import { alarmRuleRoutes } from './alarms/rules.js';
 import { transactionRoutes } from './transactions/index.js';
 import { imageRoutes } from './images/index.js';
 import { adminRoutes } from './admin/index.js';
@@ -24,6 +25,7 @@ export async function v1Routes(app: FastifyTypebox): Promise<void> {
   await app.register(downloadRoutes);
   await app.register(historianRoutes);
   await app.register(alarmRoutes);
+  await app.register(alarmRuleRoutes);
   await app.register(transactionRoutes);
   await app.register(imageRoutes);
   await app.register(adminRoutes, { prefix: '/admin' });
