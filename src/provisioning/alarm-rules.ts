@@ -26,9 +26,7 @@ export const AlarmRuleSchema = Type.Object({
   Deadband: Type.Optional(Type.Number({ minimum: 0, maximum: 1e15 })),
   DelaySeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400 })),
   AlarmType: Type.String({ minLength: 1, maxLength: 64 }),
-  Severity: Type.Optional(
-    Type.Unsafe<AlarmRuleIn['Severity']>({ type: 'string', enum: [...SEVERITIES] }),
-  ),
+  Severity: Type.Optional(Type.Union(SEVERITIES.map((s) => Type.Literal(s)))),
   Message: Type.Optional(Type.Union([Type.String({ maxLength: 1000 }), Type.Null()])),
   Enabled: Type.Optional(Type.Boolean()),
   Deleted: Type.Optional(

@@ -44,17 +44,12 @@ const BATCH = 5000;
 /** Log samples per rule and pass; more are evaluated by the next pass. */
 const SAMPLES_PER_RULE = 20_000;
 
+/** What one event stored of an equipment: a range of its logs (epoch ms), or one reading. */
+type Stored = { logs: [number, number] } | { reading: Record<string, unknown> };
+
 interface Work {
-  /** Equipment with stored data: `kind:id` -> its log range (epoch ms) and readings. */
-  equipment: Map<
-    string,
-    {
-      kind: TelemetryKind;
-      id: number;
-      logs?: [number, number];
-      readings: Record<string, unknown>[];
-    }
-  >;
+  /** Equipment with stored data: `kind:id` -> what each event stored of it, in stream order. */
+  equipment: Map<string, { kind: TelemetryKind; id: number; stored: Stored[] }>;
   /** Sites with stored data (communication loss ends). */
   sites: Set<number>;
 }
@@ -177,11 +172,11 @@ const savePosition = (tx: Queryable, position: string) =>
 
 function collect(rows: Page['rows']): Work {
   const work: Work = { equipment: new Map(), sites: new Set() };
-  const entry = (kind: TelemetryKind, id: number) => {
+  const add = (kind: TelemetryKind, id: number, stored: Stored) => {
     const key = `${kind}:${id}`;
-    let e = work.equipment.get(key);
-    if (!e) work.equipment.set(key, (e = { kind, id, readings: [] }));
-    return e;
+    const e = work.equipment.get(key);
+    if (e) e.stored.push(stored);
+    else work.equipment.set(key, { kind, id, stored: [stored] });
   };
   for (const row of rows) {
     if (row.type === 'logs') {
@@ -191,16 +186,12 @@ function collect(rows: Page['rows']): Work {
         from: string;
         to: string;
       };
-      const from = Date.parse(d.from);
-      const to = Date.parse(d.to);
-      for (const id of d.ids) {
-        const e = entry(d.kind, id);
-        e.logs = e.logs ? [Math.min(e.logs[0], from), Math.max(e.logs[1], to)] : [from, to];
-      }
+      const logs: [number, number] = [Date.parse(d.from), Date.parse(d.to)];
+      for (const id of d.ids) add(d.kind, id, { logs });
       work.sites.add(row.siteId);
     } else if (row.type === 'reading') {
       const d = JSON.parse(row.data) as { kind: TelemetryKind; record: Record<string, unknown> };
-      entry(d.kind, d.record[EQUIPMENT[d.kind].idField] as number).readings.push(d.record);
+      add(d.kind, d.record[EQUIPMENT[d.kind].idField] as number, { reading: d.record });
       work.sites.add(row.siteId);
     }
   }
@@ -253,50 +244,59 @@ async function evaluateRules(tx: Queryable, work: Work, now: number): Promise<nu
   return changed;
 }
 
-/** Each rule's samples stored since its newest evaluated one, in time order (logs before readings of the same time). */
+/**
+ * Each rule's samples, in the order they were stored: event by event (stream order), the logs of an
+ * event in time order (read from its log table: its range, not older than the rule's newest sample).
+ */
 async function gatherSamples(
   tx: Queryable,
   rules: RuleWithState[],
   work: Work,
   now: number,
 ): Promise<Sample[][]> {
-  const samples: Sample[][] = rules.map(() => []);
+  const stored = rules.map(
+    (r) => work.equipment.get(`${r.rule.kind}:${r.rule.equipmentId}`)?.stored ?? [],
+  );
+  // Per rule and event: its samples, filled below.
+  const parts: Sample[][][] = stored.map((events) => events.map(() => []));
   for (const kind of TELEMETRY_KINDS) {
     const wanted: {
-      at: number;
+      at: [number, number];
       equipmentId: number;
       column: string;
       from: number;
       to: number;
       after: number | null;
     }[] = [];
-    rules.forEach((r, at) => {
+    rules.forEach((r, i) => {
       if (r.rule.kind !== kind) return;
-      const logs = work.equipment.get(`${kind}:${r.rule.equipmentId}`)?.logs;
-      if (!logs || logs[0] > now) return;
-      wanted.push({
-        at,
-        equipmentId: r.rule.equipmentId,
-        column: columnOf(kind, r.rule.field),
-        from: logs[0],
-        to: Math.min(logs[1], now),
-        after: r.state.lastTs,
+      stored[i].forEach((e, j) => {
+        if (!('logs' in e) || e.logs[0] > now) return;
+        wanted.push({
+          at: [i, j],
+          equipmentId: r.rule.equipmentId,
+          column: columnOf(kind, r.rule.field),
+          from: e.logs[0],
+          to: Math.min(e.logs[1], now),
+          after: r.state.lastTs,
+        });
       });
     });
-    for (const row of await readLogSamples(tx, kind, wanted, SAMPLES_PER_RULE))
-      if (row.v !== null)
-        samples[wanted[row.i - 1].at].push({ ts: row.ts.getTime(), value: row.v });
-  }
-  rules.forEach((r, at) => {
-    for (const record of work.equipment.get(`${r.rule.kind}:${r.rule.equipmentId}`)?.readings ??
-      []) {
-      const v = record[r.rule.field];
-      if (typeof v === 'number')
-        samples[at].push({ ts: Date.parse(record.timestamp as string), value: v });
+    for (const row of await readLogSamples(tx, kind, wanted, SAMPLES_PER_RULE)) {
+      if (row.v === null) continue;
+      const [i, j] = wanted[row.i - 1].at;
+      parts[i][j].push({ ts: row.ts.getTime(), value: row.v });
     }
-    samples[at].sort((a, b) => a.ts - b.ts); // stable: logs stay before readings of the same time
-  });
-  return samples;
+  }
+  return rules.map((r, i) =>
+    stored[i].flatMap((e, j) => {
+      if ('logs' in e) return parts[i][j];
+      const v = e.reading[r.rule.field];
+      return typeof v === 'number'
+        ? [{ ts: Date.parse(e.reading.timestamp as string), value: v }]
+        : [];
+    }),
+  );
 }
 
 /** Raises or resolves the rule's alarm; returns 1 when an alarm changed. */
