@@ -65,10 +65,12 @@ export async function checkCommunicationLoss(
         },
         'communication',
       );
+      // The silence as stored (microseconds: a JavaScript Date would cut them).
       await tx.query(
-        `INSERT INTO site_comm_loss (site_id, silent_since, alarm_id) VALUES ($1, $2, $3::int8)
+        `INSERT INTO site_comm_loss (site_id, silent_since, alarm_id)
+         SELECT site_id, last_communication, $2::int8 FROM sites WHERE site_id = $1
          ON CONFLICT (site_id) DO UPDATE SET silent_since = EXCLUDED.silent_since, alarm_id = EXCLUDED.alarm_id`,
-        [s.site_id, s.since.toISOString(), record.SiteAlarmLogID],
+        [s.site_id, record.SiteAlarmLogID],
       );
     }
     const outlived = await tx.query<{ site_id: number }>(
