@@ -322,6 +322,34 @@ describeEachBackend('alarm rules', (backend) => {
     expect((await getRules(2)).json()).toEqual([]);
   });
 
+  it('the admin import takes rules, within the sites of a limited admin only', async () => {
+    const admin = await ctx.token([2], { admin: true });
+    const importAs = (alarmRules: unknown[]) =>
+      ctx.app.inject({
+        method: 'POST',
+        url: '/v1/admin/import',
+        headers: bearer(admin),
+        payload: { alarmRules },
+      });
+    const rule = { AlarmRuleID: 50, Condition: 'above', Limit: 1, AlarmType: 'ADMIN' };
+    const refused = await importAs([{ ...rule, SiteSensorID: SENSOR }]);
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json().details).toEqual([
+      { path: '/alarmRules/0/SiteSensorID', message: 'outside the sites of this administrator' },
+    ]);
+    const ok = await importAs([{ ...rule, SiteSensorID: SITE2_SENSOR }]);
+    expect(ok.statusCode).toBe(200);
+    expect(ok.json().alarmRules).toEqual({ received: 1, changed: 1 });
+    const bad = await importAs([{ ...rule, SiteSensorID: SITE2_SENSOR, Field: 'pressure' }]);
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().message).toMatch(/alarmRules\[0\]\.Field/);
+    // A rule of another site cannot be taken over by naming equipment of this one.
+    await importRules(ctx.db, [{ ...rule, AlarmRuleID: 51, SiteSensorID: SENSOR }]);
+    expect(
+      (await importAs([{ ...rule, AlarmRuleID: 51, SiteSensorID: SITE2_SENSOR }])).statusCode,
+    ).toBe(403);
+  });
+
   it('a pass that finds the position taken by another pass does nothing (one evaluator at a time)', async () => {
     if (backend !== 'postgres') return;
     await ctx.db.transaction(async (tx) => {
