@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { Queryable } from '../db/index.js';
 import { EQUIPMENT, TELEMETRY_KINDS, type TelemetryKind } from '../equipment.js';
 import { SEVERITIES } from '../alarms/record.js';
-import { toRule, type AlarmRule, type AlarmRuleIn } from '../alarms/rules/definition.js';
+import { toRule, type AlarmRule } from '../alarms/rules/definition.js';
 import { resolveOwnAlarms } from '../alarms/rules/raise.js';
 import { deleteRules, findRules, upsertRules } from '../alarms/rules/repository.js';
 import { IntId, Measured } from '../schemas/common.js';
