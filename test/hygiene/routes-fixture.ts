@@ -104,6 +104,10 @@ export function routeRequests(one: SiteOne): Record<string, (n: number) => Route
       url: '/v1/edge/alarms/active',
       body: { siteIds: [1] },
     }),
+    'GET /v1/alarms/rules': () => ({
+      method: 'GET',
+      url: '/v1/alarms/rules?siteId=1',
+    }),
     'POST /v1/transactions/logs/load': () => ({
       method: 'POST',
       url: '/v1/transactions/logs/load',
