@@ -116,6 +116,7 @@ export function validExamples(one: SiteOne, n: number): Record<string, Example> 
     },
     resolveAlarms: { body: { siteId: 1, alarms: [{ SiteAlarmLogID: one.alarmId }] } },
     listActiveAlarms: { body: { siteIds: [1] } },
+    listAlarmRules: { query: { siteId: 1 } },
     loadTransactionLogs: { body: { siteIds: [1], ...RECENT, motionCap: true } },
     loadTransactionChangeLogs: { body: { ...RECENT, filters: { siteIds: [1] } } },
     downloadTicketImages: { body: { uuids: [one.ticketUuid] } },
