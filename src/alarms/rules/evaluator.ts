@@ -62,11 +62,15 @@ export class RuleEvaluator {
   private lastPass = 0;
   private waiting: (() => void)[] = [];
   private closed = false;
+  /** Events per pass: halved after a failed pass (one too big for its deadline), doubled back after each success. */
+  private batch: number;
 
   constructor(
     private readonly db: Database,
     private readonly opts: RuleEvaluatorOptions,
-  ) {}
+  ) {
+    this.batch = opts.batch ?? BATCH;
+  }
 
   start(): void {
     this.poll = new PeriodicTask(() => this.kick(), {
@@ -110,13 +114,21 @@ export class RuleEvaluator {
       const waiting = this.waiting.splice(0);
       try {
         for (;;) {
-          const { more, changed, busy } = await evaluatePass(this.db, this.opts);
+          const { more, changed, busy } = await evaluatePass(this.db, {
+            log: this.opts.log,
+            batch: this.batch,
+          });
+          this.batch = Math.min(this.opts.batch ?? BATCH, this.batch * 2);
           if (changed) this.opts.onChange?.();
           if (busy) this.again = true; // another instance is at it: look again after the gap
           if (!more || this.closed) break;
         }
       } catch (err) {
-        this.opts.log.warn({ err }, 'alarm rules: evaluation failed; the next pass retries');
+        this.batch = Math.max(1, Math.floor(this.batch / 2));
+        this.opts.log.warn(
+          { err, batch: this.batch },
+          'alarm rules: evaluation failed; the next pass retries with fewer events',
+        );
       }
       waiting.forEach((wake) => wake());
     } while (this.again && !this.closed);
@@ -148,6 +160,17 @@ export async function evaluatePass(
         'SELECT pg_current_snapshot()::text AS snap',
       );
       await savePosition(tx, encode(fromSnapshot(snap)));
+      return { more: false, changed: false, busy: false };
+    }
+    // No rule to evaluate and no communication loss to end: the events need not be read, only
+    // passed (when there are any, so that an idle service writes nothing).
+    const [{ idle }] = await tx.query<{ idle: boolean }>(
+      `SELECT NOT EXISTS (SELECT 1 FROM alarm_rules WHERE enabled)
+          AND NOT EXISTS (SELECT 1 FROM site_alarms WHERE resolved_at IS NULL AND source = 'communication') AS idle`,
+    );
+    if (idle) {
+      const probe = await readEvents(tx, from, 1);
+      if (probe.rows.length) await savePosition(tx, encode(probe.snapshot));
       return { more: false, changed: false, busy: false };
     }
     const page = await readEvents(tx, from, batch);
