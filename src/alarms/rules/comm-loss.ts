@@ -117,15 +117,21 @@ export async function endCommunicationLoss(
   return n;
 }
 
-/** The check, on every instance (one works at a time). */
+/**
+ * The check, on every instance (one works at a time). It checks only once this instance's start is
+ * noted (a start whose database did not answer is noted before the first check).
+ */
 export class CommLossMonitor extends PeriodicTask {
+  private noted = false;
+
   constructor(
-    db: Database,
+    private readonly db: Database,
     log: Logger,
     opts: { intervalMs?: number; onChange?: () => void } = {},
   ) {
     super(
       async () => {
+        if (!this.noted) await this.noteStart();
         const { raised, resolved } = await checkCommunicationLoss(db);
         if (raised || resolved) {
           log.info({ raised, resolved }, 'communication loss: alarms raised or resolved');
@@ -138,5 +144,11 @@ export class CommLossMonitor extends PeriodicTask {
           log.warn({ err }, 'communication loss check failed; the next one retries'),
       },
     );
+  }
+
+  /** Records this instance's start (silence before it is not counted). */
+  async noteStart(): Promise<void> {
+    await noteServiceStart(this.db);
+    this.noted = true;
   }
 }

@@ -1,6 +1,6 @@
 import type { Database } from '../../db/index.js';
 import type { Logger } from '../../logger.js';
-import { CommLossMonitor, noteServiceStart } from './comm-loss.js';
+import { CommLossMonitor } from './comm-loss.js';
 import { RuleEvaluator } from './evaluator.js';
 
 // The alarms the service raises itself, on every instance: the limit-rule evaluator (after each
@@ -19,10 +19,10 @@ export class AlarmRulesService {
   readonly evaluator: RuleEvaluator;
   private readonly commLoss: CommLossMonitor;
 
-  constructor(
-    private readonly db: Database,
-    opts: AlarmRulesOptions,
-  ) {
+  private readonly log: Logger;
+
+  constructor(db: Database, opts: AlarmRulesOptions) {
+    this.log = opts.log;
     this.evaluator = new RuleEvaluator(db, {
       log: opts.log,
       onChange: opts.onChange,
@@ -36,7 +36,12 @@ export class AlarmRulesService {
 
   /** When the instance starts serving: silence before now is not communication loss. */
   async start(): Promise<void> {
-    await noteServiceStart(this.db);
+    // A database that does not answer now does not stop the start: the check notes it before its first run.
+    await this.commLoss
+      .noteStart()
+      .catch((err: unknown) =>
+        this.log.warn({ err }, 'could not note the service start; the communication check will'),
+      );
     this.evaluator.start();
     this.commLoss.start();
   }
