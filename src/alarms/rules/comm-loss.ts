@@ -63,7 +63,7 @@ export async function checkCommunicationLoss(
           value: null,
           at: s.due.getTime(),
         },
-        'communication',
+        { source: 'communication', by: 'communication' },
       );
       // The silence as stored (microseconds: a JavaScript Date would cut them).
       await tx.query(

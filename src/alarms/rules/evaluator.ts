@@ -339,7 +339,7 @@ async function applyTransition(
       tx,
       key,
       { severity: r.rule.severity, message: messageOf(r.rule, t.value), value: t.value, at: t.at },
-      'rule',
+      { source: 'rule', by: `rule:${r.rule.id}` },
     );
     r.alarmId = record.SiteAlarmLogID;
     return 1;

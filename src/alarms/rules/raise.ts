@@ -17,14 +17,15 @@ export interface RaisedKey {
 }
 
 /**
- * Raises one alarm: created with its source, or, when its key is open already (from the edge, say),
+ * Raises one alarm: created with its source (`by`, "rule:<id>" or "communication", is who raised
+ * it, for the record of its changes), or, when its key is open already (from the edge, say),
  * a duplicate send of it (Occurrences + 1, LastSeen, Severity, Message and Value replaced).
  */
 export async function raiseAlarm(
   tx: Queryable,
   key: RaisedKey,
   alarm: { severity: Severity; message: string; value: number | null; at: number },
-  source: AlarmSource,
+  raisedBy: { source: AlarmSource; by: string },
 ): Promise<{ created: boolean; record: AlarmRecord }> {
   const stored = await upsertAlarms(tx, key.siteId, [
     {
@@ -43,7 +44,7 @@ export async function raiseAlarm(
   if (result.created)
     await tx.query(`UPDATE site_alarms SET source = $2 WHERE alarm_id = $1::int8`, [
       result.record.SiteAlarmLogID,
-      source,
+      raisedBy.source,
     ]);
   return result;
 }
