@@ -1,20 +1,15 @@
 import type { Database, Queryable } from '../../db/index.js';
-import { EQUIPMENT, TELEMETRY_KINDS, type TelemetryKind } from '../../equipment.js';
+import { EQUIPMENT } from '../../equipment.js';
 import type { Logger } from '../../logger.js';
 import { PeriodicTask } from '../../periodic-task.js';
 import { advance, covers, decode, encode, fromSnapshot } from '../../stream/cursor.js';
-import { readEvents, type Page } from '../../stream/events.js';
-import { columnOf, messageOf } from './definition.js';
+import { readEvents } from '../../stream/events.js';
+import { messageOf } from './definition.js';
 import { evaluateClock, evaluateSample, type Transition } from './evaluate.js';
 import { endCommunicationLoss } from './comm-loss.js';
 import { raiseAlarm, resolveOwnAlarms } from './raise.js';
-import {
-  loadRulesToEvaluate,
-  openAlarms,
-  readLogSamples,
-  saveStates,
-  type RuleWithState,
-} from './repository.js';
+import { loadRulesToEvaluate, openAlarms, saveStates, type RuleWithState } from './repository.js';
+import { collect, gatherSamples, type Work } from './samples.js';
 
 // Evaluates the limit rules on what was stored. It follows stream_events (written by the very
 // statement that stores each upload, HTTP or MQTT, so an event exists exactly when its data is
@@ -41,19 +36,6 @@ export interface RuleEvaluatorOptions {
 const POLL_MS = 1000;
 const MIN_GAP_MS = 100;
 const BATCH = 5000;
-/** Log samples per rule and pass; more are evaluated by the next pass. */
-const SAMPLES_PER_RULE = 20_000;
-
-/** What one event stored of an equipment: a range of its logs (epoch ms), or one reading. */
-type Stored = { logs: [number, number] } | { reading: Record<string, unknown> };
-
-interface Work {
-  /** Equipment with stored data: `kind:id` -> what each event stored of it, in stream order. */
-  equipment: Map<string, { kind: TelemetryKind; id: number; stored: Stored[] }>;
-  /** Sites with stored data (communication loss ends). */
-  sites: Set<number>;
-}
-
 export class RuleEvaluator {
   private poll: PeriodicTask | undefined;
   private running = false;
@@ -193,39 +175,6 @@ export async function evaluatePass(
 const savePosition = (tx: Queryable, position: string) =>
   tx.query(`UPDATE alarm_rule_cursor SET position = $1`, [position]);
 
-function collect(rows: Page['rows']): Work {
-  const work: Work = { equipment: new Map(), sites: new Set() };
-  const add = (kind: TelemetryKind, id: number, stored: Stored) => {
-    const key = `${kind}:${id}`;
-    const e = work.equipment.get(key);
-    if (e) e.stored.push(stored);
-    else work.equipment.set(key, { kind, id, stored: [stored] });
-  };
-  for (const row of rows) {
-    if (row.type === 'logs') {
-      const d = JSON.parse(row.data) as {
-        kind: TelemetryKind;
-        ids: number[];
-        from: string;
-        to: string;
-      };
-      const logs: [number, number] = [Date.parse(d.from), Date.parse(d.to)];
-      for (const id of d.ids) add(d.kind, id, { logs });
-      work.sites.add(row.siteId);
-    } else if (row.type === 'reading') {
-      const d = JSON.parse(row.data) as { kind: TelemetryKind; record: Record<string, unknown> };
-      add(d.kind, d.record[EQUIPMENT[d.kind].idField] as number, { reading: d.record });
-      work.sites.add(row.siteId);
-    }
-  }
-  return work;
-}
-
-interface Sample {
-  ts: number;
-  value: number;
-}
-
 /** Evaluates the rules of the equipment in `work`, and those whose delay the clock ended; returns the alarms changed. */
 async function evaluateRules(tx: Queryable, work: Work, now: number): Promise<number> {
   const rules = await loadRulesToEvaluate(
@@ -265,61 +214,6 @@ async function evaluateRules(tx: Queryable, work: Work, now: number): Promise<nu
   }
   await saveStates(tx, touched);
   return changed;
-}
-
-/**
- * Each rule's samples, in the order they were stored: event by event (stream order), the logs of an
- * event in time order (read from its log table: its range, not older than the rule's newest sample).
- */
-async function gatherSamples(
-  tx: Queryable,
-  rules: RuleWithState[],
-  work: Work,
-  now: number,
-): Promise<Sample[][]> {
-  const stored = rules.map(
-    (r) => work.equipment.get(`${r.rule.kind}:${r.rule.equipmentId}`)?.stored ?? [],
-  );
-  // Per rule and event: its samples, filled below.
-  const parts: Sample[][][] = stored.map((events) => events.map(() => []));
-  for (const kind of TELEMETRY_KINDS) {
-    const wanted: {
-      at: [number, number];
-      equipmentId: number;
-      column: string;
-      from: number;
-      to: number;
-      after: number | null;
-    }[] = [];
-    rules.forEach((r, i) => {
-      if (r.rule.kind !== kind) return;
-      stored[i].forEach((e, j) => {
-        if (!('logs' in e) || e.logs[0] > now) return;
-        wanted.push({
-          at: [i, j],
-          equipmentId: r.rule.equipmentId,
-          column: columnOf(kind, r.rule.field),
-          from: e.logs[0],
-          to: Math.min(e.logs[1], now),
-          after: r.state.lastTs,
-        });
-      });
-    });
-    for (const row of await readLogSamples(tx, kind, wanted, SAMPLES_PER_RULE)) {
-      if (row.v === null) continue;
-      const [i, j] = wanted[row.i - 1].at;
-      parts[i][j].push({ ts: row.ts.getTime(), value: row.v });
-    }
-  }
-  return rules.map((r, i) =>
-    stored[i].flatMap((e, j) => {
-      if ('logs' in e) return parts[i][j];
-      const v = e.reading[r.rule.field];
-      return typeof v === 'number'
-        ? [{ ts: Date.parse(e.reading.timestamp as string), value: v }]
-        : [];
-    }),
-  );
 }
 
 /** Raises or resolves the rule's alarm; returns 1 when an alarm changed. */
