@@ -13,6 +13,8 @@
 // the figures go to the section "Ingest with n stream subscribers"), BENCH_FSYNC_PROBE=<directory on the
 // database's disk> (the disk's fdatasync times beside each run, bench/fsync-probe.ts). The real server runs in a child
 // process on a loopback port; PostgreSQL runs in a schema of its own, dropped after.
+// BENCH_RULES=n: a limit rule on each of the first n sensors of the fleet (its values cross the limit
+// every few hours of data, so the rules raise and clear alarms as the batches go).
 // BENCH_COMPARE_ROOT=<another checkout> runs instead, on PostgreSQL with group commit, that checkout's
 // server, this one's, and this one's with BENCH_SUBSCRIBERS (default 100) stream subscribers, in turns,
 // BENCH_ROUNDS times (default 2) after a warm-up round: the section "Ingest compared with <its commit>".
@@ -68,6 +70,8 @@ const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 0);
 /** Which loads to run: batch, single or both (for a quick look at one; the reports need both). */
 const KINDS = (process.env.BENCH_KINDS ?? 'batch,single').split(',');
 const SITES = 50;
+/** Limit rules on the fleet's sensors (one each, the first n): the rule evaluator's cost. */
+const RULES = Number(process.env.BENCH_RULES ?? 0);
 /** Sites the single readings go to (the first n): 1 is one busy site, whose rows every write touches. */
 const READING_SITES = Number(process.env.BENCH_READING_SITES ?? SITES);
 /** Whether wrk is installed (Debian: `apt-get install -y wrk`; it prints its version and exits 1). */
@@ -133,6 +137,19 @@ async function provision(db: Database, serverRuns: number): Promise<Fleet> {
   const doc = generateDemo({ sites: SITES, transactionsPerSite: 0, imagesPerSite: 0 });
   await importDocument(db, doc);
   await upsertClient(db, { clientId: 'bench', clientSecret: SECRET, siteIds: '*' });
+  if (RULES > 0)
+    await importDocument(db, {
+      // Values are (id % 97) * 10 + 50 sin(minute / 60): each crosses its limit twice an hour-cycle.
+      alarmRules: doc.sensors!.slice(0, RULES).map((s, i) => ({
+        AlarmRuleID: i + 1,
+        SiteSensorID: s.SiteSensorID,
+        Condition: 'above',
+        Limit: (s.SiteSensorID % 97) * 10 + 25,
+        Deadband: 10,
+        DelaySeconds: 300,
+        AlarmType: 'BENCH_HIGH',
+      })),
+    });
   const bySite = new Map<number, number[]>();
   for (const s of doc.sensors!)
     bySite.set(s.SiteID, [...(bySite.get(s.SiteID) ?? []), s.SiteSensorID]);
@@ -670,16 +687,24 @@ async function ingest() {
   const streams = SUBSCRIBERS
     ? `\n\nDuring every run ${SUBSCRIBERS} live stream subscribers of site 1 (one of the 50) were connected (raw HTTP, in the load generator's process), so the server also sent each event of site 1 ${SUBSCRIBERS} times.`
     : '';
+  const rules = RULES
+    ? `\n\nA limit rule (above, deadband 10, delay 300 s) on each of ${RULES} sensors of the fleet was evaluated on every stored log and reading.`
+    : '';
   const text =
     report(runs, { cpu, before, idle, duration: DURATION, readingSites: READING_SITES }) +
     (catchUp.length
       ? `\n- Rollups after each batch run (the readings run began once they were done): ${catchUp.join('; ')}.`
       : '') +
-    streams;
+    streams +
+    rules;
   reportSection(
     SUBSCRIBERS ? 'Live stream' : 'Ingest',
     text,
-    SUBSCRIBERS ? `Ingest with ${SUBSCRIBERS} stream subscribers` : 'Ingest',
+    SUBSCRIBERS
+      ? `Ingest with ${SUBSCRIBERS} stream subscribers`
+      : RULES
+        ? `Ingest with ${RULES} alarm rules`
+        : 'Ingest',
   );
 }
 

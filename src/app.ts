@@ -24,6 +24,7 @@ import { StreamService } from './stream/service.js';
 import { TelemetryService } from './telemetry/service.js';
 import { MqttService } from './mqtt/service.js';
 import { ShelfExpiry } from './alarms/expiry.js';
+import { AlarmRulesService } from './alarms/rules/service.js';
 import type { FastifyTypebox } from './http.js';
 
 export type { FastifyTypebox } from './http.js';
@@ -97,8 +98,18 @@ export async function buildApp(
   // Streams end before the server waits for open connections, and before the database closes.
   app.addHook('preClose', () => stream.close());
   const metrics = opts.metrics;
+  // Limit rules and communication loss: evaluated after every commit of stored data.
+  const alarmRules = new AlarmRulesService(db.bounded(settings.WRITE_TIMEOUT_MS), {
+    log: app.log,
+    onChange: () => stream.committed(),
+  });
+  app.decorate('alarmRules', alarmRules);
+  const committed = () => {
+    stream.committed();
+    alarmRules.committed();
+  };
   const telemetry = await TelemetryService.create(app.db, settings, {
-    onCommit: () => stream.committed(),
+    onCommit: committed,
     log: app.log,
     onStored: metrics
       ? ({ kind, type, source, count }) => metrics.ingested(kind, type, source, count)
@@ -115,7 +126,7 @@ export async function buildApp(
         telemetry,
         log: app.log,
         onMessage: metrics ? (result) => metrics.mqttMessage(result) : undefined,
-        onCommit: () => stream.committed(),
+        onCommit: committed,
       })
     : undefined;
   app.decorate('mqtt', mqtt);
@@ -131,6 +142,8 @@ export async function buildApp(
   app.addHook('preClose', () => shelves.stop());
   // Writes of requests whose client has gone (so the server may close at once) still finish before the database closes.
   app.addHook('preClose', () => telemetry.close());
+  app.addHook('onReady', async () => alarmRules.start());
+  app.addHook('preClose', () => alarmRules.close());
 
   // First of the hooks, so that every answer is timed (a 401 or 429 too).
   if (metrics) await registerMetrics(app, metrics);

@@ -15,6 +15,7 @@ import type { Database } from './db/index.js';
 import type { TokenService } from './auth/tokens.js';
 import type { StreamService } from './stream/service.js';
 import type { TelemetryService } from './telemetry/service.js';
+import type { AlarmRulesService } from './alarms/rules/service.js';
 import type { MqttService } from './mqtt/service.js';
 
 // The typed Fastify instance every route file takes, and what the app decorates it with. Routes
@@ -51,5 +52,7 @@ declare module 'fastify' {
     telemetry: TelemetryService;
     /** The MQTT client side (contract 14); undefined without MQTT_URL. */
     mqtt: MqttService | undefined;
+    /** Limit rules and communication loss (contract 16). */
+    alarmRules: AlarmRulesService;
   }
 }

@@ -1620,6 +1620,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/alarms/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the limit rules of a site
+         * @description A rule watches one numeric field of one piece of equipment and is evaluated on every stored log and reading of it (HTTP or MQTT) whose timestamp is not older than the newest sample it has evaluated and not ahead of the clock. Its condition turns true when the value is above (>) or below (<) Limit, and false again only at or below Limit − Deadband (above) or at or above Limit + Deadband (below). The alarm (Source rule, the rule’s equipment, AlarmType and Severity) is raised once the condition has held for DelaySeconds by sample timestamps, or by the clock when no later sample comes; it is resolved (by "rule:<AlarmRuleID>") when the condition turns false. Rules are set by the provisioning document (`alarmRules`, POST /v1/admin/import). A site out of reach or unknown: 403.
+         */
+        get: operations["listAlarmRules"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/transactions/logs/load": {
         parameters: {
             query?: never;
@@ -1915,6 +1935,8 @@ export interface components {
             Latitude: number | null;
             Longitude: number | null;
             TimeZone: string | null;
+            /** @description minutes without data (uploads, readings, MQTT) after which the site gets a COMM_LOSS alarm; 0: never (default 60) */
+            CommLossMinutes: number;
             /**
              * Format: date-time
              * @description UTC, with milliseconds
@@ -3409,6 +3431,32 @@ export interface components {
                 Raised: number;
             }[];
         };
+        /** AlarmRuleDto */
+        AlarmRuleDto: {
+            AlarmRuleID: number;
+            SiteID: number;
+            /** @description present when the rule watches a sensor */
+            SiteSensorID?: number;
+            /** @description present when the rule watches a flow meter */
+            SiteFlowMeterID?: number;
+            /** @description present when the rule watches a pump */
+            SitePumpID?: number;
+            /** @description present when the rule watches a tank group */
+            SiteTankGroupID?: number;
+            /** @description the numeric field of the equipment upload record (interface 2.10) it watches */
+            Field: string;
+            Condition: "above" | "below";
+            /** @description a measured value, at most 1e15 in absolute value */
+            Limit: number;
+            Deadband: number;
+            DelaySeconds: number;
+            AlarmType: string;
+            /** @enum {string} */
+            Severity: "critical" | "major" | "minor" | "warning" | "info";
+            /** @description the alarm's message; null: made of the rule, field, value and limit */
+            Message: string | null;
+            Enabled: boolean;
+        };
         /** TransactionLogsLoadDto */
         TransactionLogsLoadDto: {
             /** @description 1 to 10000 site ids */
@@ -3593,6 +3641,8 @@ export interface components {
                 Latitude?: number | null;
                 Longitude?: number | null;
                 TimeZone?: string | null;
+                /** @description minutes without data after which the site gets a COMM_LOSS alarm (default 60; 0: never) */
+                CommLossMinutes?: number | null;
             }[];
             clients?: {
                 clientId: string;
@@ -3851,6 +3901,25 @@ export interface components {
                 SitePumpID?: number;
                 SiteTankGroupID?: number;
                 Field?: string;
+            }[];
+            alarmRules?: {
+                AlarmRuleID: number;
+                SiteSensorID?: number;
+                SiteFlowMeterID?: number;
+                SitePumpID?: number;
+                SiteTankGroupID?: number;
+                Field?: string;
+                Condition: "above" | "below";
+                /** @description a measured value, at most 1e15 in absolute value */
+                Limit: number;
+                Deadband?: number;
+                DelaySeconds?: number;
+                AlarmType: string;
+                Severity?: "critical" | "major" | "minor" | "warning" | "info";
+                Message?: string | null;
+                Enabled?: boolean;
+                /** @description true removes the rule (its open alarm is resolved) */
+                Deleted?: boolean;
             }[];
         };
         /**
@@ -10489,6 +10558,73 @@ export interface operations {
             };
             /** @description Body is not JSON (send application/json) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable or did not answer in time: nothing was changed; try again after retry-after seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listAlarmRules: {
+        parameters: {
+            query: {
+                siteId: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: List the limit rules of a site */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlarmRuleDto"][];
+                };
+            };
+            /** @description Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, expired or invalid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Caller lacks permission for a requested site or equipment */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -4,6 +4,7 @@ import type { Queryable } from '../db/index.js';
 import type { Access } from '../auth/access.js';
 import { HttpError } from '../errors.js';
 import type { ProvisioningDocument, SitedIn } from '../provisioning/document.js';
+import { authorizeAlarmRules } from './import-access-rules.js';
 
 // Who may import what of a provisioning document. An admin of every site may import anything;
 // one whose sites are a list may import only records of those sites (new ones, and existing ones
@@ -145,6 +146,7 @@ export async function authorizeDocument(
     registers.map((r) => r.SiteIODeviceRegisterID),
   );
   await authorizeBindings(db, doc, actor);
+  await authorizeAlarmRules(db, doc, actor);
   registers.forEach((r, i) => {
     const device = String(r.SiteModbusInOutDeviceID);
     const site = devicesInDoc.get(device) ?? devicesNow.get(device);

@@ -2,6 +2,7 @@ import type { Queryable } from '../db/index.js';
 import { ImportError, References } from './checks.js';
 import type { ProvisioningDocument, SitedIn } from './document.js';
 import { sparkplugEquipment } from './sparkplug.js';
+import { alarmRuleEquipment } from './alarm-rules.js';
 
 // Every id a provisioning document names must be of a record that exists, in the document or the
 // database, and at the site the naming record expects: checked before anything is written.
@@ -147,5 +148,7 @@ export async function collectReferences(
   });
   // Equipment bound to Sparkplug metrics (checked with the bindings, checkSparkplugMetrics).
   for (const [kind, ids] of sparkplugEquipment(doc)) await refs.load(kind, ids);
+  // Equipment watched by alarm rules (checked with the rules, checkAlarmRules).
+  for (const [kind, ids] of alarmRuleEquipment(doc)) await refs.load(kind, ids);
   return refs;
 }

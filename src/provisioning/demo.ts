@@ -71,6 +71,7 @@ export function generateDemo(opts: DemoOptions = {}): DemoDocument {
     transactions: [],
     images: [],
     sparkplugMetrics: [],
+    alarmRules: [],
   };
   const nCompanies = Math.min(2, nSites);
   const companyName = (c: number) => COMPANY_NAMES[(c - 1) % COMPANY_NAMES.length];

@@ -2,6 +2,8 @@ import { Type, type Static, type TObject, type TProperties } from '@sinclair/typ
 import { BigIdInput, DateTimeInput, IntId, Nullable } from '../schemas/common.js';
 import * as records from '../schemas/records.js';
 import { recordSchema } from '../schemas/records.js';
+import type { AlarmRuleIn } from '../alarms/rules/definition.js';
+import { AlarmRuleSchema } from './alarm-rules.js';
 
 // The provisioning document of contract §3: every record is the interface's record plus its links.
 
@@ -84,7 +86,22 @@ const SparkplugMetricIn = Type.Object({
 export const ProvisioningDocument = Type.Object(
   {
     companies: Type.Optional(Type.Array(recordSchema(records.COMPANY, 'in'))),
-    sites: Type.Optional(Type.Array(recordSchema(records.SITE, 'in'))),
+    sites: Type.Optional(
+      Type.Array(
+        withExtra(recordSchema(records.SITE, 'in'), {
+          CommLossMinutes: Type.Optional(
+            Nullable(
+              Type.Integer({
+                minimum: 0,
+                maximum: 10_080,
+                description:
+                  'minutes without data after which the site gets a COMM_LOSS alarm (default 60; 0: never)',
+              }),
+            ),
+          ),
+        }),
+      ),
+    ),
     clients: Type.Optional(Type.Array(ClientIn)),
     modbusDevices: Type.Optional(Type.Array(recordSchema(records.MODBUS_DEVICE, 'in'))),
     registers: Type.Optional(Type.Array(recordSchema(records.REGISTER, 'in'))),
@@ -141,6 +158,7 @@ export const ProvisioningDocument = Type.Object(
     ),
     images: Type.Optional(Type.Array(ImageIn)),
     sparkplugMetrics: Type.Optional(Type.Array(SparkplugMetricIn)),
+    alarmRules: Type.Optional(Type.Array(AlarmRuleSchema)),
   },
   { additionalProperties: false },
 );
@@ -162,6 +180,8 @@ export interface SitedIn extends Fields {
 }
 export interface SiteIn extends SitedIn {
   CompanyID: number;
+  /** Communication loss threshold (contract 16); absent or null: the default. */
+  CommLossMinutes?: number | null;
 }
 export interface ModbusDeviceIn extends SitedIn {
   SiteModbusInOutDeviceID: number;
@@ -232,6 +252,7 @@ export interface ProvisioningDocument {
   transactions?: TransactionIn[];
   images?: ImageIn[];
   sparkplugMetrics?: SparkplugMetricIn[];
+  alarmRules?: AlarmRuleIn[];
 }
 
 /** The type and the schema name the same lists (else this does not compile). */

@@ -23,6 +23,7 @@ import { columnsOf, toRows, upsertRows } from './upsert.js';
 import { checkImages, upsertChanges, upsertImages } from './tickets.js';
 import { publishConfigChanges } from '../stream/publish.js';
 import { checkSparkplugMetrics, upsertSparkplugMetrics } from './sparkplug.js';
+import { checkAlarmRules, upsertAlarmRules } from './alarm-rules.js';
 
 export { ImportError } from './checks.js';
 
@@ -73,6 +74,7 @@ export async function importDocument(
     ['cameras', 'CameraID'],
     ['transactions', 'TransactionID'],
     ['images', 'UUID'],
+    ['alarmRules', 'AlarmRuleID'],
   ];
   for (const [list, key] of uniques) checkUnique(list, doc[list], key);
   checkImages(doc);
@@ -81,6 +83,7 @@ export async function importDocument(
     await opts.authorize?.(tx, doc);
     const refs = await collectReferences(tx, doc);
     const bindings = checkSparkplugMetrics(doc, refs);
+    const alarmRules = checkAlarmRules(doc, refs);
     const linkSites = await linkedSites(tx, doc);
     const linksBefore = await readLinks(tx, linkSites);
     const summary: ImportSummary = {};
@@ -107,7 +110,7 @@ export async function importDocument(
     };
 
     await upsertList('companies');
-    await upsertList('sites');
+    await upsertList('sites', (r) => ({ comm_loss_minutes: r.CommLossMinutes ?? null }));
     await upsertList('modbusDevices');
     await upsertList('registers', (r) => ({
       site_id: refs.siteOf('device', r.SiteModbusInOutDeviceID, ''),
@@ -132,6 +135,7 @@ export async function importDocument(
     );
     count('images', doc.images?.length ?? 0, await upsertImages(tx, doc.images ?? [], stamp));
     count('sparkplugMetrics', bindings.length, await upsertSparkplugMetrics(tx, bindings, stamp));
+    count('alarmRules', doc.alarmRules?.length ?? 0, await upsertAlarmRules(tx, alarmRules, stamp));
     for (const c of doc.clients ?? []) await upsertClient(tx, c);
     count('clients', doc.clients?.length ?? 0, doc.clients?.length ?? 0);
     // Live stream subscribers re-read the configuration of these sites. Actuator children carry no
@@ -166,8 +170,10 @@ type RecordOf<L extends keyof ProvisioningDocument> = NonNullable<ProvisioningDo
 
 /** Columns a table has beyond its interface record (derived at import). */
 const extraColumns = (table: string) =>
-  table === 'registers'
-    ? [{ column: 'site_id', kind: 'int' as const }]
-    : table === 'sensors'
-      ? [{ column: 'step', kind: 'bool' as const }]
-      : [];
+  table === 'sites'
+    ? [{ column: 'comm_loss_minutes', kind: 'int' as const }]
+    : table === 'registers'
+      ? [{ column: 'site_id', kind: 'int' as const }]
+      : table === 'sensors'
+        ? [{ column: 'step', kind: 'bool' as const }]
+        : [];

@@ -30,6 +30,7 @@ export interface Site {
   Latitude: number | null;
   Longitude: number | null;
   TimeZone: string | null;
+  CommLossMinutes: number;
   LastCommunication?: string | null;
   ActiveAlarmCount?: number;
   Current?: CurrentValues;
@@ -83,7 +84,8 @@ export async function listSites(
   return db.query<Site>(
     `SELECT s.site_id AS "SiteID", s.name AS "Name", s.company_id AS "CompanyID", c.name AS "CompanyName",
             s.project_id AS "ProjectID", s.active AS "Active", s.latitude AS "Latitude", s.longitude AS "Longitude",
-            s.time_zone AS "TimeZone", s.last_communication AS "LastCommunication"
+            s.time_zone AS "TimeZone", COALESCE(s.comm_loss_minutes, 60) AS "CommLossMinutes",
+            s.last_communication AS "LastCommunication"
        FROM sites s JOIN companies c ON c.company_id = s.company_id
       WHERE ${WHERE}
       ORDER BY ${orderBy}

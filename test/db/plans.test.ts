@@ -23,6 +23,7 @@ import { expireShelves } from '../../src/alarms/expiry.js';
 import { alarmKpis } from '../../src/alarms/kpis.js';
 import { listAlarms, listJournal } from '../../src/alarms/list.js';
 import { listActive } from '../../src/alarms/store.js';
+import { evaluatePass } from '../../src/alarms/rules/evaluator.js';
 import { describeWith, openTestDb } from '../helper.js';
 import { SENSOR, SENSOR_2 } from '../telemetry/fixtures.js';
 
@@ -404,6 +405,39 @@ describeWith(['postgres'], 'plans without statistics [postgres]', () => {
     expect(await expireShelves(spy)).toEqual([]);
     // Each statement handles at most site 1's 200 alarms (and their 200 entries), never site 2's.
     expect(overspent(plans, 1000)).toEqual([]);
+  }, 120_000);
+
+  it('the rule evaluator reads the logs an event names by key, and its rules by equipment', async () => {
+    const log = { warn: () => {}, info: () => {} } as unknown as Parameters<
+      typeof evaluatePass
+    >[1]['log'];
+    await importDocument(db, {
+      alarmRules: [
+        {
+          AlarmRuleID: 1,
+          SiteSensorID: SENSOR,
+          Condition: 'above',
+          Limit: 500,
+          AlarmType: 'PLAN_HIGH',
+        },
+      ],
+    });
+    await evaluatePass(db, { log }); // takes its position: what is committed now
+    // An upload's event over 1,000 of the million seconds (values i % 977: above 500 and back twice).
+    const from = month + 500_000_000;
+    await db.query(
+      `INSERT INTO stream_events (site_id, type, data) VALUES (1, 'logs', json_build_object('siteId', 1,
+         'kind', 'sensor', 'ids', json_build_array($1::int), 'from', $2::text, 'to', $3::text, 'count', 1000)::text)`,
+      [SENSOR, new Date(from).toISOString(), new Date(from + 999_000).toISOString()],
+    );
+    const plans: Explained[] = [];
+    expect(await evaluatePass(explaining(db, plans), { log })).toMatchObject({ changed: true });
+    expect(overspent(plans, 1002)).toEqual([]);
+    expect(logRowsOf(plans)).toBeLessThanOrEqual(1000 * 2); // once explained, once run
+    const [{ n }] = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM site_alarms WHERE alarm_type = 'PLAN_HIGH'`,
+    );
+    expect(n).toBeGreaterThan(0);
   }, 120_000);
 
   it('the refresher touches only the logs of the quarters it was asked to refresh', async () => {

@@ -126,6 +126,7 @@ export function validExamples(one: SiteOne, n: number): Record<string, Example> 
     listAlarmJournal: {
       body: { siteIds: [1], ...RECENT, SiteAlarmLogID: one.alarmId, page: 1, perPage: 50 },
     },
+    listAlarmRules: { query: { siteId: 1 } },
     loadTransactionLogs: { body: { siteIds: [1], ...RECENT, motionCap: true } },
     loadTransactionChangeLogs: { body: { ...RECENT, filters: { siteIds: [1] } } },
     downloadTicketImages: { body: { uuids: [one.ticketUuid] } },

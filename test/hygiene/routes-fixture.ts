@@ -134,6 +134,10 @@ export function routeRequests(one: SiteOne): Record<string, (n: number) => Route
       url: '/v1/alarms/journal',
       body: { siteIds: [1], ...RANGE, SiteAlarmLogID: one.alarmId, page: 1, perPage: 50 },
     }),
+    'GET /v1/alarms/rules': () => ({
+      method: 'GET',
+      url: '/v1/alarms/rules?siteId=1',
+    }),
     'POST /v1/transactions/logs/load': () => ({
       method: 'POST',
       url: '/v1/transactions/logs/load',

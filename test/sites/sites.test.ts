@@ -33,6 +33,7 @@ describeEachBackend('GET /v1/sites', (backend) => {
         'Active',
         'CompanyID',
         'CompanyName',
+        'CommLossMinutes',
         'Latitude',
         'Longitude',
         'Name',
@@ -48,6 +49,7 @@ describeEachBackend('GET /v1/sites', (backend) => {
       CompanyName: 'Permian Water Services',
       ProjectID: 101,
       Active: true,
+      CommLossMinutes: 60,
     });
     const page2 = await get('page=2&perPage=4');
     expect(page2.body.data.map((s: any) => s.SiteID)).toEqual([5, 6]);

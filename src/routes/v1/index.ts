@@ -8,6 +8,7 @@ import { historianRoutes } from './telemetry/historian.js';
 import { alarmRoutes } from './alarms/index.js';
 import { alarmLifecycleRoutes } from './alarms/lifecycle.js';
 import { alarmKpiRoutes } from './alarms/kpis.js';
+import { alarmRuleRoutes } from './alarms/rules.js';
 import { transactionRoutes } from './transactions/index.js';
 import { imageRoutes } from './images/index.js';
 import { adminRoutes } from './admin/index.js';
@@ -28,6 +29,7 @@ export async function v1Routes(app: FastifyTypebox): Promise<void> {
   await app.register(alarmRoutes);
   await app.register(alarmLifecycleRoutes);
   await app.register(alarmKpiRoutes);
+  await app.register(alarmRuleRoutes);
   await app.register(transactionRoutes);
   await app.register(imageRoutes);
   await app.register(adminRoutes, { prefix: '/admin' });

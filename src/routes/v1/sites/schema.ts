@@ -41,6 +41,12 @@ export const Site = Type.Object(
     Latitude: Nullable(Type.Number()),
     Longitude: Nullable(Type.Number()),
     TimeZone: Nullable(Type.String()),
+    CommLossMinutes: Type.Integer({
+      minimum: 0,
+      maximum: 10_080,
+      description:
+        'minutes without data (uploads, readings, MQTT) after which the site gets a COMM_LOSS alarm; 0: never (default 60)',
+    }),
     LastCommunication: Type.Optional(Nullable(DateTimeOutput)),
     ActiveAlarmCount: Type.Optional(Type.Integer()),
     Current: Type.Optional(

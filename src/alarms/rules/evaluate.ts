@@ -1,0 +1,96 @@
+// The rule itself, as a pure function of its state and one sample (or the clock): deadband
+// hysteresis, the delay, late and future samples. The evaluator (evaluator.ts) feeds it what was
+// stored and applies the transitions it returns; test/alarms/rules-evaluate.test.ts checks it
+// against a reference model for any sequence of samples.
+
+export interface RuleLimits {
+  condition: 'above' | 'below';
+  limit: number;
+  deadband: number;
+  delaySeconds: number;
+}
+
+export interface RuleState {
+  /** Epoch ms of the newest sample evaluated (null: none yet). */
+  lastTs: number | null;
+  lastValue: number | null;
+  /** The condition, with hysteresis: true from a value past Limit until one back past Limit ∓ Deadband. */
+  active: boolean;
+  /** Epoch ms of the sample that made the condition true (null while false). */
+  since: number | null;
+  /** The rule has raised its alarm for this spell of the condition. */
+  raised: boolean;
+}
+
+export type Transition =
+  { type: 'raise'; value: number; at: number } | { type: 'clear'; at: number } | null;
+
+export const INITIAL_STATE: RuleState = {
+  lastTs: null,
+  lastValue: null,
+  active: false,
+  since: null,
+  raised: false,
+};
+
+const delayMs = (r: RuleLimits) => r.delaySeconds * 1000;
+
+/** Whether the value starts the condition (strictly past the limit). */
+export const trips = (r: RuleLimits, v: number) =>
+  r.condition === 'above' ? v > r.limit : v < r.limit;
+
+/** Whether the value ends the condition (back at or past the deadband's far edge). */
+export const returns = (r: RuleLimits, v: number) =>
+  r.condition === 'above' ? v <= r.limit - r.deadband : v >= r.limit + r.deadband;
+
+/**
+ * One sample: ignored (state unchanged, null) when older than the newest evaluated or ahead of
+ * `now`; else the new state and the transition it causes. `alarmOpen` says whether the alarm the
+ * rule raised is still unresolved: one resolved by hand is raised again by the next true sample.
+ */
+export function evaluateSample(
+  r: RuleLimits,
+  s: RuleState,
+  ts: number,
+  value: number,
+  now: number,
+  alarmOpen = true,
+): { state: RuleState; transition: Transition } | null {
+  if (!Number.isFinite(value) || ts > now || (s.lastTs !== null && ts < s.lastTs)) return null;
+  const base = { ...s, lastTs: ts, lastValue: value };
+  if (!s.active) {
+    if (!trips(r, value)) return { state: base, transition: null };
+    const raise = delayMs(r) === 0;
+    return {
+      state: { ...base, active: true, since: ts, raised: raise },
+      transition: raise ? { type: 'raise', value, at: ts } : null,
+    };
+  }
+  if (returns(r, value))
+    return {
+      state: { ...base, active: false, since: null, raised: false },
+      transition: s.raised ? { type: 'clear', at: ts } : null,
+    };
+  if (!s.raised && ts - s.since! >= delayMs(r))
+    return { state: { ...base, raised: true }, transition: { type: 'raise', value, at: ts } };
+  if (s.raised && !alarmOpen) return { state: base, transition: { type: 'raise', value, at: ts } };
+  return { state: base, transition: null };
+}
+
+/**
+ * The clock: a condition true for the whole delay with no later sample raises at the delay's end,
+ * with the latest sample's value.
+ */
+export function evaluateClock(
+  r: RuleLimits,
+  s: RuleState,
+  now: number,
+): { state: RuleState; transition: Transition } | null {
+  if (!s.active || s.raised || s.since === null || s.lastValue === null) return null;
+  const end = s.since + delayMs(r);
+  if (now < end) return null;
+  return {
+    state: { ...s, raised: true },
+    transition: { type: 'raise', value: s.lastValue, at: end },
+  };
+}

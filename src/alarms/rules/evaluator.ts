@@ -1,0 +1,244 @@
+import type { Database, Queryable } from '../../db/index.js';
+import { EQUIPMENT } from '../../equipment.js';
+import type { Logger } from '../../logger.js';
+import { PeriodicTask } from '../../periodic-task.js';
+import { advance, covers, decode, encode, fromSnapshot } from '../../stream/cursor.js';
+import { readEvents } from '../../stream/events.js';
+import { messageOf } from './definition.js';
+import { evaluateClock, evaluateSample, type Transition } from './evaluate.js';
+import { endCommunicationLoss } from './comm-loss.js';
+import { raiseAlarm, resolveOwnAlarms } from './raise.js';
+import { loadRulesToEvaluate, openAlarms, saveStates, type RuleWithState } from './repository.js';
+import { collect, gatherSamples, type Work } from './samples.js';
+
+// Evaluates the limit rules on what was stored. It follows stream_events (written by the very
+// statement that stores each upload, HTTP or MQTT, so an event exists exactly when its data is
+// committed) from a position kept in the database: each pass, in one transaction, reads the events
+// after that position, evaluates the rules of the equipment they name on the samples stored (log
+// rows from the log tables, readings from their events), applies the transitions (alarms raised and
+// resolved through the alarm store), saves every rule's state and moves the position. A crash
+// before the commit leaves position and state as they were: the next pass, on any instance, does
+// the same work again; after it, nothing is done twice. The position's row lock lets one pass run
+// at a time across instances (another instance skips, and its next kick or poll comes soon).
+// A pass runs after each local commit (kick), at least every pollMs (events of other instances,
+// delays ended by the clock), never two at once and no sooner than minGapMs after the last began.
+
+export interface RuleEvaluatorOptions {
+  log: Logger;
+  /** After a pass that changed alarms committed (the live stream looks for their events). */
+  onChange?: () => void;
+  pollMs?: number;
+  minGapMs?: number;
+  /** Events per pass (per transaction). */
+  batch?: number;
+}
+
+const POLL_MS = 1000;
+const MIN_GAP_MS = 100;
+const BATCH = 5000;
+export class RuleEvaluator {
+  private poll: PeriodicTask | undefined;
+  private running = false;
+  private again = false;
+  private current: Promise<void> = Promise.resolve();
+  private lastPass = 0;
+  private waiting: (() => void)[] = [];
+  private closed = false;
+  /** Events per pass: halved after a failed pass (one too big for its deadline), doubled back after each success. */
+  private batch: number;
+
+  constructor(
+    private readonly db: Database,
+    private readonly opts: RuleEvaluatorOptions,
+  ) {
+    this.batch = opts.batch ?? BATCH;
+  }
+
+  start(): void {
+    this.poll = new PeriodicTask(() => this.kick(), {
+      intervalMs: this.opts.pollMs ?? POLL_MS,
+      firstDelayMs: 0,
+      onError: (err) => this.opts.log.warn({ err }, 'alarm rules: evaluation failed'),
+    }).start();
+  }
+
+  /** Something was committed: evaluate (soon). */
+  kick(): void {
+    if (this.closed) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = true;
+    this.current = this.loop();
+  }
+
+  /** Resolves after a pass that began after this call has ended (tests; what was committed before is evaluated). */
+  async settle(): Promise<void> {
+    const done = new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.kick();
+    if (this.closed) this.waiting.splice(0).forEach((w) => w());
+    return done;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.poll?.stop();
+    await this.current;
+  }
+
+  private async loop(): Promise<void> {
+    do {
+      this.again = false;
+      const wait = this.lastPass + (this.opts.minGapMs ?? MIN_GAP_MS) - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      this.lastPass = performance.now();
+      const waiting = this.waiting.splice(0);
+      try {
+        for (;;) {
+          const { more, changed, busy } = await evaluatePass(this.db, {
+            log: this.opts.log,
+            batch: this.batch,
+          });
+          this.batch = Math.min(this.opts.batch ?? BATCH, this.batch * 2);
+          if (changed) this.opts.onChange?.();
+          if (busy) this.again = true; // another instance is at it: look again after the gap
+          if (!more || this.closed) break;
+        }
+      } catch (err) {
+        this.batch = Math.max(1, Math.floor(this.batch / 2));
+        this.opts.log.warn(
+          { err, batch: this.batch },
+          'alarm rules: evaluation failed; the next pass retries with fewer events',
+        );
+      }
+      waiting.forEach((wake) => wake());
+    } while (this.again && !this.closed);
+    this.running = false;
+    this.waiting.splice(0).forEach((wake) => wake());
+  }
+}
+
+/**
+ * One pass (one transaction): the events after the stored position, at most `batch`. `more`: the
+ * batch was full; `busy`: another pass holds the position; `changed`: alarms were raised or resolved.
+ */
+export async function evaluatePass(
+  db: Database,
+  opts: Pick<RuleEvaluatorOptions, 'log' | 'batch'>,
+  now = Date.now(),
+): Promise<{ more: boolean; changed: boolean; busy: boolean }> {
+  const batch = opts.batch ?? BATCH;
+  return db.transaction(async (tx) => {
+    const held = await tx.query<{ position: string | null }>(
+      `SELECT position FROM alarm_rule_cursor FOR UPDATE SKIP LOCKED`,
+    );
+    if (!held.length) return { more: false, changed: false, busy: true };
+    const position = held[0].position;
+    const from = position === null ? undefined : decode(position);
+    if (!from) {
+      // The first pass ever: from what is committed now (no rule can have existed before).
+      const [{ snap }] = await tx.query<{ snap: string }>(
+        'SELECT pg_current_snapshot()::text AS snap',
+      );
+      await savePosition(tx, encode(fromSnapshot(snap)));
+      return { more: false, changed: false, busy: false };
+    }
+    // No rule to evaluate and no communication loss to end: the events need not be read, only
+    // passed (when there are any, so that an idle service writes nothing).
+    const [{ idle }] = await tx.query<{ idle: boolean }>(
+      `SELECT NOT EXISTS (SELECT 1 FROM alarm_rules WHERE enabled)
+          AND NOT EXISTS (SELECT 1 FROM site_alarms WHERE resolved_at IS NULL AND source = 'communication') AS idle`,
+    );
+    if (idle) {
+      const probe = await readEvents(tx, from, 1);
+      if (probe.rows.length) await savePosition(tx, encode(probe.snapshot));
+      return { more: false, changed: false, busy: false };
+    }
+    const page = await readEvents(tx, from, batch);
+    if (page.pruned && !covers(from, page.pruned))
+      opts.log.warn(
+        { pruned: encode(page.pruned) },
+        'alarm rules: evaluation fell behind the stream retention (STREAM_RETENTION_MS); samples stored meanwhile were not evaluated',
+      );
+    const complete = page.rows.length < batch;
+    const to = advance(from, page.snapshot, page.rows, complete, () => {});
+    const work = collect(page.rows);
+    const changed =
+      (await evaluateRules(tx, work, now)) + (await endCommunicationLoss(tx, work.sites));
+    // Without events the position only moved past transactions that stored none: not worth a write.
+    if (page.rows.length) await savePosition(tx, encode(to));
+    return { more: !complete, changed: changed > 0, busy: false };
+  });
+}
+
+const savePosition = (tx: Queryable, position: string) =>
+  tx.query(`UPDATE alarm_rule_cursor SET position = $1`, [position]);
+
+/** Evaluates the rules of the equipment in `work`, and those whose delay the clock ended; returns the alarms changed. */
+async function evaluateRules(tx: Queryable, work: Work, now: number): Promise<number> {
+  const rules = await loadRulesToEvaluate(
+    tx,
+    [...work.equipment.values()].map((e) => ({ kind: e.kind, id: e.id })),
+    now,
+  );
+  if (!rules.length) return 0;
+  const samples = await gatherSamples(tx, rules, work, now);
+  const open = await openAlarms(
+    tx,
+    rules.filter((r) => r.state.raised && r.alarmId).map((r) => r.alarmId!),
+  );
+  let changed = 0;
+  const touched: RuleWithState[] = [];
+  // Rules in id order, each's transitions in sample order: one order of locks for every pass.
+  for (const [i, r] of rules.entries()) {
+    const before = r.state;
+    let alarmOpen = r.alarmId !== null && open.has(r.alarmId);
+    const apply = async (t: Transition) => {
+      if (!t) return;
+      changed += await applyTransition(tx, r, t);
+      alarmOpen = t.type === 'raise';
+    };
+    for (const s of samples[i]) {
+      const out = evaluateSample(r.rule, r.state, s.ts, s.value, now, alarmOpen);
+      if (!out) continue;
+      r.state = out.state;
+      await apply(out.transition);
+    }
+    const byClock = evaluateClock(r.rule, r.state, now);
+    if (byClock) {
+      r.state = byClock.state;
+      await apply(byClock.transition);
+    }
+    if (r.state !== before) touched.push(r);
+  }
+  await saveStates(tx, touched);
+  return changed;
+}
+
+/** Raises or resolves the rule's alarm; returns 1 when an alarm changed. */
+async function applyTransition(
+  tx: Queryable,
+  r: RuleWithState,
+  t: NonNullable<Transition>,
+): Promise<number> {
+  const key = {
+    siteId: r.rule.siteId,
+    typeId: EQUIPMENT[r.rule.kind].typeId,
+    equipmentId: r.rule.equipmentId,
+    alarmType: r.rule.alarmType,
+  };
+  if (t.type === 'raise') {
+    const { record } = await raiseAlarm(
+      tx,
+      key,
+      { severity: r.rule.severity, message: messageOf(r.rule, t.value), value: t.value, at: t.at },
+      { source: 'rule', by: `rule:${r.rule.id}` },
+    );
+    r.alarmId = record.SiteAlarmLogID;
+    return 1;
+  }
+  const resolved = await resolveOwnAlarms(tx, key.siteId, [key], 'rule', `rule:${r.rule.id}`);
+  r.alarmId = null;
+  return resolved.length;
+}

@@ -1,0 +1,171 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { buildApp, type FastifyTypebox } from '../../src/app.js';
+import { evaluatePass } from '../../src/alarms/rules/evaluator.js';
+import type { Database } from '../../src/db/index.js';
+import { generateDemo } from '../../src/provisioning/demo.js';
+import { importDocument } from '../../src/provisioning/import.js';
+import { upsertClient } from '../../src/auth/clients.js';
+import { bearer, describeEachBackend, describeWith, openTestDb, testSettings } from '../helper.js';
+import { SENSOR, SENSOR_2 } from '../telemetry/fixtures.js';
+import { until } from '../wait.js';
+import { alarmsOf, importRules, secondsAgo } from './rules-fixtures.js';
+
+// Rule state lives in the database with the evaluator's position: an evaluator that stops (a
+// restart, a crash between the upload's commit and the evaluation) leaves nothing unevaluated and
+// nothing to raise twice; two instances evaluating one database raise each alarm once.
+
+async function instance(db: Database): Promise<{ app: FastifyTypebox; token: string }> {
+  const app = await buildApp(testSettings(), { db, logger: false });
+  await app.ready();
+  await upsertClient(db, { clientId: 'edge', clientSecret: 'secret-123456', siteIds: '*' });
+  const res = await app.inject({
+    method: 'POST',
+    url: '/token',
+    payload: { clientId: 'edge', clientSecret: 'secret-123456' },
+  });
+  return { app, token: res.json().accessToken };
+}
+
+const upload = async (i: { app: FastifyTypebox; token: string }, url: string, payload: unknown) => {
+  const res = await i.app.inject({
+    method: 'POST',
+    url: `/v1/edge/${url}`,
+    headers: { ...bearer(i.token), 'content-type': 'application/json' },
+    payload: JSON.stringify(payload),
+  });
+  expect(res.statusCode).toBe(201);
+};
+
+describeEachBackend('alarm rules across restarts', (backend) => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await openTestDb(backend);
+    await importDocument(db, generateDemo({}));
+    await importRules(db, [
+      {
+        AlarmRuleID: 1,
+        SiteSensorID: SENSOR,
+        Condition: 'above',
+        Limit: 10,
+        Deadband: 5,
+        AlarmType: 'R1',
+      },
+    ]);
+  });
+  afterAll(async () => db?.close());
+
+  it('keeps its state through a restart, and evaluates after a crash what was stored before it', async () => {
+    let one = await instance(db);
+    await upload(one, 'logs/sensor', { sensorID: SENSOR, value: 11, timestamp: secondsAgo(100) });
+    await until(async () => (await alarmsOf(db, 'R1')).length, 'the alarm');
+    await one.app.close();
+
+    // Restarted: the condition still holds (inside the deadband), a true sample raises nothing new,
+    // and a sample older than the newest evaluated is late.
+    one = await instance(db);
+    await upload(one, 'logs/sensor/batch', [
+      { sensorID: SENSOR, value: 7, timestamp: secondsAgo(90) },
+      { sensorID: SENSOR, value: 12, timestamp: secondsAgo(80) },
+    ]);
+    await upload(one, 'logs/sensor', { sensorID: SENSOR, value: 0, timestamp: secondsAgo(95) });
+    await one.app.alarmRules.evaluator.settle();
+    expect(await alarmsOf(db, 'R1')).toMatchObject([{ occurrences: 1, resolved_at: null }]);
+
+    // A crash between the commit and the evaluation: the evaluator stops before this upload; the
+    // next instance finds it and clears the alarm.
+    await one.app.alarmRules.close();
+    await upload(one, 'logs/sensor', { sensorID: SENSOR, value: 5, timestamp: secondsAgo(70) });
+    expect((await alarmsOf(db, 'R1'))[0].resolved_at).toBeNull();
+    await one.app.close();
+    const two = await instance(db);
+    await until(
+      async () => (await alarmsOf(db, 'R1'))[0].resolved_at,
+      'the alarm resolved after the restart',
+    );
+    expect(await alarmsOf(db, 'R1')).toMatchObject([{ resolved_by: 'rule:1', occurrences: 1 }]);
+    await two.app.close();
+  });
+
+  it('a pass that fails (rolled back) leaves position and state for the next one', async () => {
+    await importRules(db, [
+      { AlarmRuleID: 2, SiteSensorID: SENSOR_2, Condition: 'below', Limit: 0, AlarmType: 'R2' },
+    ]);
+    const one = await instance(db);
+    await one.app.alarmRules.close();
+    await upload(one, 'logs/sensor', { sensorID: SENSOR_2, value: -1, timestamp: secondsAgo(10) });
+    // A pass whose transaction fails after its work: nothing of it stays.
+    const failing: Database = {
+      ...db,
+      transaction: (fn) =>
+        db.transaction(async (tx) => {
+          await fn(tx);
+          throw new Error('crash before commit');
+        }),
+    };
+    await expect(evaluatePass(failing, { log: one.app.log })).rejects.toThrow(
+      'crash before commit',
+    );
+    expect(await alarmsOf(db, 'R2')).toEqual([]);
+    await evaluatePass(db, { log: one.app.log });
+    await evaluatePass(db, { log: one.app.log });
+    expect(await alarmsOf(db, 'R2')).toMatchObject([{ occurrences: 1, value: -1, source: 'rule' }]);
+    await one.app.close();
+  });
+});
+
+describeWith(['postgres'], 'alarm rules on two instances [postgres]', () => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await openTestDb('postgres');
+    await importDocument(db, generateDemo({}));
+    await importRules(
+      db,
+      [SENSOR, SENSOR_2].map((id, i) => ({
+        AlarmRuleID: i + 1,
+        SiteSensorID: id,
+        Condition: 'above',
+        Limit: 10,
+        AlarmType: `TWO_${i + 1}`,
+      })),
+    );
+  });
+  afterAll(async () => db?.close());
+
+  it('two instances uploading and evaluating side by side raise and clear each alarm once', async () => {
+    const a = await instance(db);
+    const b = await instance(db);
+    const t0 = Date.now() - 600_000;
+    // 40 cycles of above / below for two sensors, half through each instance, concurrently.
+    const uploads = [];
+    for (let n = 0; n < 40; n++)
+      for (const [k, id] of [SENSOR, SENSOR_2].entries())
+        uploads.push(
+          upload(n % 2 ? a : b, 'logs/sensor', {
+            sensorID: id,
+            value: n % 2 ? 5 : 20,
+            timestamp: new Date(t0 + n * 1000 + k).toISOString(),
+          }),
+        );
+    await Promise.all(uploads);
+    // Extra passes from both, at once, while they also run on their own.
+    await Promise.all([
+      ...Array.from({ length: 4 }, () => evaluatePass(db, { log: a.app.log })),
+      a.app.alarmRules.evaluator.settle(),
+      b.app.alarmRules.evaluator.settle(),
+    ]);
+    await a.app.alarmRules.evaluator.settle();
+    for (const type of ['TWO_1', 'TWO_2']) {
+      const alarms = await alarmsOf(db, type);
+      // Every raise is followed by its clear; none twice: each alarm has one occurrence, at most one open.
+      expect(alarms.every((x) => x.occurrences === 1)).toBe(true);
+      expect(alarms.filter((x) => !x.resolved_at).length).toBeLessThanOrEqual(1);
+      const [{ n }] = await db.query<{ n: number }>(
+        `SELECT count(DISTINCT first_seen)::int AS n FROM site_alarms WHERE alarm_type = $1`,
+        [type],
+      );
+      expect(n).toBe(alarms.length);
+      expect(alarms.length).toBeGreaterThan(0);
+    }
+    await Promise.all([a.app.close(), b.app.close()]);
+  });
+});
