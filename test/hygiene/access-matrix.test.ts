@@ -159,6 +159,18 @@ describeEachBackend('access matrix over every route', (backend) => {
         expect(res.json().data.map((s: { SiteID: number }) => s.SiteID)).toEqual([2]);
         continue;
       }
+      if (key === 'GET /v1/me') {
+        // Its own record: nothing of site 1.
+        expect(res.statusCode).toBe(200);
+        expect(res.json()).toEqual({
+          clientId: 'foreign',
+          role: 'full',
+          admin: true,
+          siteIds: [2],
+          cameraIds: [20701, 20702],
+        });
+        continue;
+      }
       if (key === 'GET /v1/admin/clients') {
         // Only the clients within its own sites: itself.
         expect(res.statusCode).toBe(200);

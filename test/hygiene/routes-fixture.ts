@@ -162,6 +162,7 @@ export function routeRequests(one: SiteOne): Record<string, (n: number) => Route
       body: { cameras: [{ CameraID: 10799, SiteID: 1, Name: 'Gate 9' }] },
     }),
     'GET /v1/stream': () => ({ method: 'GET', url: '/v1/stream?siteIds=1', streams: true }),
+    'GET /v1/me': () => ({ method: 'GET', url: '/v1/me' }),
   };
   for (const kind of KINDS) {
     const minute = (n: number) =>
