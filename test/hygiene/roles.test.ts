@@ -65,7 +65,11 @@ describeEachBackend('roles over every route', (backend) => {
   let table: ReturnType<typeof routeRequests>;
   const tokens = {} as Record<Role, string>;
   let n = 0;
-  const call = (r: RouteRequest, token: string, method = r.method) =>
+  const call = (
+    r: RouteRequest,
+    token: string,
+    method: RouteRequest['method'] | 'HEAD' = r.method,
+  ) =>
     ctx.app.inject({
       method,
       url: r.url,
