@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Role } from '../../src/auth/roles.js';
-import type { Database } from '../../src/db/index.js';
 import { bearer, describeEachBackend, startApp, type TestContext } from '../helper.js';
 import {
+  fingerprint,
   requestFor,
   routeRequests,
   securedRoutes,
@@ -47,17 +47,6 @@ function mayCall(url: string): Role[] | undefined {
   )
     return READERS;
   return undefined;
-}
-
-/** Every table's row count: a refused request must leave all of them as they were. */
-async function counts(db: Database): Promise<Record<string, number>> {
-  const tables = await db.query<{ name: string }>(
-    `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1`,
-  );
-  const out: Record<string, number> = {};
-  for (const { name } of tables)
-    out[name] = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${name}"`))[0].n;
-  return out;
 }
 
 describeEachBackend('roles over every route', (backend) => {
@@ -114,7 +103,7 @@ describeEachBackend('roles over every route', (backend) => {
   });
 
   it('answers 403 exactly where the role lacks the right (HEAD too), storing nothing', async () => {
-    const before = await counts(ctx.db);
+    const before = await fingerprint(ctx.db);
     let refused = 0;
     for (const route of routes())
       for (const role of ALL.filter((r) => !route.allowed!.includes(r))) {
@@ -134,7 +123,7 @@ describeEachBackend('roles over every route', (backend) => {
         refused++;
       }
     expect(refused).toBeGreaterThan(60);
-    expect(await counts(ctx.db)).toEqual(before);
+    expect(await fingerprint(ctx.db)).toEqual(before);
   });
 
   it('lets each role through where it has the right: a success, never a 403', async () => {
