@@ -272,6 +272,7 @@ async function main() {
       siteIds: null,
       cameraIds: null,
       admin: true,
+      role: 'full',
     } as unknown as Client);
     const drain = async (d: { pages: AsyncIterator<unknown> }) => {
       while (!(await d.pages.next()).done);

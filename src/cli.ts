@@ -11,6 +11,7 @@ import {
   rotateSecret,
 } from './admin/clients.js';
 import { HttpError } from './errors.js';
+import { isRole, ROLES, type Role } from './auth/roles.js';
 import { ImportError, importDocument } from './provisioning/import.js';
 import { generateDemo } from './provisioning/demo.js';
 import { backupDataDir, restoreDataDir } from './db/backup.js';
@@ -21,10 +22,11 @@ import { describeQuarantine, listQuarantined, quarantineLine } from './telemetry
 const USAGE = `usage: npm run site-monitor -- <command>
 
   import FILE                      upsert a provisioning document (JSON) in one transaction
-  client create --id ID --sites 1,2|'*' [--cameras 1,2|'*'] [--admin] [--secret S]
-                                   create a client (without --secret a random one is printed once)
-  client update ID [--sites 1,2|'*'] [--cameras 1,2|'*'|none] [--admin|--no-admin]
-                                   change a client's sites, cameras or admin right
+  client create --id ID --sites 1,2|'*' [--cameras 1,2|'*'] [--admin] [--role ROLE] [--secret S]
+                                   create a client (without --secret a random one is printed once);
+                                   ROLE: full (the default), viewer, operator or edge
+  client update ID [--sites 1,2|'*'] [--cameras 1,2|'*'|none] [--admin|--no-admin] [--role ROLE]
+                                   change a client's sites, cameras, admin right or role
   client list                      list API clients (never their secrets)
   client disable ID                disable a client; its tokens stop working
   client enable ID                 enable a disabled client again
@@ -50,6 +52,10 @@ const idList = (v: string | undefined, flag: string): number[] | '*' | undefined
   if (!ids.length || ids.some((n) => !Number.isInteger(n) || n < 1))
     throw new UsageError(`${flag} takes a comma-separated list of ids, or '*'`);
   return ids;
+};
+const roleOf = (v: string | undefined): Role | undefined => {
+  if (v === undefined || isRole(v)) return v;
+  throw new UsageError(`--role takes one of ${ROLES.join(', ')}`);
 };
 /** parseArgs, with its errors (unknown option, missing value) as usage errors. */
 function parse<O extends ParseArgsConfig['options']>(args: string[], options: O) {
@@ -164,6 +170,7 @@ async function runClientCommand(sub: string | undefined, args: string[]): Promis
     cameras: { type: 'string' },
     admin: { type: 'boolean' },
     'no-admin': { type: 'boolean' },
+    role: { type: 'string' },
   } as const;
   const { values, positionals } = parse(args, flags);
   const id = positionals[0];
@@ -179,12 +186,13 @@ async function runClientCommand(sub: string | undefined, args: string[]): Promis
       siteIds: idList(values.sites, '--sites')!,
       cameraIds: idList(values.cameras, '--cameras'),
       admin: values.admin,
+      role: roleOf(values.role),
     };
     const { client, generatedSecret } = await withDatabase((db) =>
       createClient(db, OPERATOR, request),
     );
     log(
-      `client ${client.clientId} created: sites=${shown(client.siteIds)} cameras=${shown(client.cameraIds)}${client.admin ? ' admin' : ''}`,
+      `client ${client.clientId} created: sites=${shown(client.siteIds)} cameras=${shown(client.cameraIds)} role=${client.role}${client.admin ? ' admin' : ''}`,
     );
     if (generatedSecret) {
       log('its secret (shown only now, keep it):');
@@ -193,12 +201,13 @@ async function runClientCommand(sub: string | undefined, args: string[]): Promis
   } else if (sub === 'update') {
     if (values.admin && values['no-admin'])
       throw new UsageError('give --admin or --no-admin, not both');
-    if (!values.sites && !values.cameras && !values.admin && !values['no-admin'])
-      throw new UsageError('client update needs --sites, --cameras, --admin or --no-admin');
+    if (!values.sites && !values.cameras && !values.admin && !values['no-admin'] && !values.role)
+      throw new UsageError('client update needs --sites, --cameras, --admin, --no-admin or --role');
     const change = {
       siteIds: idList(values.sites, '--sites'),
       cameraIds: idList(values.cameras, '--cameras'),
       admin: values.admin ? true : values['no-admin'] ? false : undefined,
+      role: roleOf(values.role),
     };
     const { changes } = await withDatabase((db) => changeClient(db, OPERATOR, needId(), change));
     const what = Object.entries(changes).map(
@@ -222,7 +231,7 @@ async function runClientCommand(sub: string | undefined, args: string[]): Promis
     );
     for (const c of clients)
       out(
-        `${c.clientId}\tsites=${shown(c.siteIds)}\tcameras=${shown(c.cameraIds)}${c.admin ? '\tadmin' : ''}${c.disabled ? '\tdisabled' : ''}`,
+        `${c.clientId}\tsites=${shown(c.siteIds)}\tcameras=${shown(c.cameraIds)}\trole=${c.role}${c.admin ? '\tadmin' : ''}${c.disabled ? '\tdisabled' : ''}`,
       );
     if (!clients.length) log('no clients');
   } else {

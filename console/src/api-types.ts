@@ -70,7 +70,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the sites this client may see, a page at a time */
+        /**
+         * List the sites this client may see, a page at a time
+         * @description Roles: full, viewer, operator.
+         */
         get: operations["listSites"];
         put?: never;
         post?: never;
@@ -89,7 +92,7 @@ export interface paths {
         };
         /**
          * The registers a sensor reads
-         * @description Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSensorRegisters"];
         put?: never;
@@ -109,7 +112,7 @@ export interface paths {
         };
         /**
          * The registers a sensor reads (light)
-         * @description Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSensorRegistersLight"];
         put?: never;
@@ -129,7 +132,7 @@ export interface paths {
         };
         /**
          * The registers a sensor reads, changed since startDate
-         * @description Updates: only what changed at or after startDate, possibly nothing: registers that changed (themselves or their Modbus device), registers whose link to this equipment changed (joined it, moved in its list, now read by another sensor), and registers that left it, listed after the others by id as they are now. A register that left this sensor shows its ConnectionSensorID now: another sensor, or null. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Updates: only what changed at or after startDate, possibly nothing: registers that changed (themselves or their Modbus device), registers whose link to this equipment changed (joined it, moved in its list, now read by another sensor), and registers that left it, listed after the others by id as they are now. A register that left this sensor shows its ConnectionSensorID now: another sensor, or null. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSensorRegisterUpdates"];
         put?: never;
@@ -149,7 +152,7 @@ export interface paths {
         };
         /**
          * The registers a sensor reads, changed since startDate (light)
-         * @description Updates: only what changed at or after startDate, possibly nothing: registers that changed (themselves or their Modbus device), registers whose link to this equipment changed (joined it, moved in its list, now read by another sensor), and registers that left it, listed after the others by id as they are now. A register that left this sensor shows its ConnectionSensorID now: another sensor, or null. Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Updates: only what changed at or after startDate, possibly nothing: registers that changed (themselves or their Modbus device), registers whose link to this equipment changed (joined it, moved in its list, now read by another sensor), and registers that left it, listed after the others by id as they are now. A register that left this sensor shows its ConnectionSensorID now: another sensor, or null. Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSensorRegisterUpdatesLight"];
         put?: never;
@@ -169,7 +172,7 @@ export interface paths {
         };
         /**
          * A flow meter's role registers and sensor registers
-         * @description Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getMeterRegisters"];
         put?: never;
@@ -189,7 +192,7 @@ export interface paths {
         };
         /**
          * A flow meter's role registers and sensor registers (light)
-         * @description Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getMeterRegistersLight"];
         put?: never;
@@ -209,7 +212,7 @@ export interface paths {
         };
         /**
          * A flow meter's role registers and sensor registers, changed since startDate
-         * @description Updates: only what changed at or after startDate, possibly nothing: registers that changed (themselves or their Modbus device), registers whose link to this equipment changed (joined it, moved in its list, now read by another sensor), and registers that left it, listed after the others by id as they are now. In sensorRegisters, one that left is read by another sensor or none (ConnectionSensorID), or its sensor was attached elsewhere (that sensor's EquipmentID says where). In the role map, a re-pointed role comes with its new register, a dropped or emptied one with null. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Updates: only what changed at or after startDate, possibly nothing: registers that changed (themselves or their Modbus device), registers whose link to this equipment changed (joined it, moved in its list, now read by another sensor), and registers that left it, listed after the others by id as they are now. In sensorRegisters, one that left is read by another sensor or none (ConnectionSensorID), or its sensor was attached elsewhere (that sensor's EquipmentID says where). In the role map, a re-pointed role comes with its new register, a dropped or emptied one with null. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getMeterRegisterUpdates"];
         put?: never;
@@ -229,7 +232,7 @@ export interface paths {
         };
         /**
          * A flow meter's role registers and sensor registers, changed since startDate (light)
-         * @description Updates: only what changed at or after startDate, possibly nothing: registers that changed (themselves or their Modbus device), registers whose link to this equipment changed (joined it, moved in its list, now read by another sensor), and registers that left it, listed after the others by id as they are now. In sensorRegisters, one that left is read by another sensor or none (ConnectionSensorID), or its sensor was attached elsewhere (that sensor's EquipmentID says where). In the role map, a re-pointed role comes with its new register, a dropped or emptied one with null. Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Updates: only what changed at or after startDate, possibly nothing: registers that changed (themselves or their Modbus device), registers whose link to this equipment changed (joined it, moved in its list, now read by another sensor), and registers that left it, listed after the others by id as they are now. In sensorRegisters, one that left is read by another sensor or none (ConnectionSensorID), or its sensor was attached elsewhere (that sensor's EquipmentID says where). In the role map, a re-pointed role comes with its new register, a dropped or emptied one with null. Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getMeterRegisterUpdatesLight"];
         put?: never;
@@ -249,7 +252,7 @@ export interface paths {
         };
         /**
          * A pump's role registers and sensor registers
-         * @description Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getPumpRegisters"];
         put?: never;
@@ -269,7 +272,7 @@ export interface paths {
         };
         /**
          * A pump's role registers and sensor registers (light)
-         * @description Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getPumpRegistersLight"];
         put?: never;
@@ -289,7 +292,7 @@ export interface paths {
         };
         /**
          * A pump's role registers and sensor registers, changed since startDate
-         * @description Updates: only what changed at or after startDate, possibly nothing: registers that changed (themselves or their Modbus device), registers whose link to this equipment changed (joined it, moved in its list, now read by another sensor), and registers that left it, listed after the others by id as they are now. In sensorRegisters, one that left is read by another sensor or none (ConnectionSensorID), or its sensor was attached elsewhere (that sensor's EquipmentID says where). In the role map, a re-pointed role comes with its new register, a dropped or emptied one with null. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Updates: only what changed at or after startDate, possibly nothing: registers that changed (themselves or their Modbus device), registers whose link to this equipment changed (joined it, moved in its list, now read by another sensor), and registers that left it, listed after the others by id as they are now. In sensorRegisters, one that left is read by another sensor or none (ConnectionSensorID), or its sensor was attached elsewhere (that sensor's EquipmentID says where). In the role map, a re-pointed role comes with its new register, a dropped or emptied one with null. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getPumpRegisterUpdates"];
         put?: never;
@@ -309,7 +312,7 @@ export interface paths {
         };
         /**
          * A pump's role registers and sensor registers, changed since startDate (light)
-         * @description Updates: only what changed at or after startDate, possibly nothing: registers that changed (themselves or their Modbus device), registers whose link to this equipment changed (joined it, moved in its list, now read by another sensor), and registers that left it, listed after the others by id as they are now. In sensorRegisters, one that left is read by another sensor or none (ConnectionSensorID), or its sensor was attached elsewhere (that sensor's EquipmentID says where). In the role map, a re-pointed role comes with its new register, a dropped or emptied one with null. Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Updates: only what changed at or after startDate, possibly nothing: registers that changed (themselves or their Modbus device), registers whose link to this equipment changed (joined it, moved in its list, now read by another sensor), and registers that left it, listed after the others by id as they are now. In sensorRegisters, one that left is read by another sensor or none (ConnectionSensorID), or its sensor was attached elsewhere (that sensor's EquipmentID says where). In the role map, a re-pointed role comes with its new register, a dropped or emptied one with null. Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getPumpRegisterUpdatesLight"];
         put?: never;
@@ -329,7 +332,7 @@ export interface paths {
         };
         /**
          * A tank group's role registers and sensor registers
-         * @description Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getTankRegisters"];
         put?: never;
@@ -349,7 +352,7 @@ export interface paths {
         };
         /**
          * A tank group's role registers and sensor registers (light)
-         * @description Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getTankRegistersLight"];
         put?: never;
@@ -369,7 +372,7 @@ export interface paths {
         };
         /**
          * A tank group's role registers and sensor registers, changed since startDate
-         * @description Updates: only what changed at or after startDate, possibly nothing: registers that changed (themselves or their Modbus device), registers whose link to this equipment changed (joined it, moved in its list, now read by another sensor), and registers that left it, listed after the others by id as they are now. In sensorRegisters, one that left is read by another sensor or none (ConnectionSensorID), or its sensor was attached elsewhere (that sensor's EquipmentID says where). In the role map, a re-pointed role comes with its new register, a dropped or emptied one with null. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Updates: only what changed at or after startDate, possibly nothing: registers that changed (themselves or their Modbus device), registers whose link to this equipment changed (joined it, moved in its list, now read by another sensor), and registers that left it, listed after the others by id as they are now. In sensorRegisters, one that left is read by another sensor or none (ConnectionSensorID), or its sensor was attached elsewhere (that sensor's EquipmentID says where). In the role map, a re-pointed role comes with its new register, a dropped or emptied one with null. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getTankRegisterUpdates"];
         put?: never;
@@ -389,7 +392,7 @@ export interface paths {
         };
         /**
          * A tank group's role registers and sensor registers, changed since startDate (light)
-         * @description Updates: only what changed at or after startDate, possibly nothing: registers that changed (themselves or their Modbus device), registers whose link to this equipment changed (joined it, moved in its list, now read by another sensor), and registers that left it, listed after the others by id as they are now. In sensorRegisters, one that left is read by another sensor or none (ConnectionSensorID), or its sensor was attached elsewhere (that sensor's EquipmentID says where). In the role map, a re-pointed role comes with its new register, a dropped or emptied one with null. Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Updates: only what changed at or after startDate, possibly nothing: registers that changed (themselves or their Modbus device), registers whose link to this equipment changed (joined it, moved in its list, now read by another sensor), and registers that left it, listed after the others by id as they are now. In sensorRegisters, one that left is read by another sensor or none (ConnectionSensorID), or its sensor was attached elsewhere (that sensor's EquipmentID says where). In the role map, a re-pointed role comes with its new register, a dropped or emptied one with null. Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getTankRegisterUpdatesLight"];
         put?: never;
@@ -409,7 +412,7 @@ export interface paths {
         };
         /**
          * The sensors of a site, each with its registers
-         * @description Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSiteSensors"];
         put?: never;
@@ -429,7 +432,7 @@ export interface paths {
         };
         /**
          * The sensors of a site, each with its registers (light)
-         * @description Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSiteSensorsLight"];
         put?: never;
@@ -449,7 +452,7 @@ export interface paths {
         };
         /**
          * The sensors of a site, each with its registers, changed since startDate
-         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSiteSensorUpdates"];
         put?: never;
@@ -469,7 +472,7 @@ export interface paths {
         };
         /**
          * The sensors of a site, each with its registers, changed since startDate (light)
-         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSiteSensorUpdatesLight"];
         put?: never;
@@ -489,7 +492,7 @@ export interface paths {
         };
         /**
          * The flow meters of a site, each with its role and sensor registers
-         * @description Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSiteMeters"];
         put?: never;
@@ -509,7 +512,7 @@ export interface paths {
         };
         /**
          * The flow meters of a site, each with its role and sensor registers (light)
-         * @description Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSiteMetersLight"];
         put?: never;
@@ -529,7 +532,7 @@ export interface paths {
         };
         /**
          * The flow meters of a site, each with its role and sensor registers, changed since startDate
-         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSiteMeterUpdates"];
         put?: never;
@@ -549,7 +552,7 @@ export interface paths {
         };
         /**
          * The flow meters of a site, each with its role and sensor registers, changed since startDate (light)
-         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSiteMeterUpdatesLight"];
         put?: never;
@@ -569,7 +572,7 @@ export interface paths {
         };
         /**
          * The pumps of a site, each with its role and sensor registers
-         * @description Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSitePumps"];
         put?: never;
@@ -589,7 +592,7 @@ export interface paths {
         };
         /**
          * The pumps of a site, each with its role and sensor registers (light)
-         * @description Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSitePumpsLight"];
         put?: never;
@@ -609,7 +612,7 @@ export interface paths {
         };
         /**
          * The pumps of a site, each with its role and sensor registers, changed since startDate
-         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSitePumpUpdates"];
         put?: never;
@@ -629,7 +632,7 @@ export interface paths {
         };
         /**
          * The pumps of a site, each with its role and sensor registers, changed since startDate (light)
-         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSitePumpUpdatesLight"];
         put?: never;
@@ -649,7 +652,7 @@ export interface paths {
         };
         /**
          * The tank groups of a site, each with its role and sensor registers
-         * @description Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSiteTanks"];
         put?: never;
@@ -669,7 +672,7 @@ export interface paths {
         };
         /**
          * The tank groups of a site, each with its role and sensor registers (light)
-         * @description Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSiteTanksLight"];
         put?: never;
@@ -689,7 +692,7 @@ export interface paths {
         };
         /**
          * The tank groups of a site, each with its role and sensor registers, changed since startDate
-         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSiteTankUpdates"];
         put?: never;
@@ -709,7 +712,7 @@ export interface paths {
         };
         /**
          * The tank groups of a site, each with its role and sensor registers, changed since startDate (light)
-         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSiteTankUpdatesLight"];
         put?: never;
@@ -729,7 +732,7 @@ export interface paths {
         };
         /**
          * The actuators of a site with their scalings, triggers and tank-group connections (always all of them)
-         * @description Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSiteActuators"];
         put?: never;
@@ -749,7 +752,7 @@ export interface paths {
         };
         /**
          * The actuators of a site with their scalings, triggers and tank-group connections (always all of them) (light)
-         * @description Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSiteActuatorsLight"];
         put?: never;
@@ -769,7 +772,7 @@ export interface paths {
         };
         /**
          * The actuators of a site with their scalings, triggers and tank-group connections (always all of them), changed since startDate
-         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSiteActuatorUpdates"];
         put?: never;
@@ -789,7 +792,7 @@ export interface paths {
         };
         /**
          * The actuators of a site with their scalings, triggers and tank-group connections (always all of them), changed since startDate (light)
-         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSiteActuatorUpdatesLight"];
         put?: never;
@@ -809,7 +812,7 @@ export interface paths {
         };
         /**
          * A site's whole configuration
-         * @description Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSiteConfig"];
         put?: never;
@@ -829,7 +832,7 @@ export interface paths {
         };
         /**
          * A site's whole configuration (light)
-         * @description Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSiteConfigLight"];
         put?: never;
@@ -849,7 +852,7 @@ export interface paths {
         };
         /**
          * A site's whole configuration, changed since startDate
-         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSiteConfigUpdates"];
         put?: never;
@@ -869,7 +872,7 @@ export interface paths {
         };
         /**
          * A site's whole configuration, changed since startDate (light)
-         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Light: null properties left out of every record, and the heavy actuator fields too. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSiteConfigUpdatesLight"];
         put?: never;
@@ -889,7 +892,7 @@ export interface paths {
         };
         /**
          * A site's whole configuration, registers once each and referred to by id
-         * @description Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSiteCompactConfig"];
         put?: never;
@@ -909,7 +912,7 @@ export interface paths {
         };
         /**
          * A site's whole configuration, registers once each and referred to by id, changed since startDate
-         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Read from one snapshot of the database: never a mix of the states before and after an import.
+         * @description Updates: only equipment whose own record, registers (or their Modbus devices), sensors or links changed at or after startDate, each whole and as it is now, so a register or role that left it is simply no longer in it (a link change: a register moved to another sensor or taken off one, a role re-pointed or dropped, a sensor attached elsewhere); deleted registers and Delete actuators included, flagged; actuators always in full. Read from one snapshot of the database: never a mix of the states before and after an import. Roles: full, viewer, operator, edge.
          */
         get: operations["getSiteCompactConfigUpdates"];
         put?: never;
@@ -931,7 +934,7 @@ export interface paths {
         put?: never;
         /**
          * Upload one sensor log
-         * @description A log is keyed by (equipment, timestamp): a replayed record is counted as a duplicate and never stored twice; new values for a stored key replace the old ones. Within one request the last entry of a key wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again.
+         * @description A log is keyed by (equipment, timestamp): a replayed record is counted as a duplicate and never stored twice; new values for a stored key replace the old ones. Within one request the last entry of a key wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again. Roles: full, edge.
          */
         post: operations["uploadSensorLog"];
         delete?: never;
@@ -951,7 +954,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a batch of sensor logs (a bare array)
-         * @description A log is keyed by (equipment, timestamp): a replayed record is counted as a duplicate and never stored twice; new values for a stored key replace the old ones. Within one request the last entry of a key wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again.
+         * @description A log is keyed by (equipment, timestamp): a replayed record is counted as a duplicate and never stored twice; new values for a stored key replace the old ones. Within one request the last entry of a key wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again. Roles: full, edge.
          */
         post: operations["uploadSensorLogBatch"];
         delete?: never;
@@ -971,7 +974,7 @@ export interface paths {
         put?: never;
         /**
          * Upload one live sensor reading
-         * @description A reading replaces the equipment's current value (GET /v1/sites?dataType=additional, Current) unless it is older; one with the same time and values is a duplicate. Readings never create logs. Within one request the newest reading of an equipment wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again.
+         * @description A reading replaces the equipment's current value (GET /v1/sites?dataType=additional, Current) unless it is older; one with the same time and values is a duplicate. Readings never create logs. Within one request the newest reading of an equipment wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again. Roles: full, edge.
          */
         post: operations["uploadSensorReading"];
         delete?: never;
@@ -991,7 +994,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a batch of live sensor readings
-         * @description A reading replaces the equipment's current value (GET /v1/sites?dataType=additional, Current) unless it is older; one with the same time and values is a duplicate. Readings never create logs. Within one request the newest reading of an equipment wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again.
+         * @description A reading replaces the equipment's current value (GET /v1/sites?dataType=additional, Current) unless it is older; one with the same time and values is a duplicate. Readings never create logs. Within one request the newest reading of an equipment wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again. Roles: full, edge.
          */
         post: operations["uploadSensorReadingBatch"];
         delete?: never;
@@ -1011,7 +1014,7 @@ export interface paths {
         put?: never;
         /**
          * Upload one flow meter log
-         * @description A log is keyed by (equipment, timestamp): a replayed record is counted as a duplicate and never stored twice; new values for a stored key replace the old ones. Within one request the last entry of a key wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again.
+         * @description A log is keyed by (equipment, timestamp): a replayed record is counted as a duplicate and never stored twice; new values for a stored key replace the old ones. Within one request the last entry of a key wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again. Roles: full, edge.
          */
         post: operations["uploadMeterLog"];
         delete?: never;
@@ -1031,7 +1034,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a batch of flow meter logs (a bare array)
-         * @description A log is keyed by (equipment, timestamp): a replayed record is counted as a duplicate and never stored twice; new values for a stored key replace the old ones. Within one request the last entry of a key wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again.
+         * @description A log is keyed by (equipment, timestamp): a replayed record is counted as a duplicate and never stored twice; new values for a stored key replace the old ones. Within one request the last entry of a key wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again. Roles: full, edge.
          */
         post: operations["uploadMeterLogBatch"];
         delete?: never;
@@ -1051,7 +1054,7 @@ export interface paths {
         put?: never;
         /**
          * Upload one live flow meter reading
-         * @description A reading replaces the equipment's current value (GET /v1/sites?dataType=additional, Current) unless it is older; one with the same time and values is a duplicate. Readings never create logs. Within one request the newest reading of an equipment wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again.
+         * @description A reading replaces the equipment's current value (GET /v1/sites?dataType=additional, Current) unless it is older; one with the same time and values is a duplicate. Readings never create logs. Within one request the newest reading of an equipment wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again. Roles: full, edge.
          */
         post: operations["uploadMeterReading"];
         delete?: never;
@@ -1071,7 +1074,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a batch of live flow meter readings
-         * @description A reading replaces the equipment's current value (GET /v1/sites?dataType=additional, Current) unless it is older; one with the same time and values is a duplicate. Readings never create logs. Within one request the newest reading of an equipment wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again.
+         * @description A reading replaces the equipment's current value (GET /v1/sites?dataType=additional, Current) unless it is older; one with the same time and values is a duplicate. Readings never create logs. Within one request the newest reading of an equipment wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again. Roles: full, edge.
          */
         post: operations["uploadMeterReadingBatch"];
         delete?: never;
@@ -1091,7 +1094,7 @@ export interface paths {
         put?: never;
         /**
          * Upload one pump log
-         * @description A log is keyed by (equipment, timestamp): a replayed record is counted as a duplicate and never stored twice; new values for a stored key replace the old ones. Within one request the last entry of a key wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again.
+         * @description A log is keyed by (equipment, timestamp): a replayed record is counted as a duplicate and never stored twice; new values for a stored key replace the old ones. Within one request the last entry of a key wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again. Roles: full, edge.
          */
         post: operations["uploadPumpLog"];
         delete?: never;
@@ -1111,7 +1114,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a batch of pump logs (a bare array)
-         * @description A log is keyed by (equipment, timestamp): a replayed record is counted as a duplicate and never stored twice; new values for a stored key replace the old ones. Within one request the last entry of a key wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again.
+         * @description A log is keyed by (equipment, timestamp): a replayed record is counted as a duplicate and never stored twice; new values for a stored key replace the old ones. Within one request the last entry of a key wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again. Roles: full, edge.
          */
         post: operations["uploadPumpLogBatch"];
         delete?: never;
@@ -1131,7 +1134,7 @@ export interface paths {
         put?: never;
         /**
          * Upload one live pump reading
-         * @description A reading replaces the equipment's current value (GET /v1/sites?dataType=additional, Current) unless it is older; one with the same time and values is a duplicate. Readings never create logs. Within one request the newest reading of an equipment wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again.
+         * @description A reading replaces the equipment's current value (GET /v1/sites?dataType=additional, Current) unless it is older; one with the same time and values is a duplicate. Readings never create logs. Within one request the newest reading of an equipment wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again. Roles: full, edge.
          */
         post: operations["uploadPumpReading"];
         delete?: never;
@@ -1151,7 +1154,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a batch of live pump readings
-         * @description A reading replaces the equipment's current value (GET /v1/sites?dataType=additional, Current) unless it is older; one with the same time and values is a duplicate. Readings never create logs. Within one request the newest reading of an equipment wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again.
+         * @description A reading replaces the equipment's current value (GET /v1/sites?dataType=additional, Current) unless it is older; one with the same time and values is a duplicate. Readings never create logs. Within one request the newest reading of an equipment wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again. Roles: full, edge.
          */
         post: operations["uploadPumpReadingBatch"];
         delete?: never;
@@ -1171,7 +1174,7 @@ export interface paths {
         put?: never;
         /**
          * Upload one tank group log
-         * @description A log is keyed by (equipment, timestamp): a replayed record is counted as a duplicate and never stored twice; new values for a stored key replace the old ones. Within one request the last entry of a key wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again.
+         * @description A log is keyed by (equipment, timestamp): a replayed record is counted as a duplicate and never stored twice; new values for a stored key replace the old ones. Within one request the last entry of a key wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again. Roles: full, edge.
          */
         post: operations["uploadTankLog"];
         delete?: never;
@@ -1191,7 +1194,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a batch of tank group logs (a bare array)
-         * @description A log is keyed by (equipment, timestamp): a replayed record is counted as a duplicate and never stored twice; new values for a stored key replace the old ones. Within one request the last entry of a key wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again.
+         * @description A log is keyed by (equipment, timestamp): a replayed record is counted as a duplicate and never stored twice; new values for a stored key replace the old ones. Within one request the last entry of a key wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again. Roles: full, edge.
          */
         post: operations["uploadTankLogBatch"];
         delete?: never;
@@ -1211,7 +1214,7 @@ export interface paths {
         put?: never;
         /**
          * Upload one live tank group reading
-         * @description A reading replaces the equipment's current value (GET /v1/sites?dataType=additional, Current) unless it is older; one with the same time and values is a duplicate. Readings never create logs. Within one request the newest reading of an equipment wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again.
+         * @description A reading replaces the equipment's current value (GET /v1/sites?dataType=additional, Current) unless it is older; one with the same time and values is a duplicate. Readings never create logs. Within one request the newest reading of an equipment wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again. Roles: full, edge.
          */
         post: operations["uploadTankReading"];
         delete?: never;
@@ -1231,7 +1234,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a batch of live tank group readings
-         * @description A reading replaces the equipment's current value (GET /v1/sites?dataType=additional, Current) unless it is older; one with the same time and values is a duplicate. Readings never create logs. Within one request the newest reading of an equipment wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again.
+         * @description A reading replaces the equipment's current value (GET /v1/sites?dataType=additional, Current) unless it is older; one with the same time and values is a duplicate. Readings never create logs. Within one request the newest reading of an equipment wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again. Roles: full, edge.
          */
         post: operations["uploadTankReadingBatch"];
         delete?: never;
@@ -1251,7 +1254,7 @@ export interface paths {
         put?: never;
         /**
          * Upload mixed sensor, flow meter, pump and tank group logs, each routed by its id field
-         * @description A log is keyed by (equipment, timestamp): a replayed record is counted as a duplicate and never stored twice; new values for a stored key replace the old ones. Within one request the last entry of a key wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again.
+         * @description A log is keyed by (equipment, timestamp): a replayed record is counted as a duplicate and never stored twice; new values for a stored key replace the old ones. Within one request the last entry of a key wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again. Roles: full, edge.
          */
         post: operations["uploadGenericLogs"];
         delete?: never;
@@ -1271,7 +1274,7 @@ export interface paths {
         put?: never;
         /**
          * Upload mixed live readings, each routed by its id field
-         * @description A reading replaces the equipment's current value (GET /v1/sites?dataType=additional, Current) unless it is older; one with the same time and values is a duplicate. Readings never create logs. Within one request the newest reading of an equipment wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again.
+         * @description A reading replaces the equipment's current value (GET /v1/sites?dataType=additional, Current) unless it is older; one with the same time and values is a duplicate. Readings never create logs. Within one request the newest reading of an equipment wins. The request is atomic: one invalid entry (400, details name its index and field), unknown equipment (404, checked first) or equipment of a site out of reach (403) stores nothing of it. 201 is sent only after the commit. Sets the site's LastCommunication to the time the service received the upload. A database failure, or a write not committed within WRITE_TIMEOUT_MS (10 s by default) of the request's arrival, answers 500: nothing is acknowledged, send it again. Roles: full, edge.
          */
         post: operations["uploadGenericReadings"];
         delete?: never;
@@ -1291,7 +1294,7 @@ export interface paths {
         put?: never;
         /**
          * Summaries of the logs of sensors
-         * @description Summaries over [start, end) in buckets of the interval on the clock of timeZone (days of 23 or 25 hours at daylight-saving changes); the first and last buckets are cut at start and end. One element per equipment and non-empty bucket, ordered by id then bucket; a statistic no sample of the bucket carries is null. Exact: a summary read after an upload was answered 201 includes it (late, replayed and replacing logs too). Span at most 366 days. Unknown ids: 404 (checked first); any id of a site out of reach: 403. Retention (RETENTION_DAYS): the logs of months removed by retention are gone, but their summaries come from the rollups, which are kept, and stay exact wherever a bucket is made of whole quarter-hours (UTC quarters: :00, :15, :30, :45); a bucket cut by start or end inside a removed month counts only the whole quarter-hours inside it.
+         * @description Summaries over [start, end) in buckets of the interval on the clock of timeZone (days of 23 or 25 hours at daylight-saving changes); the first and last buckets are cut at start and end. One element per equipment and non-empty bucket, ordered by id then bucket; a statistic no sample of the bucket carries is null. Exact: a summary read after an upload was answered 201 includes it (late, replayed and replacing logs too). Span at most 366 days. Unknown ids: 404 (checked first); any id of a site out of reach: 403. Retention (RETENTION_DAYS): the logs of months removed by retention are gone, but their summaries come from the rollups, which are kept, and stay exact wherever a bucket is made of whole quarter-hours (UTC quarters: :00, :15, :30, :45); a bucket cut by start or end inside a removed month counts only the whole quarter-hours inside it. Roles: full, viewer, operator.
          */
         post: operations["loadSensorSummaries"];
         delete?: never;
@@ -1311,7 +1314,7 @@ export interface paths {
         put?: never;
         /**
          * Summaries of the logs of flow meters
-         * @description Summaries over [start, end) in buckets of the interval on the clock of timeZone (days of 23 or 25 hours at daylight-saving changes); the first and last buckets are cut at start and end. One element per equipment and non-empty bucket, ordered by id then bucket; a statistic no sample of the bucket carries is null. Exact: a summary read after an upload was answered 201 includes it (late, replayed and replacing logs too). Span at most 366 days. Unknown ids: 404 (checked first); any id of a site out of reach: 403. Retention (RETENTION_DAYS): the logs of months removed by retention are gone, but their summaries come from the rollups, which are kept, and stay exact wherever a bucket is made of whole quarter-hours (UTC quarters: :00, :15, :30, :45); a bucket cut by start or end inside a removed month counts only the whole quarter-hours inside it.
+         * @description Summaries over [start, end) in buckets of the interval on the clock of timeZone (days of 23 or 25 hours at daylight-saving changes); the first and last buckets are cut at start and end. One element per equipment and non-empty bucket, ordered by id then bucket; a statistic no sample of the bucket carries is null. Exact: a summary read after an upload was answered 201 includes it (late, replayed and replacing logs too). Span at most 366 days. Unknown ids: 404 (checked first); any id of a site out of reach: 403. Retention (RETENTION_DAYS): the logs of months removed by retention are gone, but their summaries come from the rollups, which are kept, and stay exact wherever a bucket is made of whole quarter-hours (UTC quarters: :00, :15, :30, :45); a bucket cut by start or end inside a removed month counts only the whole quarter-hours inside it. Roles: full, viewer, operator.
          */
         post: operations["loadMeterSummaries"];
         delete?: never;
@@ -1331,7 +1334,7 @@ export interface paths {
         put?: never;
         /**
          * Summaries of the logs of pumps
-         * @description Summaries over [start, end) in buckets of the interval on the clock of timeZone (days of 23 or 25 hours at daylight-saving changes); the first and last buckets are cut at start and end. One element per equipment and non-empty bucket, ordered by id then bucket; a statistic no sample of the bucket carries is null. Exact: a summary read after an upload was answered 201 includes it (late, replayed and replacing logs too). Span at most 366 days. Unknown ids: 404 (checked first); any id of a site out of reach: 403. Retention (RETENTION_DAYS): the logs of months removed by retention are gone, but their summaries come from the rollups, which are kept, and stay exact wherever a bucket is made of whole quarter-hours (UTC quarters: :00, :15, :30, :45); a bucket cut by start or end inside a removed month counts only the whole quarter-hours inside it.
+         * @description Summaries over [start, end) in buckets of the interval on the clock of timeZone (days of 23 or 25 hours at daylight-saving changes); the first and last buckets are cut at start and end. One element per equipment and non-empty bucket, ordered by id then bucket; a statistic no sample of the bucket carries is null. Exact: a summary read after an upload was answered 201 includes it (late, replayed and replacing logs too). Span at most 366 days. Unknown ids: 404 (checked first); any id of a site out of reach: 403. Retention (RETENTION_DAYS): the logs of months removed by retention are gone, but their summaries come from the rollups, which are kept, and stay exact wherever a bucket is made of whole quarter-hours (UTC quarters: :00, :15, :30, :45); a bucket cut by start or end inside a removed month counts only the whole quarter-hours inside it. Roles: full, viewer, operator.
          */
         post: operations["loadPumpSummaries"];
         delete?: never;
@@ -1351,7 +1354,7 @@ export interface paths {
         put?: never;
         /**
          * Summaries of the logs of tank groups
-         * @description Summaries over [start, end) in buckets of the interval on the clock of timeZone (days of 23 or 25 hours at daylight-saving changes); the first and last buckets are cut at start and end. One element per equipment and non-empty bucket, ordered by id then bucket; a statistic no sample of the bucket carries is null. Exact: a summary read after an upload was answered 201 includes it (late, replayed and replacing logs too). Span at most 366 days. Unknown ids: 404 (checked first); any id of a site out of reach: 403. Retention (RETENTION_DAYS): the logs of months removed by retention are gone, but their summaries come from the rollups, which are kept, and stay exact wherever a bucket is made of whole quarter-hours (UTC quarters: :00, :15, :30, :45); a bucket cut by start or end inside a removed month counts only the whole quarter-hours inside it.
+         * @description Summaries over [start, end) in buckets of the interval on the clock of timeZone (days of 23 or 25 hours at daylight-saving changes); the first and last buckets are cut at start and end. One element per equipment and non-empty bucket, ordered by id then bucket; a statistic no sample of the bucket carries is null. Exact: a summary read after an upload was answered 201 includes it (late, replayed and replacing logs too). Span at most 366 days. Unknown ids: 404 (checked first); any id of a site out of reach: 403. Retention (RETENTION_DAYS): the logs of months removed by retention are gone, but their summaries come from the rollups, which are kept, and stay exact wherever a bucket is made of whole quarter-hours (UTC quarters: :00, :15, :30, :45); a bucket cut by start or end inside a removed month counts only the whole quarter-hours inside it. Roles: full, viewer, operator.
          */
         post: operations["loadTankSummaries"];
         delete?: never;
@@ -1371,7 +1374,7 @@ export interface paths {
         put?: never;
         /**
          * Raw logs of one sensor
-         * @description The logs of one sensor in [start, end), ascending by time, streamed. Span at most 60 days; unknown sensor: 404; out of reach: 403. Months removed by retention (RETENTION_DAYS) have no logs left: ask the summaries, which keep them.
+         * @description The logs of one sensor in [start, end), ascending by time, streamed. Span at most 60 days; unknown sensor: 404; out of reach: 403. Months removed by retention (RETENTION_DAYS) have no logs left: ask the summaries, which keep them. Roles: full, viewer, operator.
          */
         post: operations["loadSensorRawLogs"];
         delete?: never;
@@ -1391,7 +1394,7 @@ export interface paths {
         put?: never;
         /**
          * Interpolated values of sensors
-         * @description The value of each sensor at each instant of a grid on a zone's clock (interval, start and end, end included) or at the given times: stepped sensors (Step: true in the provisioning document) hold each sample until the next, continuous ones follow the straight line between the samples around t. Null before the first and after the latest sample. Ordered by sensor id, then time (for times, in the order given). At most 100,000 values; span at most 366 days. Unknown sensors: 404 (checked first); any sensor of a site out of reach: 403. JSON, or CSV when the Accept header prefers it.
+         * @description The value of each sensor at each instant of a grid on a zone's clock (interval, start and end, end included) or at the given times: stepped sensors (Step: true in the provisioning document) hold each sample until the next, continuous ones follow the straight line between the samples around t. Null before the first and after the latest sample. Ordered by sensor id, then time (for times, in the order given). At most 100,000 values; span at most 366 days. Unknown sensors: 404 (checked first); any sensor of a site out of reach: 403. JSON, or CSV when the Accept header prefers it. Roles: full, viewer, operator.
          */
         post: operations["loadSensorInterpolatedValues"];
         delete?: never;
@@ -1411,7 +1414,7 @@ export interface paths {
         put?: never;
         /**
          * Plot values of one sensor
-         * @description [start, end) cut into intervals equal parts; for each part that holds samples, its first, last, lowest and highest sample (the earliest of equal values), each sample once, ascending by time: stored samples only, never averages, so peaks survive any zoom. At most 4 x intervals elements; span at most 366 days. Unknown sensors: 404 (checked first); any sensor of a site out of reach: 403. JSON, or CSV when the Accept header prefers it.
+         * @description [start, end) cut into intervals equal parts; for each part that holds samples, its first, last, lowest and highest sample (the earliest of equal values), each sample once, ascending by time: stored samples only, never averages, so peaks survive any zoom. At most 4 x intervals elements; span at most 366 days. Unknown sensors: 404 (checked first); any sensor of a site out of reach: 403. JSON, or CSV when the Accept header prefers it. Roles: full, viewer, operator.
          */
         post: operations["loadSensorPlotValues"];
         delete?: never;
@@ -1431,7 +1434,7 @@ export interface paths {
         put?: never;
         /**
          * Send one alarm
-         * @description An alarm is unresolved (active) until resolved. While an unresolved alarm with the same site, equipment (EquipmentTypeID + EquipmentID, or none for a site alarm) and alarmType exists, a send of that key is a duplicate: it returns the open alarm's SiteAlarmLogID with status duplicate, adds one to Occurrences, widens FirstSeen/LastSeen to its timestamp (LastSeen never moves backwards) and, unless its timestamp is older than LastSeen, replaces Severity, Message and Value. The database holds at most one unresolved alarm per key, also under concurrent sends. Once the alarm is resolved, the next send of its key creates a new alarm. EquipmentTypeID: 1 flow meter, 2 pump, 3 tank group, 5 sensor, null for a site alarm. The request is atomic: an invalid alarm (400, details name its index and field), equipment that does not exist (404, checked first, the same answer for every client), a site or equipment out of reach, or a site unknown (403), or equipment of another site the client reaches (400) stores nothing. 201 is sent after the commit.
+         * @description An alarm is unresolved (active) until resolved. While an unresolved alarm with the same site, equipment (EquipmentTypeID + EquipmentID, or none for a site alarm) and alarmType exists, a send of that key is a duplicate: it returns the open alarm's SiteAlarmLogID with status duplicate, adds one to Occurrences, widens FirstSeen/LastSeen to its timestamp (LastSeen never moves backwards) and, unless its timestamp is older than LastSeen, replaces Severity, Message and Value. The database holds at most one unresolved alarm per key, also under concurrent sends. Once the alarm is resolved, the next send of its key creates a new alarm. EquipmentTypeID: 1 flow meter, 2 pump, 3 tank group, 5 sensor, null for a site alarm. The request is atomic: an invalid alarm (400, details name its index and field), equipment that does not exist (404, checked first, the same answer for every client), a site or equipment out of reach, or a site unknown (403), or equipment of another site the client reaches (400) stores nothing. 201 is sent after the commit. Roles: full, edge.
          */
         post: operations["sendAlarm"];
         delete?: never;
@@ -1451,7 +1454,7 @@ export interface paths {
         put?: never;
         /**
          * Send several alarms of one site
-         * @description Answers one AlarmSendResultDto per alarm, in request order. Alarms of one key in one request count as successive sends: the first may be created, the next are its duplicates. An alarm is unresolved (active) until resolved. While an unresolved alarm with the same site, equipment (EquipmentTypeID + EquipmentID, or none for a site alarm) and alarmType exists, a send of that key is a duplicate: it returns the open alarm's SiteAlarmLogID with status duplicate, adds one to Occurrences, widens FirstSeen/LastSeen to its timestamp (LastSeen never moves backwards) and, unless its timestamp is older than LastSeen, replaces Severity, Message and Value. The database holds at most one unresolved alarm per key, also under concurrent sends. Once the alarm is resolved, the next send of its key creates a new alarm. EquipmentTypeID: 1 flow meter, 2 pump, 3 tank group, 5 sensor, null for a site alarm. The request is atomic: an invalid alarm (400, details name its index and field), equipment that does not exist (404, checked first, the same answer for every client), a site or equipment out of reach, or a site unknown (403), or equipment of another site the client reaches (400) stores nothing. 201 is sent after the commit.
+         * @description Answers one AlarmSendResultDto per alarm, in request order. Alarms of one key in one request count as successive sends: the first may be created, the next are its duplicates. An alarm is unresolved (active) until resolved. While an unresolved alarm with the same site, equipment (EquipmentTypeID + EquipmentID, or none for a site alarm) and alarmType exists, a send of that key is a duplicate: it returns the open alarm's SiteAlarmLogID with status duplicate, adds one to Occurrences, widens FirstSeen/LastSeen to its timestamp (LastSeen never moves backwards) and, unless its timestamp is older than LastSeen, replaces Severity, Message and Value. The database holds at most one unresolved alarm per key, also under concurrent sends. Once the alarm is resolved, the next send of its key creates a new alarm. EquipmentTypeID: 1 flow meter, 2 pump, 3 tank group, 5 sensor, null for a site alarm. The request is atomic: an invalid alarm (400, details name its index and field), equipment that does not exist (404, checked first, the same answer for every client), a site or equipment out of reach, or a site unknown (403), or equipment of another site the client reaches (400) stores nothing. 201 is sent after the commit. Roles: full, edge.
          */
         post: operations["sendAlarmBatch"];
         delete?: never;
@@ -1471,7 +1474,7 @@ export interface paths {
         put?: never;
         /**
          * Resolve alarms of one site
-         * @description Moves each alarm from unresolved to resolved, recording the time, the client and the note. Answers one AlarmResolveResultDto per entry, in request order: resolved, or already_resolved when it was resolved before (of two concurrent resolves one gets resolved, the other already_resolved; an id listed twice is resolved by its first entry). All or nothing: a missing siteId or SiteAlarmLogID (400), a site out of reach or unknown (403), or an id that is not an alarm of that site (404, details name each) resolves nothing.
+         * @description Moves each alarm from unresolved to resolved, recording the time, the client and the note. Answers one AlarmResolveResultDto per entry, in request order: resolved, or already_resolved when it was resolved before (of two concurrent resolves one gets resolved, the other already_resolved; an id listed twice is resolved by its first entry). All or nothing: a missing siteId or SiteAlarmLogID (400), a site out of reach or unknown (403), or an id that is not an alarm of that site (404, details name each) resolves nothing. Roles: full, operator, edge.
          */
         post: operations["resolveAlarms"];
         delete?: never;
@@ -1491,7 +1494,7 @@ export interface paths {
         put?: never;
         /**
          * List the unresolved alarms of some sites
-         * @description Only unresolved alarms, newest first (by LastSeen, then SiteAlarmLogID, both descending), at most `limit` (default 1000, at most 10000): the newest ones. A site out of reach or unknown: 403 for the whole request. `severities` keeps only alarms of those severities (before the limit). GET /v1/sites?dataType=additional counts them per site (ActiveAlarmCount). An alarm is unresolved (active) until resolved. While an unresolved alarm with the same site, equipment (EquipmentTypeID + EquipmentID, or none for a site alarm) and alarmType exists, a send of that key is a duplicate: it returns the open alarm's SiteAlarmLogID with status duplicate, adds one to Occurrences, widens FirstSeen/LastSeen to its timestamp (LastSeen never moves backwards) and, unless its timestamp is older than LastSeen, replaces Severity, Message and Value. The database holds at most one unresolved alarm per key, also under concurrent sends. Once the alarm is resolved, the next send of its key creates a new alarm. EquipmentTypeID: 1 flow meter, 2 pump, 3 tank group, 5 sensor, null for a site alarm.
+         * @description Only unresolved alarms, newest first (by LastSeen, then SiteAlarmLogID, both descending), at most `limit` (default 1000, at most 10000): the newest ones. A site out of reach or unknown: 403 for the whole request. `severities` keeps only alarms of those severities (before the limit). GET /v1/sites?dataType=additional counts them per site (ActiveAlarmCount). An alarm is unresolved (active) until resolved. While an unresolved alarm with the same site, equipment (EquipmentTypeID + EquipmentID, or none for a site alarm) and alarmType exists, a send of that key is a duplicate: it returns the open alarm's SiteAlarmLogID with status duplicate, adds one to Occurrences, widens FirstSeen/LastSeen to its timestamp (LastSeen never moves backwards) and, unless its timestamp is older than LastSeen, replaces Severity, Message and Value. The database holds at most one unresolved alarm per key, also under concurrent sends. Once the alarm is resolved, the next send of its key creates a new alarm. EquipmentTypeID: 1 flow meter, 2 pump, 3 tank group, 5 sensor, null for a site alarm. Roles: full, viewer, operator, edge.
          */
         post: operations["listActiveAlarms"];
         delete?: never;
@@ -1651,7 +1654,7 @@ export interface paths {
         put?: never;
         /**
          * Load the ticket (transaction) logs of sites over a time range
-         * @description Tickets of the requested sites with TransactionDate in [start, end) (end exclusive, at most 366 days after start), ordered by TransactionDate, then TransactionID, each with the UUIDs of its ticket photos. With motionCap: true also MotionCaptureImageIDs, the gate camera's captures of the truck; the client must then reach every camera of every requested site. 403 when any site is out of reach or does not exist, or (motionCap) any camera is out of reach. Answers text/csv when Accept prefers it to application/json: a header line of the field names, one line per ticket, null as an empty field, an id list as one field with its UUIDs separated by spaces.
+         * @description Tickets of the requested sites with TransactionDate in [start, end) (end exclusive, at most 366 days after start), ordered by TransactionDate, then TransactionID, each with the UUIDs of its ticket photos. With motionCap: true also MotionCaptureImageIDs, the gate camera's captures of the truck; the client must then reach every camera of every requested site. 403 when any site is out of reach or does not exist, or (motionCap) any camera is out of reach. Answers text/csv when Accept prefers it to application/json: a header line of the field names, one line per ticket, null as an empty field, an id list as one field with its UUIDs separated by spaces. Roles: full, viewer, operator.
          */
         post: operations["loadTransactionLogs"];
         delete?: never;
@@ -1671,7 +1674,7 @@ export interface paths {
         put?: never;
         /**
          * Load the change logs of tickets over a time range (read only)
-         * @description Every later edit of a ticket (change-log records of interface 2.9) with ChangeDate in [start, end) (end exclusive, at most 60 days after start), ordered by ChangeDate. filters.siteIds: only those sites, 403 when one is out of reach or does not exist; without it, every site the client reaches. filters.ticketNums: only those tickets. An empty filter list is the same as none. The interface notes that this endpoint "can affect production data": here it is a read and changes nothing.
+         * @description Every later edit of a ticket (change-log records of interface 2.9) with ChangeDate in [start, end) (end exclusive, at most 60 days after start), ordered by ChangeDate. filters.siteIds: only those sites, 403 when one is out of reach or does not exist; without it, every site the client reaches. filters.ticketNums: only those tickets. An empty filter list is the same as none. The interface notes that this endpoint "can affect production data": here it is a read and changes nothing. Roles: full, viewer, operator.
          */
         post: operations["loadTransactionChangeLogs"];
         delete?: never;
@@ -1691,7 +1694,7 @@ export interface paths {
         put?: never;
         /**
          * Download ticket images as a zip
-         * @description One zip entry per UUID, named `<uuid>.<ext>` after the image's content type, holding the bytes exactly as imported. Everything is checked before the first byte is sent: 400 for a malformed UUID, an empty list, a UUID listed twice or more than 500; 404 when a UUID is unknown or names an image of the other kind (checked first, the same for every client); 403 when the client cannot reach the image's site for any image (nothing is sent); 500 when stored bytes no longer match the digest they were stored under (nothing is sent). The zip is written while it is sent, an image at a time, with an exact Content-Length.
+         * @description One zip entry per UUID, named `<uuid>.<ext>` after the image's content type, holding the bytes exactly as imported. Everything is checked before the first byte is sent: 400 for a malformed UUID, an empty list, a UUID listed twice or more than 500; 404 when a UUID is unknown or names an image of the other kind (checked first, the same for every client); 403 when the client cannot reach the image's site for any image (nothing is sent); 500 when stored bytes no longer match the digest they were stored under (nothing is sent). The zip is written while it is sent, an image at a time, with an exact Content-Length. Roles: full, viewer, operator.
          */
         post: operations["downloadTicketImages"];
         delete?: never;
@@ -1711,7 +1714,7 @@ export interface paths {
         put?: never;
         /**
          * Download motion-capture images as a zip
-         * @description One zip entry per UUID, named `<uuid>.<ext>` after the image's content type, holding the bytes exactly as imported. Everything is checked before the first byte is sent: 400 for a malformed UUID, an empty list, a UUID listed twice or more than 500; 404 when a UUID is unknown or names an image of the other kind (checked first, the same for every client); 403 when the client cannot reach the image's site and camera for any image (nothing is sent); 500 when stored bytes no longer match the digest they were stored under (nothing is sent). The zip is written while it is sent, an image at a time, with an exact Content-Length.
+         * @description One zip entry per UUID, named `<uuid>.<ext>` after the image's content type, holding the bytes exactly as imported. Everything is checked before the first byte is sent: 400 for a malformed UUID, an empty list, a UUID listed twice or more than 500; 404 when a UUID is unknown or names an image of the other kind (checked first, the same for every client); 403 when the client cannot reach the image's site and camera for any image (nothing is sent); 500 when stored bytes no longer match the digest they were stored under (nothing is sent). The zip is written while it is sent, an image at a time, with an exact Content-Length. Roles: full, viewer, operator.
          */
         post: operations["downloadMotionCaptureImages"];
         delete?: never;
@@ -1729,7 +1732,7 @@ export interface paths {
         };
         /**
          * Show one of the ticket images
-         * @description The image itself, for showing it (the console's thumbnails): the same checks as the zip of one UUID (404 unknown or of the other kind, 403 when the client cannot reach the image's site, 500 when the stored bytes no longer match their digest), then the bytes under the image's content type. Images never change once stored, so the answer may be cached privately.
+         * @description The image itself, for showing it (the console's thumbnails): the same checks as the zip of one UUID (404 unknown or of the other kind, 403 when the client cannot reach the image's site, 500 when the stored bytes no longer match their digest), then the bytes under the image's content type. Images never change once stored, so the answer may be cached privately. Roles: full, viewer, operator.
          */
         get: operations["getTicketImage"];
         put?: never;
@@ -1749,7 +1752,7 @@ export interface paths {
         };
         /**
          * Show one of the motion-capture images
-         * @description The image itself, for showing it (the console's thumbnails): the same checks as the zip of one UUID (404 unknown or of the other kind, 403 when the client cannot reach the image's site and camera, 500 when the stored bytes no longer match their digest), then the bytes under the image's content type. Images never change once stored, so the answer may be cached privately.
+         * @description The image itself, for showing it (the console's thumbnails): the same checks as the zip of one UUID (404 unknown or of the other kind, 403 when the client cannot reach the image's site and camera, 500 when the stored bytes no longer match their digest), then the bytes under the image's content type. Images never change once stored, so the answer may be cached privately. Roles: full, viewer, operator.
          */
         get: operations["getMotionCaptureImage"];
         put?: never;
@@ -1769,13 +1772,13 @@ export interface paths {
         };
         /**
          * List API clients (never their secrets)
-         * @description Needs a client with admin: true (else 403). An admin whose siteIds is a list sees and changes only clients whose sites and cameras all lie within its own, and gives only sites and cameras it has itself (403 otherwise). Ordered by clientId, a page at a time (perPage default 100, at most 500).
+         * @description Needs a client with admin: true and the role full (else 403). An admin whose siteIds is a list sees and changes only clients whose sites and cameras all lie within its own, and gives only sites and cameras it has itself (403 otherwise). Ordered by clientId, a page at a time (perPage default 100, at most 500). Roles: full.
          */
         get: operations["listClients"];
         put?: never;
         /**
          * Create an API client
-         * @description Needs a client with admin: true (else 403). An admin whose siteIds is a list sees and changes only clients whose sites and cameras all lie within its own, and gives only sites and cameras it has itself (403 otherwise). Without clientSecret a random one is generated and returned once, in this answer only. An existing clientId is a 409 (change it with PATCH, or rotate its secret). Unknown site or camera ids: 400. cameraIds defaults to none.
+         * @description Needs a client with admin: true and the role full (else 403). An admin whose siteIds is a list sees and changes only clients whose sites and cameras all lie within its own, and gives only sites and cameras it has itself (403 otherwise). Without clientSecret a random one is generated and returned once, in this answer only. An existing clientId is a 409 (change it with PATCH, or rotate its secret). Unknown site or camera ids: 400. cameraIds defaults to none, role to full. Roles: full.
          */
         post: operations["createClient"];
         delete?: never;
@@ -1798,8 +1801,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a client's sites, cameras, admin right, or disable / enable it
-         * @description Needs a client with admin: true (else 403). An admin whose siteIds is a list sees and changes only clients whose sites and cameras all lie within its own, and gives only sites and cameras it has itself (403 otherwise). Takes effect at once: a disabled client's tokens answer 401 from the next request. An admin cannot disable itself or drop its own admin right (403). Unknown client: 404 (before 403).
+         * Change a client's sites, cameras, admin right, role, or disable / enable it
+         * @description Needs a client with admin: true and the role full (else 403). An admin whose siteIds is a list sees and changes only clients whose sites and cameras all lie within its own, and gives only sites and cameras it has itself (403 otherwise). Takes effect at once: a disabled client's tokens answer 401 from the next request, a new role or new sites apply to its existing tokens from the next request. An admin cannot disable itself or drop its own admin right or role full (403). Unknown client: 404 (before 403). Roles: full.
          */
         patch: operations["updateClient"];
         trace?: never;
@@ -1815,7 +1818,7 @@ export interface paths {
         put?: never;
         /**
          * Give a client a new random secret (shown once)
-         * @description Needs a client with admin: true (else 403). An admin whose siteIds is a list sees and changes only clients whose sites and cameras all lie within its own, and gives only sites and cameras it has itself (403 otherwise). The old secret stops working, and so do the tokens issued before the rotation. This is how to recover a client whose secret was lost (the demo client included). Unknown client: 404 (before 403).
+         * @description Needs a client with admin: true and the role full (else 403). An admin whose siteIds is a list sees and changes only clients whose sites and cameras all lie within its own, and gives only sites and cameras it has itself (403 otherwise). The old secret stops working, and so do the tokens issued before the rotation. This is how to recover a client whose secret was lost (the demo client included). Unknown client: 404 (before 403). Roles: full.
          */
         post: operations["rotateClientSecret"];
         delete?: never;
@@ -1835,7 +1838,7 @@ export interface paths {
         put?: never;
         /**
          * Upsert a provisioning document, in one transaction
-         * @description Needs a client with admin: true (else 403). An admin whose siteIds is a list sees and changes only clients whose sites and cameras all lie within its own, and gives only sites and cameras it has itself (403 otherwise). An admin whose siteIds is a list may import only records of its own sites (new, or existing there now), no companies, and clients within its own sites and cameras. A bad document answers 400 naming the first bad record (details: its JSON pointer) and changes nothing. Larger documents than the body limit: use the CLI.
+         * @description Needs a client with admin: true and the role full (else 403). An admin whose siteIds is a list sees and changes only clients whose sites and cameras all lie within its own, and gives only sites and cameras it has itself (403 otherwise). An admin whose siteIds is a list may import only records of its own sites (new, or existing there now), no companies, and clients within its own sites and cameras. A bad document answers 400 naming the first bad record (details: its JSON pointer) and changes nothing. Larger documents than the body limit: use the CLI. Roles: full.
          */
         post: operations["importProvisioningDocument"];
         delete?: never;
@@ -1853,9 +1856,29 @@ export interface paths {
         };
         /**
          * Follow the sites live: a snapshot, then readings, logs, alarms and configuration changes
-         * @description Server-Sent Events. The token goes in the Authorization header (read the stream with fetch), never in the URL. The first event is `snapshot` (every site streamed: LastCommunication, Current, ActiveAlarms); then, as soon as they are committed on any instance, `reading`, `logs`, `alarm` and `config`. Every event has an `id`: reconnect with `Last-Event-ID` to receive what was missed while it is retained (at least STREAM_RETENTION_MS, 5 minutes by default), else a fresh snapshot comes first. A comment line comes every STREAM_HEARTBEAT_MS (15 s). A client that falls behind has queued readings of the same equipment replaced by newer ones (never an older after a newer) and, past STREAM_MAX_BUFFER unsent bytes, its stream ends (it reconnects). A stream also ends at shutdown, when the token expires, and when the client is disabled or loses a site it streams. 400: malformed siteIds; 403: a site out of reach or unknown; 406: Accept refuses text/event-stream; 503: too many streams on this instance.
+         * @description Server-Sent Events. The token goes in the Authorization header (read the stream with fetch), never in the URL. The first event is `snapshot` (every site streamed: LastCommunication, Current, ActiveAlarms); then, as soon as they are committed on any instance, `reading`, `logs`, `alarm` and `config`. Every event has an `id`: reconnect with `Last-Event-ID` to receive what was missed while it is retained (at least STREAM_RETENTION_MS, 5 minutes by default), else a fresh snapshot comes first. A comment line comes every STREAM_HEARTBEAT_MS (15 s). A client that falls behind has queued readings of the same equipment replaced by newer ones (never an older after a newer) and, past STREAM_MAX_BUFFER unsent bytes, its stream ends (it reconnects). A stream also ends at shutdown, when the token expires, and when the client is disabled or loses a site it streams. 400: malformed siteIds; 403: a site out of reach or unknown; 406: Accept refuses text/event-stream; 503: too many streams on this instance. Roles: full, viewer, operator.
          */
         get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The token's client: its id, role, admin right, sites and cameras
+         * @description Answered from the client as it is now (a change by an administrator shows from the next request), for every role. siteIds and cameraIds are lists, or "*" for every site or camera. Roles: full, viewer, operator, edge.
+         */
+        get: operations["showMe"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3539,6 +3562,11 @@ export interface components {
             uuids: string[];
         };
         /**
+         * ClientRole
+         * @description What the client may do: full: everything its sites and cameras allow (the default); viewer: reads only: sites, configuration, downloads, historian, stream, alarm lists, journal, KPIs, rules, transactions, images; operator: a viewer that may also acknowledge, shelve, unshelve and resolve alarms; edge: uploads, alarm send, resolve and the active list, configuration reads. Anything else the role lacks: 403
+         */
+        ClientRole: "full" | "viewer" | "operator" | "edge";
+        /**
          * ClientDto
          * @description An API client; its secret is never shown (only a slow salted hash of it is stored)
          */
@@ -3549,6 +3577,7 @@ export interface components {
             /** @description camera ids, or "*" for every camera */
             cameraIds: number[] | "*";
             admin: boolean;
+            role: components["schemas"]["ClientRole"];
             disabled: boolean;
             /**
              * Format: date-time
@@ -3581,6 +3610,7 @@ export interface components {
             cameraIds?: number[] | "*";
             /** @default false */
             admin?: boolean;
+            role?: components["schemas"]["ClientRole"];
         };
         /** CreatedClientDto */
         CreatedClientDto: {
@@ -3590,6 +3620,7 @@ export interface components {
             /** @description camera ids, or "*" for every camera */
             cameraIds: number[] | "*";
             admin: boolean;
+            role: components["schemas"]["ClientRole"];
             disabled: boolean;
             /**
              * Format: date-time
@@ -3614,6 +3645,7 @@ export interface components {
             /** @description camera ids, or "*" for every camera */
             cameraIds?: number[] | "*";
             admin?: boolean;
+            role?: components["schemas"]["ClientRole"];
             /** @description true: its tokens answer 401 at once; false: enabled again */
             disabled?: boolean;
         };
@@ -3650,6 +3682,7 @@ export interface components {
                 siteIds: number[] | "*";
                 cameraIds?: number[] | "*";
                 admin?: boolean;
+                role?: components["schemas"]["ClientRole"];
             }[];
             modbusDevices?: {
                 SiteModbusInOutDeviceID: number;
@@ -4028,6 +4061,20 @@ export interface components {
             /** @description true at a birth, false at a death */
             online: boolean;
         };
+        /**
+         * MeDto
+         * @description The token's client: what it may do and reach (never its secret)
+         */
+        MeDto: {
+            clientId: string;
+            role: components["schemas"]["ClientRole"];
+            /** @description whether it may use /v1/admin (with the role full) */
+            admin: boolean;
+            /** @description site ids, or "*" for every site */
+            siteIds: number[] | "*";
+            /** @description camera ids, or "*" for every camera */
+            cameraIds: number[] | "*";
+        };
     };
     responses: never;
     parameters: never;
@@ -4203,6 +4250,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Rate limit exceeded */
             429: {
                 headers: {
@@ -4261,7 +4317,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4337,7 +4393,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4416,7 +4472,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4495,7 +4551,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4571,7 +4627,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4647,7 +4703,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4726,7 +4782,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4805,7 +4861,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4881,7 +4937,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4957,7 +5013,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5036,7 +5092,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5115,7 +5171,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5191,7 +5247,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5267,7 +5323,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5346,7 +5402,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5425,7 +5481,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5501,7 +5557,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5568,7 +5624,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5637,7 +5693,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5706,7 +5762,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5773,7 +5829,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5840,7 +5896,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5909,7 +5965,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5978,7 +6034,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6045,7 +6101,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6112,7 +6168,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6181,7 +6237,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6250,7 +6306,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6317,7 +6373,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6384,7 +6440,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6453,7 +6509,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6522,7 +6578,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6589,7 +6645,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6656,7 +6712,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6725,7 +6781,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6794,7 +6850,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6861,7 +6917,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6928,7 +6984,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6997,7 +7053,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7066,7 +7122,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7133,7 +7189,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7202,7 +7258,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7271,7 +7327,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7368,7 +7424,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7464,7 +7520,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7560,7 +7616,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7656,7 +7712,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7753,7 +7809,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7849,7 +7905,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7945,7 +8001,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8041,7 +8097,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8138,7 +8194,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8234,7 +8290,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8330,7 +8386,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8426,7 +8482,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8523,7 +8579,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8619,7 +8675,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8715,7 +8771,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8812,7 +8868,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8908,7 +8964,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9005,7 +9061,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9102,7 +9158,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9199,7 +9255,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9296,7 +9352,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9394,7 +9450,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9492,7 +9548,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9589,7 +9645,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9686,7 +9742,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9783,7 +9839,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9880,7 +9936,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9976,7 +10032,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10693,7 +10749,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10780,7 +10836,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10871,7 +10927,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10980,7 +11036,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11086,7 +11142,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11174,7 +11230,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11260,7 +11316,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11329,7 +11385,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11429,7 +11485,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11524,7 +11580,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11603,7 +11659,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11689,7 +11745,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11700,6 +11756,62 @@ export interface operations {
             };
             /** @description Error */
             406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable or did not answer in time: nothing was changed; try again after retry-after seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    showMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token's client: what it may do and reach (never its secret) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MeDto"];
+                };
+            };
+            /** @description Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, expired or invalid bearer token */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -12,6 +12,7 @@ import {
   type ClientRecord,
 } from '../auth/clients.js';
 import { hashSecret } from '../auth/secrets.js';
+import type { Role } from '../auth/roles.js';
 import { badRequest, forbidden, HttpError, notFound } from '../errors.js';
 
 // Managing API clients, for the CLI and the admin routes alike. The actor is the acting client's
@@ -29,6 +30,7 @@ export interface ClientView {
   siteIds: Ids;
   cameraIds: Ids;
   admin: boolean;
+  role: Role;
   disabled: boolean;
   createdAt: string;
   updatedAt: string;
@@ -39,6 +41,7 @@ const viewOf = (c: ClientRecord): ClientView => ({
   siteIds: c.siteIds ?? '*',
   cameraIds: c.cameraIds ?? '*',
   admin: c.admin,
+  role: c.role,
   disabled: c.disabled,
   createdAt: new Date(c.createdAt).toISOString(),
   updatedAt: new Date(c.updatedAt).toISOString(),
@@ -124,6 +127,8 @@ export interface NewClientRequest {
   siteIds: Ids;
   cameraIds?: Ids;
   admin?: boolean;
+  /** Absent: `full`. */
+  role?: Role;
 }
 
 /** Creates a client; an existing id is a 409 and changes nothing. */
@@ -142,6 +147,7 @@ export async function createClient(
     siteIds: req.siteIds,
     cameraIds,
     admin: req.admin,
+    role: req.role,
   });
   if (!created)
     throw new HttpError(
@@ -169,25 +175,28 @@ async function reachableClient(
 
 export type ClientChanges = Partial<Record<keyof ClientChange, { from: unknown; to: unknown }>>;
 
-/** Changes a client's sites, cameras, admin right or disabled flag; returns it and what changed (for the log). */
+/** Changes a client's sites, cameras, admin right, role or disabled flag; returns it and what changed (for the log). */
 export async function changeClient(
   db: Database,
   actor: Actor,
   clientId: string,
   change: ClientChange,
 ): Promise<{ client: ClientView; changes: ClientChanges }> {
-  const fields = (['siteIds', 'cameraIds', 'admin', 'disabled'] as const).filter(
+  const fields = (['siteIds', 'cameraIds', 'admin', 'role', 'disabled'] as const).filter(
     (k) => change[k] !== undefined,
   );
   if (!fields.length)
-    throw badRequest('nothing to change: give siteIds, cameraIds, admin or disabled');
+    throw badRequest('nothing to change: give siteIds, cameraIds, admin, role or disabled');
+  // Administration needs admin: true and the role full: an admin giving up either would lock itself out.
   if (
     actor !== OPERATOR &&
     actor.client.clientId === clientId &&
-    (change.disabled === true || change.admin === false)
+    (change.disabled === true ||
+      change.admin === false ||
+      (change.role !== undefined && change.role !== 'full'))
   )
     throw forbidden(
-      'an admin cannot disable itself or give up its own admin right; another admin or the CLI can',
+      'an admin cannot disable itself or give up its own admin right or role full; another admin or the CLI can',
     );
   return db.transaction(async (tx) => {
     const before = viewOf(await reachableClient(tx, actor, clientId));

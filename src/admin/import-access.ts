@@ -79,6 +79,21 @@ export async function authorizeDocument(
   actor: Access,
 ): Promise<void> {
   const clients = doc.clients ?? [];
+  // As over PATCH: a document cannot take the importing admin's own admin right or role full away
+  // (a client record left without them means admin false, role full).
+  clients.forEach((c, i) => {
+    if (c.clientId === actor.client.clientId && (c.admin !== true || (c.role ?? 'full') !== 'full'))
+      throw new HttpError(
+        403,
+        'an admin cannot give up its own admin right or role full; another admin or the CLI can',
+        [
+          {
+            path: `/clients/${i}`,
+            message: 'the importing admin itself, without admin or role full',
+          },
+        ],
+      );
+  });
   const star = (v: number[] | '*' | undefined) => (v === '*' ? null : (v ?? []));
   clients.forEach((c, i) => {
     if (!actor.covers({ siteIds: star(c.siteIds), cameraIds: star(c.cameraIds) }))

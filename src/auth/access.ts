@@ -2,6 +2,7 @@ import type { Queryable } from '../db/index.js';
 import { EQUIPMENT, equipmentLabel, type EquipmentKind } from '../equipment.js';
 import { forbidden, listIds, notFound } from '../errors.js';
 import type { Client } from './clients.js';
+import { RIGHTS, roleHas, type Right, type Role } from './roles.js';
 import type { VerifiedToken } from './tokens.js';
 
 /** What one request's client may reach. Every route's access decision goes through here. */
@@ -21,6 +22,18 @@ export class Access {
   /** Epoch ms at which the request's token expires. */
   get expiresAt(): number | undefined {
     return this.token?.expiresAt;
+  }
+
+  get role(): Role {
+    return this.client.role;
+  }
+
+  /** 403 unless the client's role holds the right (contract 16). */
+  assertRight(right: Right): void {
+    if (!roleHas(this.client.role, right))
+      throw forbidden(
+        `the role ${this.client.role} may not do this; it needs the role ${listRoles(RIGHTS[right])}`,
+      );
   }
 
   /** null: every site. */
@@ -49,9 +62,10 @@ export class Access {
       throw forbidden('no access to one or more of the cameras of the requested sites');
   }
 
-  /** The administration routes: only a client with `admin: true`. */
+  /** The administration routes: only a client with `admin: true` and the role `full`. */
   assertAdmin(): void {
     if (!this.client.admin) throw forbidden('administration needs a client with admin rights');
+    this.assertRight('administer');
   }
 
   /**
@@ -64,6 +78,9 @@ export class Access {
     return within(this.sites, grant.siteIds) && within(this.cameras, grant.cameraIds);
   }
 }
+
+const listRoles = (roles: readonly string[]) =>
+  roles.length > 1 ? `${roles.slice(0, -1).join(', ')} or ${roles.at(-1)}` : roles[0];
 
 /** Maps each id to its site; ids that do not exist are left out. */
 export async function findEquipmentSites(

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/index.js';
 import { hashSecret } from './secrets.js';
+import { DEFAULT_ROLE, type Role } from './roles.js';
 
 /** An API credential as the service uses it. */
 export interface Client {
@@ -9,6 +10,8 @@ export interface Client {
   /** null: every camera. */
   cameraIds: number[] | null;
   admin: boolean;
+  /** What it may do (contract 16); `full` unless set. */
+  role: Role;
   disabled: boolean;
   /**
    * When the client's secret was last rotated or the client last disabled (epoch microseconds, null:
@@ -30,12 +33,14 @@ export interface NewClient {
   siteIds: number[] | '*';
   cameraIds?: number[] | '*';
   admin?: boolean;
+  /** Absent: `full`. */
+  role?: Role;
 }
 
 /** What a client id may look like (it travels in URLs and logs). */
 export const CLIENT_ID_PATTERN = '^[A-Za-z0-9._:@-]{1,200}$';
 
-const COLUMNS = `client_id AS "clientId", site_ids AS "siteIds", camera_ids AS "cameraIds", admin, disabled,
+const COLUMNS = `client_id AS "clientId", site_ids AS "siteIds", camera_ids AS "cameraIds", admin, role, disabled,
   round(extract(epoch FROM tokens_not_before) * 1000000)::float8 AS "tokensNotBefore"`;
 /**
  * Retires every token issued so far: a later time than any before (two changes within one clock tick
@@ -102,16 +107,18 @@ export async function listClients(
 export async function upsertClient(db: Queryable, c: NewClient): Promise<void> {
   const secretHash = await hashSecret(c.clientSecret);
   await db.query(
-    `INSERT INTO clients (client_id, secret_hash, site_ids, camera_ids, admin, disabled)
-     VALUES ($1, $2, $3, $4, $5, false)
+    `INSERT INTO clients (client_id, secret_hash, site_ids, camera_ids, admin, role, disabled)
+     VALUES ($1, $2, $3, $4, $5, $6, false)
      ON CONFLICT (client_id) DO UPDATE SET secret_hash = EXCLUDED.secret_hash, site_ids = EXCLUDED.site_ids,
-       camera_ids = EXCLUDED.camera_ids, admin = EXCLUDED.admin, disabled = false, updated_at = now()`,
+       camera_ids = EXCLUDED.camera_ids, admin = EXCLUDED.admin, role = EXCLUDED.role, disabled = false,
+       updated_at = now()`,
     [
       c.clientId,
       secretHash,
       listOrStar(c.siteIds, null),
       listOrStar(c.cameraIds, []),
       c.admin ?? false,
+      c.role ?? DEFAULT_ROLE,
     ],
   );
 }
@@ -120,7 +127,8 @@ export async function upsertClient(db: Queryable, c: NewClient): Promise<void> {
 export async function insertClient(db: Queryable, c: NewClient): Promise<ClientRecord | undefined> {
   const secretHash = await hashSecret(c.clientSecret);
   const [row] = await db.query<ClientRecord>(
-    `INSERT INTO clients (client_id, secret_hash, site_ids, camera_ids, admin, disabled) VALUES ($1, $2, $3, $4, $5, false)
+    `INSERT INTO clients (client_id, secret_hash, site_ids, camera_ids, admin, role, disabled)
+     VALUES ($1, $2, $3, $4, $5, $6, false)
      ON CONFLICT (client_id) DO NOTHING RETURNING ${RECORD_COLUMNS}`,
     [
       c.clientId,
@@ -128,6 +136,7 @@ export async function insertClient(db: Queryable, c: NewClient): Promise<ClientR
       listOrStar(c.siteIds, null),
       listOrStar(c.cameraIds, []),
       c.admin ?? false,
+      c.role ?? DEFAULT_ROLE,
     ],
   );
   return row;
@@ -137,6 +146,7 @@ export interface ClientChange {
   siteIds?: number[] | '*';
   cameraIds?: number[] | '*';
   admin?: boolean;
+  role?: Role;
   disabled?: boolean;
 }
 
@@ -153,7 +163,8 @@ export async function updateClient(
     `UPDATE clients SET
        site_ids = CASE WHEN $2 THEN $3::int[] ELSE site_ids END,
        camera_ids = CASE WHEN $4 THEN $5::int[] ELSE camera_ids END,
-       admin = coalesce($6, admin), disabled = coalesce($7, disabled), updated_at = now(),
+       admin = coalesce($6, admin), disabled = coalesce($7, disabled), role = coalesce($8, role),
+       updated_at = now(),
        tokens_not_before = CASE WHEN $7 THEN ${RETIRE_TOKENS} ELSE tokens_not_before END
      WHERE client_id = $1 RETURNING ${RECORD_COLUMNS}`,
     [
@@ -164,6 +175,7 @@ export async function updateClient(
       listOrStar(change.cameraIds, null),
       change.admin ?? null,
       change.disabled ?? null,
+      change.role ?? null,
     ],
   );
   return row;

@@ -89,6 +89,7 @@ export class JsonTopics {
         siteIds: [site],
         cameraIds: [],
         admin: false,
+        role: 'edge',
         disabled: false,
       });
       const counts = await this.telemetry.store(

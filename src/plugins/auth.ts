@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
-import { unauthorized } from '../errors.js';
+import { forbidden, unauthorized } from '../errors.js';
 import { Access } from '../auth/access.js';
+import { isRight, RIGHTS, ROLES, type Right } from '../auth/roles.js';
+import { errorResponses } from '../schemas/common.js';
 import { ClientCache } from '../auth/client-cache.js';
 import { findClient } from '../auth/clients.js';
 import { issuedAfterRotation } from '../auth/tokens.js';
@@ -10,6 +12,13 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set when the request carries a valid token of an enabled client. */
     access?: Access;
+  }
+  interface FastifyContextConfig {
+    /**
+     * The right a /v1 route needs (src/auth/roles.ts says which roles hold it), checked with the
+     * token before the body is read. A /v1 route that names none answers 403 to every client.
+     */
+    right?: Right;
   }
 }
 
@@ -44,9 +53,42 @@ export function registerTokenResolution(app: FastifyInstance, cacheMs: number): 
   });
 }
 
-/** 401 without a valid token: run before the body is read, so an unauthenticated body costs nothing. */
+/**
+ * 401 without a valid token, then 403 unless the client's role holds the route's right (none
+ * declared: nobody's): run before the body is read, so a body nobody may send costs nothing.
+ */
 export async function requireAccess(request: FastifyRequest): Promise<void> {
   if (!request.access) throw unauthorized();
+  const right = request.routeOptions.config.right;
+  if (right === undefined) throw forbidden('this route declares no right: no role may call it');
+  request.access.assertRight(right);
+}
+
+/**
+ * For every route registered in this scope from now on: a misspelt right stops the app at start;
+ * the OpenAPI document says which roles may call the route, and lists 403 where some may not.
+ */
+export function declareRights(app: FastifyInstance): void {
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const right: unknown = route.config?.right;
+    if (right !== undefined && !isRight(right))
+      throw new Error(`route ${String(route.method)} ${route.url}: unknown right ${String(right)}`);
+    if (right === undefined)
+      app.log.warn(`route ${String(route.method)} ${route.url} declares no right: it answers 403`);
+    const schema = route.schema;
+    if (!schema || schema.hide) return;
+    const roles: readonly string[] = right === undefined ? [] : RIGHTS[right];
+    const said = `Roles: ${roles.length ? roles.join(', ') : 'none (the route declares no right)'}.`;
+    const description = typeof schema.description === 'string' ? schema.description : '';
+    const response = schema.response as Record<string, unknown> | undefined;
+    route.schema = {
+      ...schema,
+      description: description.endsWith(said) ? description : `${description} ${said}`.trim(),
+      ...(response && roles.length < ROLES.length && !response[403]
+        ? { response: { ...response, ...errorResponses(403) } }
+        : {}),
+    };
+  });
 }
 
 /**

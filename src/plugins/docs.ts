@@ -16,6 +16,11 @@ On a fresh embedded database the demo client's id and secret are printed once at
 give it a new one with \`npm run -s site-monitor -- client rotate-secret demo\` (server stopped) or, from another admin
 client, \`POST /v1/admin/clients/demo/secret\`.
 
+**Roles.** A client reaches its sites and cameras, and its role says what it may do there: \`full\` (everything,
+the default), \`viewer\` (reads only), \`operator\` (a viewer that may also acknowledge, shelve, unshelve and resolve
+alarms) or \`edge\` (uploads, alarm send, resolve and the active list, configuration reads). Each operation below names
+the roles that may call it; any other role gets 403. \`GET /v1/me\` tells a client its own role and reach.
+
 **Errors** share one body: \`{ statusCode, error, message, details? }\`, \`details\` pointing at the offending values.
 Every \`/v1\` route may answer 429 when the per-client rate limit is exceeded (see the \`x-ratelimit-*\` headers).
 A path asked with a method it does not take answers 405 with an \`Allow\` header.
@@ -31,7 +36,7 @@ that name and the resolve form is \`MultiSiteAlarmsResolveDto\`, so each operati
 
 /** Every tag an operation uses, described once (the page groups operations by them). */
 const TAGS = [
-  { name: 'auth', description: 'Client credentials for a bearer token' },
+  { name: 'auth', description: "Client credentials for a bearer token; the token's client" },
   { name: 'operations', description: 'Health of the service' },
   { name: 'sites', description: 'The sites a client may see' },
   {

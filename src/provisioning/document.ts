@@ -1,5 +1,6 @@
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
 import { BigIdInput, DateTimeInput, IntId, Nullable } from '../schemas/common.js';
+import { ClientRole } from '../schemas/clients.js';
 import * as records from '../schemas/records.js';
 import { recordSchema } from '../schemas/records.js';
 import type { AlarmRuleIn } from '../alarms/rules/definition.js';
@@ -47,6 +48,7 @@ const ClientIn = Type.Object({
   siteIds: Type.Union([IdList, Type.Literal('*')]),
   cameraIds: Type.Optional(Type.Union([IdList, Type.Literal('*')])),
   admin: Type.Optional(Type.Boolean()),
+  role: Type.Optional(ClientRole),
 });
 
 const ImageIn = Type.Object({

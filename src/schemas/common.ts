@@ -65,7 +65,7 @@ const ErrorRef = Type.Ref('ErrorBody');
 const ERROR_TEXT: Record<number, string> = {
   400: 'Validation failed',
   401: 'Missing, expired or invalid bearer token',
-  403: 'Caller lacks permission for a requested site or equipment',
+  403: 'Caller lacks permission for a requested site or equipment, or its role does not allow the operation',
   404: 'Not found',
   405: 'Method not allowed on this path (the Allow header lists the methods it takes)',
   409: 'Conflicts with what exists',

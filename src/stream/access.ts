@@ -1,5 +1,6 @@
 import { requireSites, type Access } from '../auth/access.js';
 import { findClient } from '../auth/clients.js';
+import { roleHas, type Right } from '../auth/roles.js';
 import { issuedAfterRotation, type VerifiedToken } from '../auth/tokens.js';
 import type { Queryable } from '../db/index.js';
 import { badRequest } from '../errors.js';
@@ -7,8 +8,11 @@ import type { Subscriber } from './subscriber.js';
 
 // Who may stream what: checked when a stream begins, as every route checks (403 as a whole for a
 // site out of reach), and again every heartbeat, because a stream outlives its request: it ends
-// when the client is disabled, loses a site it streams, its secret is rotated after the stream's
-// token was issued, or its token expires.
+// when the client is disabled, loses a site it streams or the role to read, its secret is rotated
+// after the stream's token was issued, or its token expires.
+
+/** The right a stream needs (its route declares it): kept while it lasts. */
+export const STREAM_RIGHT: Right = 'read';
 
 export interface Subscription {
   clientId: string;
@@ -59,7 +63,7 @@ export async function resolveSubscription(
 const sitesKey = (sites: number[] | null) =>
   sites ? [...sites].sort((x, y) => x - y).join(',') : '*';
 
-/** The streams whose client is now disabled or gone, or no longer reaches what it streams. */
+/** The streams whose client is now disabled or gone, or no longer reaches what it streams or may read. */
 export async function checkSubscriptions(
   db: Queryable,
   subs: Map<Subscriber, Subscription>,
@@ -79,7 +83,8 @@ export async function checkSubscriptions(
       ? reach !== null && s.named.some((site) => !reach.includes(site))
       : sitesKey(reach) !== sitesKey(s.reach);
     const retired = s.token !== undefined && client && !issuedAfterRotation(s.token, client);
-    if (!client || client.disabled || lost || retired) ended.push(sub);
+    const demoted = client && !roleHas(client.role, STREAM_RIGHT);
+    if (!client || client.disabled || lost || retired || demoted) ended.push(sub);
   }
   return ended;
 }

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { describeEachBackend } from '../helper.js';
+import { bearer, describeEachBackend } from '../helper.js';
 import { adminSuite, CAM } from './fixture.js';
 
 describeEachBackend('admin API: clients', (backend) => {
@@ -213,6 +213,88 @@ describeEachBackend('admin API: clients', (backend) => {
     expect((await t.call(t.root, 'GET', '/clients?perPage=500')).status).toBe(200);
   });
 
+  it('gives a client a role (full unless said), changed at once for its tokens; an admin keeps the role full itself', async () => {
+    const v1 = async (token: string, method: 'GET' | 'POST', url: string, payload?: object) => {
+      const res = await t.ctx.app.inject({ method, url, payload, headers: bearer(token) });
+      return { status: res.statusCode, body: res.json() };
+    };
+    const alarm = {
+      siteId: 1,
+      alarmType: 'RoleTest',
+      message: 'm',
+      timestamp: '2026-11-01T00:00:00Z',
+    };
+    const plain = await t.call(t.root, 'POST', '/clients', {
+      clientId: 'role-a',
+      clientSecret: 'role-a-secret',
+      siteIds: [1],
+    });
+    expect(plain.body.role).toBe('full');
+    const created = await t.call(t.root, 'POST', '/clients', {
+      clientId: 'role-b',
+      clientSecret: 'role-b-secret',
+      siteIds: [1],
+      role: 'viewer',
+    });
+    expect(created).toMatchObject({ status: 201, body: { clientId: 'role-b', role: 'viewer' } });
+    const bad = await t.call(t.root, 'POST', '/clients', {
+      clientId: 'role-c',
+      siteIds: [1],
+      role: 'root',
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.details[0].path).toBe('/role');
+
+    const { token } = await t.login('role-b', 'role-b-secret');
+    expect((await v1(token, 'GET', '/v1/me')).body.role).toBe('viewer');
+    expect((await v1(token, 'POST', '/v1/edge/alarms', alarm)).status).toBe(403);
+    expect((await t.sites(token)).status).toBe(200);
+    const changed = await t.call(t.root, 'PATCH', '/clients/role-b', { role: 'edge' });
+    expect(changed).toMatchObject({ status: 200, body: { role: 'edge', siteIds: [1] } });
+    // The same token, the new role, at once (the client cache here holds records for a minute).
+    expect((await v1(token, 'POST', '/v1/edge/alarms', alarm)).status).toBe(201);
+    expect((await t.sites(token)).status).toBe(403);
+    expect((await v1(token, 'GET', '/v1/me')).body.role).toBe('edge');
+    expect(
+      t.logs.some(
+        (l) =>
+          l.includes('"action":"update client"') &&
+          l.includes('"role":{"from":"viewer","to":"edge"}'),
+      ),
+    ).toBe(true);
+    // A new secret keeps the role.
+    const rotated = await t.call(t.root, 'POST', '/clients/role-b/secret');
+    const after = await t.login('role-b', rotated.body.clientSecret);
+    expect((await v1(after.token, 'GET', '/v1/me')).body.role).toBe('edge');
+    const listed = await t.call(t.root, 'GET', '/clients?perPage=500');
+    expect(
+      listed.body.data.filter((c: { clientId: string }) => c.clientId.startsWith('role-')),
+    ).toMatchObject([
+      { clientId: 'role-a', role: 'full' },
+      { clientId: 'role-b', role: 'edge' },
+    ]);
+
+    // Administration needs admin: true and the role full: an admin cannot give the role up itself.
+    for (const role of ['viewer', 'operator', 'edge']) {
+      const res = await t.call(t.root, 'PATCH', '/clients/root', { role });
+      expect(res.status, role).toBe(403);
+    }
+    expect((await t.call(t.root, 'PATCH', '/clients/root', { role: 'full' })).status).toBe(200);
+    await t.call(t.root, 'POST', '/clients', {
+      clientId: 'role-admin',
+      clientSecret: 'role-admin-secret',
+      siteIds: '*',
+      admin: true,
+      role: 'operator',
+    });
+    const operatorAdmin = await t.login('role-admin', 'role-admin-secret');
+    const refused = await t.call(operatorAdmin.token, 'GET', '/clients');
+    expect(refused).toMatchObject({
+      status: 403,
+      body: { message: 'the role operator may not do this; it needs the role full' },
+    });
+  });
+
   it('rotates a secret: shown once; the old secret and the tokens issued before stop working', async () => {
     await t.call(t.root, 'POST', '/clients', {
       clientId: 'edge-b',
@@ -338,6 +420,7 @@ describeEachBackend('admin API: clients', (backend) => {
         siteIds: [1],
         cameraIds: [],
         admin: false,
+        role: 'full',
       },
       {
         actor: 'root',

@@ -85,6 +85,34 @@ describeEachBackend('admin API: import', (backend) => {
     expect(await name(first(demo().sensors, 1).SiteSensorID)).not.toBe('must not land');
   });
 
+  it("sets clients' roles (full when left out), and never takes the importing admin's own admin right or role full", async () => {
+    const res = await t.call(t.root, 'POST', '/import', {
+      clients: [
+        { clientId: 'imp-op', clientSecret: 'secret-123', siteIds: [1], role: 'operator' },
+        { clientId: 'imp-plain', clientSecret: 'secret-123', siteIds: [1] },
+      ],
+    });
+    expect(res.status).toBe(200);
+    const listed = await t.call(t.root, 'GET', '/clients?perPage=500');
+    const roleOf = (id: string) =>
+      listed.body.data.find((c: { clientId: string }) => c.clientId === id)?.role;
+    expect([roleOf('imp-op'), roleOf('imp-plain')]).toEqual(['operator', 'full']);
+    const bad = await t.call(t.root, 'POST', '/import', {
+      clients: [{ clientId: 'imp-bad', clientSecret: 'secret-123', siteIds: [1], role: 'god' }],
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.details[0].path).toMatch(/^\/clients\/0\/role/);
+    const self = { clientId: 'root', clientSecret: 'root-secret-1', siteIds: '*', cameraIds: '*' };
+    for (const doc of [{ ...self, admin: true, role: 'viewer' }, self]) {
+      const refused = await t.call(t.root, 'POST', '/import', { clients: [doc] });
+      expect(refused.status, JSON.stringify(doc)).toBe(403);
+      expect(refused.body.details).toEqual([
+        { path: '/clients/0', message: 'the importing admin itself, without admin or role full' },
+      ]);
+    }
+    expect((await t.call(t.root, 'GET', '/clients')).status).toBe(200);
+  });
+
   it('refuses non-JSON bodies (415), bodies over the limit (413) and clients without admin rights (403)', async () => {
     expect(
       (await t.call(t.root, 'POST', '/import', '<doc/>', { 'content-type': 'application/xml' }))

@@ -27,6 +27,7 @@ describeEachBackend('authentication before the body', (backend) => {
   let app: FastifyTypebox;
   let token: string;
   let userToken: string;
+  let viewerToken: string;
   const parsed = { n: 0 };
   beforeAll(async () => {
     db = await openTestDb(backend);
@@ -45,6 +46,12 @@ describeEachBackend('authentication before the body', (backend) => {
       admin: true,
     });
     await upsertClient(db, { clientId: 'user', clientSecret: 'secret-123456', siteIds: '*' });
+    await upsertClient(db, {
+      clientId: 'viewer',
+      clientSecret: 'secret-123456',
+      siteIds: '*',
+      role: 'viewer',
+    });
     const issue = async (clientId: string) =>
       (
         await app.inject({
@@ -55,6 +62,7 @@ describeEachBackend('authentication before the body', (backend) => {
       ).json().accessToken;
     token = await issue('admin');
     userToken = await issue('user');
+    viewerToken = await issue('viewer');
   });
   afterAll(async () => {
     await app?.close();
@@ -126,6 +134,19 @@ describeEachBackend('authentication before the body', (backend) => {
       payload: '{"sites": [',
     });
     expect(res.statusCode).toBe(403);
+    expect(parsed.n).toBe(0);
+  });
+
+  it('answers 403 to a client whose role lacks the right before reading its body', async () => {
+    parsed.n = 0;
+    const res = await app.inject({
+      method: 'POST',
+      url: UPLOAD,
+      headers: { ...bearer(viewerToken), 'content-type': 'application/json' },
+      payload: huge(11),
+    });
+    expect(res.statusCode).toBe(403);
+    expect(res.json().message).toMatch(/^the role viewer may not do this/);
     expect(parsed.n).toBe(0);
   });
 

@@ -12,6 +12,7 @@ const client = (clientId: string, admin = false): Client => ({
   siteIds: null,
   cameraIds: [],
   admin,
+  role: 'full',
   disabled: false,
 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -142,6 +142,7 @@ const everything = new Access({
   siteIds: null,
   cameraIds: null,
   admin: false,
+  role: 'full',
   disabled: false,
 });
 

@@ -12,6 +12,8 @@ export type Caller =
   | 'owner' // admin of every site and camera
   | 'foreign' // admin of site 2 only: site 1's things are out of its reach
   | 'short' // the owner, with a token that expires in about two seconds (the stream then ends)
+  | 'viewer' // every site and camera, the role viewer (reads only)
+  | 'edge' // every site and camera, the role edge (uploads, alarms, configuration reads)
   | 'none';
 
 export interface Example {
@@ -133,6 +135,7 @@ export function validExamples(one: SiteOne, n: number): Record<string, Example> 
     downloadMotionCaptureImages: { body: { uuids: [one.motionUuid] } },
     getTicketImage: { params: { uuid: one.ticketUuid } },
     getMotionCaptureImage: { params: { uuid: one.motionUuid } },
+    showMe: {},
     listClients: { query: { page: 1, perPage: 100 } },
     createClient: { body: { clientId: `prism-${n}`, siteIds: [1] }, status: 201 },
     updateClient: { params: { clientId: one.clientId }, body: { cameraIds: [] } },
@@ -378,6 +381,21 @@ export function refusals(one: SiteOne): Refusal[] {
       caller: 'foreign' as const,
       status: 403,
     })),
+    // 403: the role lacks the right
+    {
+      operationId: 'uploadSensorLog',
+      what: 'an upload by a viewer',
+      body: upload,
+      caller: 'viewer',
+      status: 403,
+    },
+    {
+      operationId: 'listSites',
+      what: 'the sites asked by an edge',
+      query: { page: 1, perPage: 5 },
+      caller: 'edge',
+      status: 403,
+    },
     // 404
     ...(
       [

@@ -66,6 +66,8 @@ describeEachBackend('answers through Prism proxy', (backend) => {
       admin: true,
       cameraIds: [20701, 20702],
     });
+    for (const role of ['viewer', 'edge'] as const)
+      tokens[role] = await ctx.token('*', { clientId: role, cameraIds: '*', role });
     await ctx.token([1], { clientId: 'prism-login' });
     one = await siteOne(ctx, tokens.owner);
     doc = await loadDocument(ctx.app);

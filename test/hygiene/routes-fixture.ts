@@ -1,3 +1,4 @@
+import type { Database } from '../../src/db/index.js';
 import type { TestContext } from '../helper.js';
 import { KINDS, METER, PUMP, SENSOR, TANK, VALID } from '../telemetry/fixtures.js';
 
@@ -196,6 +197,7 @@ export function routeRequests(one: SiteOne): Record<string, (n: number) => Route
       body: { cameras: [{ CameraID: 10799, SiteID: 1, Name: 'Gate 9' }] },
     }),
     'GET /v1/stream': () => ({ method: 'GET', url: '/v1/stream?siteIds=1', streams: true }),
+    'GET /v1/me': () => ({ method: 'GET', url: '/v1/me' }),
   };
   for (const kind of KINDS) {
     const minute = (n: number) =>
@@ -290,4 +292,19 @@ export async function siteOne(ctx: TestContext, adminToken: string): Promise<Sit
     alarmId: res.json().SiteAlarmLogID,
     clientId: 'site-one-client',
   };
+}
+
+/** Every table's rows, as one fingerprint per table: a refused request must leave all of them as they were. */
+export async function fingerprint(db: Database): Promise<Record<string, string>> {
+  const tables = await db.query<{ name: string }>(
+    `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1`,
+  );
+  const out: Record<string, string> = {};
+  for (const { name } of tables) {
+    const [row] = await db.query<{ n: string; h: string }>(
+      `SELECT count(*) AS n, md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) AS h FROM "${name}" t`,
+    );
+    out[name] = `${row.n}:${row.h}`;
+  }
+  return out;
 }

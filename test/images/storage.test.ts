@@ -16,6 +16,7 @@ const everything = new Access({
   siteIds: null,
   cameraIds: null,
   admin: false,
+  role: 'full',
   disabled: false,
 });
 

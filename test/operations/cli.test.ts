@@ -39,6 +39,8 @@ describeWith(['pglite'], 'the CLI (embedded database)', () => {
           '41,42',
           '--cameras',
           '*',
+          '--role',
+          'viewer',
         )
       ).code,
     ).toBe(0);
@@ -47,8 +49,8 @@ describeWith(['pglite'], 'the CLI (embedded database)', () => {
     const generated = all.stdout.trim(); // no --secret: a random one, printed once on stdout
     expect(generated).toMatch(/^[A-Za-z0-9_-]{32}$/);
     const listed = await cli('client', 'list');
-    expect(listed.stdout).toContain('ops\tsites=41,42\tcameras=*');
-    expect(listed.stdout).toContain('all\tsites=*\tcameras=-\tadmin');
+    expect(listed.stdout).toContain('ops\tsites=41,42\tcameras=*\trole=viewer');
+    expect(listed.stdout).toContain('all\tsites=*\tcameras=-\trole=full\tadmin');
     expect(listed.stdout).not.toContain('secret');
     expect(listed.stdout).not.toContain(generated);
 
@@ -89,15 +91,24 @@ describeWith(['pglite'], 'the CLI (embedded database)', () => {
       '--cameras',
       'none',
       '--admin',
+      '--role',
+      'operator',
     );
     expect(updated.code, updated.stderr).toBe(0);
-    expect(updated.stderr).toContain('siteIds 41,42 -> 41; cameraIds * -> -; admin false -> true');
+    expect(updated.stderr).toContain(
+      'siteIds 41,42 -> 41; cameraIds * -> -; admin false -> true; role viewer -> operator',
+    );
+    const badRole = await cli('client', 'update', 'ops', '--role', 'root');
+    expect(badRole.code).toBe(2);
+    expect(badRole.stderr).toContain('--role takes one of full, viewer, operator, edge');
     expect((await cli('client', 'disable', 'ops')).code).toBe(0);
     expect((await cli('client', 'list')).stdout).toContain(
-      'ops\tsites=41\tcameras=-\tadmin\tdisabled',
+      'ops\tsites=41\tcameras=-\trole=operator\tadmin\tdisabled',
     );
     expect((await cli('client', 'enable', 'ops')).code).toBe(0);
-    expect((await cli('client', 'list')).stdout).toMatch(/^ops\tsites=41\tcameras=-\tadmin$/m);
+    expect((await cli('client', 'list')).stdout).toMatch(
+      /^ops\tsites=41\tcameras=-\trole=operator\tadmin$/m,
+    );
     const missing = await cli('client', 'disable', 'nobody');
     expect(missing.code).toBe(2);
     expect(missing.stderr.trim()).toBe('site-monitor: no client nobody'); // one line, not the usage text

@@ -13,7 +13,7 @@ import { until } from '../wait.js';
 import { listen, openStream, closeStreams } from './fixtures.js';
 
 // Who may stream what, every status of the route, and the lifetime of a stream: heartbeats, and
-// its end when the client is disabled, loses the site, or its token expires.
+// its end when the client is disabled, loses the site or the role to read, or its token expires.
 
 const SITE3_SENSOR = 30100;
 
@@ -174,6 +174,15 @@ describeEachBackend('GET /v1/stream: access and statuses', (backend) => {
     );
     expect(m.connects).toHaveLength(1);
     [s, m, unnamed].forEach((x) => x.close());
+  });
+
+  it('ends the stream when the client is given a role that may not read (its reconnection is refused)', async () => {
+    const token = await ctx.token([1], { clientId: 'demoted', role: 'operator' });
+    const s = openStream(base, token, { siteIds: '1' });
+    await s.next((e) => e.type === 'snapshot');
+    await updateClient(ctx.db, 'demoted', { role: 'edge' });
+    await until(() => s.errors.some((e) => e.code === 403), 'the edge role to be refused');
+    s.close();
   });
 
   it('ends the stream when its token expires', async () => {

@@ -22,34 +22,42 @@ describe('stream access check', () => {
     const db: Queryable = {
       query: async <T>(_sql: string, params?: unknown[]) => {
         subs.set(late, scope('b')); // a new stream registers meanwhile
-        return [{ clientId: params?.[0], siteIds: [1], disabled: false }] as T[];
+        return [{ clientId: params?.[0], siteIds: [1], role: 'full', disabled: false }] as T[];
       },
     };
     expect(await checkSubscriptions(db, subs)).toEqual([]);
     expect(subs.has(late)).toBe(true);
   });
 
-  it('ends the streams of a client that is gone, disabled or lost a named site', async () => {
+  it('ends the streams of a client that is gone, disabled, lost a named site or the role to read', async () => {
     const gone = sub('gone');
     const disabled = sub('disabled');
     const moved = sub('moved');
     const kept = sub('kept');
+    const demoted = sub('demoted');
+    const operator = sub('operator');
     const subs = new Map<Subscriber, Subscription>([
       [gone, scope('gone')],
       [disabled, scope('disabled')],
       [moved, scope('moved')],
       [kept, scope('kept')],
+      [demoted, scope('demoted')],
+      [operator, scope('operator')],
     ]);
     const clients: Record<string, object> = {
-      disabled: { clientId: 'disabled', siteIds: [1], disabled: true },
-      moved: { clientId: 'moved', siteIds: [2], disabled: false },
-      kept: { clientId: 'kept', siteIds: [1, 2], disabled: false },
+      disabled: { clientId: 'disabled', siteIds: [1], role: 'full', disabled: true },
+      moved: { clientId: 'moved', siteIds: [2], role: 'full', disabled: false },
+      kept: { clientId: 'kept', siteIds: [1, 2], role: 'full', disabled: false },
+      demoted: { clientId: 'demoted', siteIds: [1], role: 'edge', disabled: false },
+      operator: { clientId: 'operator', siteIds: [1], role: 'operator', disabled: false },
     };
     const db: Queryable = {
       query: async <T>(_sql: string, params?: unknown[]) =>
         (clients[String(params?.[0])] ? [clients[String(params?.[0])]] : []) as T[],
     };
-    expect(new Set(await checkSubscriptions(db, subs))).toEqual(new Set([gone, disabled, moved]));
+    expect(new Set(await checkSubscriptions(db, subs))).toEqual(
+      new Set([gone, disabled, moved, demoted]),
+    );
   });
 
   it('ends a stream whose token a secret rotation retired, and keeps one whose token came after', async () => {
@@ -62,7 +70,9 @@ describe('stream access check', () => {
     ]);
     const db: Queryable = {
       query: async <T>() =>
-        [{ clientId: 'c', siteIds: [1], disabled: false, tokensNotBefore: 200 }] as T[],
+        [
+          { clientId: 'c', siteIds: [1], role: 'full', disabled: false, tokensNotBefore: 200 },
+        ] as T[],
     };
     expect(await checkSubscriptions(db, subs)).toEqual([before]);
   });

@@ -185,5 +185,6 @@ const siteAccess = (sites: number[]) =>
     siteIds: sites,
     cameraIds: [],
     admin: false,
+    role: 'edge',
     disabled: false,
   });

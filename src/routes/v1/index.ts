@@ -1,5 +1,5 @@
 import type { FastifyTypebox } from '../../http.js';
-import { checkBeforeBody, requireAccess } from '../../plugins/auth.js';
+import { checkBeforeBody, declareRights, requireAccess } from '../../plugins/auth.js';
 import { siteRoutes } from './sites/index.js';
 import { configRoutes } from './config/index.js';
 import { telemetryRoutes } from './telemetry/index.js';
@@ -13,10 +13,15 @@ import { transactionRoutes } from './transactions/index.js';
 import { imageRoutes } from './images/index.js';
 import { adminRoutes } from './admin/index.js';
 import { streamRoutes } from './stream/index.js';
+import { meRoutes } from './me/index.js';
 
-/** The whole /v1 API, one area a line. Every route here needs a valid bearer token. */
+/**
+ * The whole /v1 API, one area a line. Every route here needs a valid bearer token, and names the
+ * right it needs in its `config.right` (src/auth/roles.ts; docs/development.md).
+ */
 export async function v1Routes(app: FastifyTypebox): Promise<void> {
   checkBeforeBody(app, requireAccess);
+  declareRights(app);
   app.addHook('onRoute', (route) => {
     route.schema = { security: [{ bearer: [] }], ...route.schema };
   });
@@ -34,4 +39,5 @@ export async function v1Routes(app: FastifyTypebox): Promise<void> {
   await app.register(imageRoutes);
   await app.register(adminRoutes, { prefix: '/admin' });
   await app.register(streamRoutes);
+  await app.register(meRoutes);
 }

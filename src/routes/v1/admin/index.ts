@@ -26,7 +26,7 @@ import {
 // by the CLI while the server has it). Admin clients only; the rules: docs/administration.md.
 
 const SCOPE =
-  'Needs a client with admin: true (else 403). An admin whose siteIds is a list sees and changes only clients whose sites and ' +
+  'Needs a client with admin: true and the role full (else 403). An admin whose siteIds is a list sees and changes only clients whose sites and ' +
   'cameras all lie within its own, and gives only sites and cameras it has itself (403 otherwise). ';
 
 /** Every admin action goes to the log: who, when (the log line's time), what; never a secret. */
@@ -63,7 +63,7 @@ const createClientSchema = {
   summary: 'Create an API client',
   description:
     `${SCOPE}Without clientSecret a random one is generated and returned once, in this answer only. An existing clientId is a 409 ` +
-    '(change it with PATCH, or rotate its secret). Unknown site or camera ids: 400. cameraIds defaults to none.',
+    '(change it with PATCH, or rotate its secret). Unknown site or camera ids: 400. cameraIds defaults to none, role to full.',
   body: CreateClientDto,
   response: { 201: CreatedClientDto, ...securedErrors(403, 409, 413, 415) },
 };
@@ -75,6 +75,7 @@ const addClient: TypedHandler<typeof createClientSchema> = async (request, reply
     siteIds: client.siteIds,
     cameraIds: client.cameraIds,
     admin: client.admin,
+    role: client.role,
   });
   return reply
     .status(201)
@@ -84,10 +85,11 @@ const addClient: TypedHandler<typeof createClientSchema> = async (request, reply
 const updateClientSchema = {
   operationId: 'updateClient',
   tags,
-  summary: "Change a client's sites, cameras, admin right, or disable / enable it",
+  summary: "Change a client's sites, cameras, admin right, role, or disable / enable it",
   description:
-    `${SCOPE}Takes effect at once: a disabled client's tokens answer 401 from the next request. An admin cannot disable ` +
-    'itself or drop its own admin right (403). Unknown client: 404 (before 403).',
+    `${SCOPE}Takes effect at once: a disabled client's tokens answer 401 from the next request, a new role or new sites ` +
+    'apply to its existing tokens from the next request. An admin cannot disable itself or drop its own admin right ' +
+    'or role full (403). Unknown client: 404 (before 403).',
   params: ClientParams,
   body: UpdateClientDto,
   response: { 200: ClientDto, ...securedErrors(403, 404, 413, 415) },
@@ -155,17 +157,18 @@ const importDocument: TypedHandler<typeof importSchema> = async (request) => {
 
 export async function adminRoutes(app: FastifyTypebox): Promise<void> {
   checkBeforeBody(app, async (request) => request.access!.assertAdmin());
-  app.get('/clients', { schema: listClientsSchema }, listClients);
-  app.post('/clients', { schema: createClientSchema }, addClient);
-  app.patch('/clients/:clientId', { schema: updateClientSchema }, updateClient);
-  app.post('/clients/:clientId/secret', { schema: rotateSecretSchema }, rotateClientSecret);
+  const config = { right: 'administer' } as const;
+  app.get('/clients', { config, schema: listClientsSchema }, listClients);
+  app.post('/clients', { config, schema: createClientSchema }, addClient);
+  app.patch('/clients/:clientId', { config, schema: updateClientSchema }, updateClient);
+  app.post('/clients/:clientId/secret', { config, schema: rotateSecretSchema }, rotateClientSecret);
   app.post(
     '/import',
     {
       // The import checks the document itself, naming the first bad record as the CLI does; the schema documents it.
       validatorCompiler: () => () => true,
       // One transaction for a whole document: it may take longer than a read, but not for ever.
-      config: { answerWithinMs: app.settings.IMPORT_TIMEOUT_MS },
+      config: { ...config, answerWithinMs: app.settings.IMPORT_TIMEOUT_MS },
       schema: importSchema,
     },
     importDocument,

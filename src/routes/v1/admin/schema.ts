@@ -1,12 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { CLIENT_ID_PATTERN } from '../../../auth/clients.js';
-import { DateTimeOutput, IntId, Paginated } from '../../../schemas/common.js';
+import { DateTimeOutput, Paginated } from '../../../schemas/common.js';
+import { ClientIds as Ids, ClientRole } from '../../../schemas/clients.js';
 import { ProvisioningDocument } from '../../../provisioning/document.js';
-
-const Ids = (what: string) =>
-  Type.Union([Type.Array(IntId, { maxItems: 10_000 }), Type.Literal('*')], {
-    description: `${what} ids, or "*" for every ${what}`,
-  });
 const ClientId = Type.String({
   pattern: CLIENT_ID_PATTERN,
   description: '1 to 200 letters, digits or . _ : @ -',
@@ -18,6 +14,7 @@ export const ClientDto = Type.Object(
     siteIds: Ids('site'),
     cameraIds: Ids('camera'),
     admin: Type.Boolean(),
+    role: ClientRole,
     disabled: Type.Boolean(),
     createdAt: DateTimeOutput,
     updatedAt: DateTimeOutput,
@@ -49,6 +46,7 @@ export const CreateClientDto = Type.Object(
     siteIds: Ids('site'),
     cameraIds: Type.Optional(Ids('camera')),
     admin: Type.Optional(Type.Boolean({ default: false })),
+    role: Type.Optional(ClientRole),
   },
   { title: 'CreateClientDto' },
 );
@@ -68,6 +66,7 @@ export const UpdateClientDto = Type.Object(
     siteIds: Type.Optional(Ids('site')),
     cameraIds: Type.Optional(Ids('camera')),
     admin: Type.Optional(Type.Boolean()),
+    role: Type.Optional(ClientRole),
     disabled: Type.Optional(
       Type.Boolean({ description: 'true: its tokens answer 401 at once; false: enabled again' }),
     ),

@@ -132,13 +132,21 @@ export async function alarmRoutes(app: FastifyTypebox): Promise<void> {
   const max = app.settings.MAX_BATCH;
   // Sends are uploads from the edge: they have an upload's time (WRITE_TIMEOUT_MS), within which a
   // send whose commit is unknown (a database failover) is settled (src/alarms/store.ts).
-  const upload = { answerWithinMs: app.settings.WRITE_TIMEOUT_MS };
-  app.post('/edge/alarms', { schema: sendAlarmSchema, config: upload }, sendAlarm);
+  const upload = { right: 'upload', answerWithinMs: app.settings.WRITE_TIMEOUT_MS } as const;
+  app.post('/edge/alarms', { config: upload, schema: sendAlarmSchema }, sendAlarm);
   app.post(
     '/edge/alarms/batch',
-    { schema: sendAlarmBatchSchema(max), config: upload },
+    { config: upload, schema: sendAlarmBatchSchema(max) },
     sendAlarmBatch,
   );
-  app.post('/edge/alarms/resolve', { schema: resolveAlarmsSchema(max) }, resolveSiteAlarms);
-  app.post('/edge/alarms/active', { schema: listActiveAlarmsSchema(max) }, listActive);
+  app.post(
+    '/edge/alarms/resolve',
+    { config: { right: 'resolve' }, schema: resolveAlarmsSchema(max) },
+    resolveSiteAlarms,
+  );
+  app.post(
+    '/edge/alarms/active',
+    { config: { right: 'active-alarms' }, schema: listActiveAlarmsSchema(max) },
+    listActive,
+  );
 }

@@ -41,7 +41,10 @@ function byIdRoutes(app: FastifyTypebox, config: ConfigService, kind: TelemetryK
   for (const light of LIGHTS)
     app.get(
       `/${path}/:${param}${light ? '/light' : ''}`,
-      { schema: routeSchema(doc, { updates: false, light }, { params }, errors) },
+      {
+        config: { right: 'read-config' },
+        schema: routeSchema(doc, { updates: false, light }, { params }, errors),
+      },
       async function readRegisters(request) {
         const id = request.params[param];
         return config.registersById(request.db, request.access!, kind, id, { light });
@@ -51,6 +54,7 @@ function byIdRoutes(app: FastifyTypebox, config: ConfigService, kind: TelemetryK
     app.get(
       `/updates/${path}/:${param}${light ? '/light' : ''}`,
       {
+        config: { right: 'read-config' },
         schema: routeSchema(
           doc,
           { updates: true, light },
@@ -77,7 +81,10 @@ function siteViewRoutes(app: FastifyTypebox, config: ConfigService, url: string,
   for (const light of lights)
     app.get(
       `${url}${light ? '/light' : ''}`,
-      { schema: routeSchema(doc, { updates: false, light }, { querystring: SiteQuery }, errors) },
+      {
+        config: { right: 'read-config' },
+        schema: routeSchema(doc, { updates: false, light }, { querystring: SiteQuery }, errors),
+      },
       async function readSiteView(request, reply) {
         const { siteId } = request.query;
         const options = { light, ...httpOptions(request.headers, reply) };
@@ -91,6 +98,7 @@ function siteViewRoutes(app: FastifyTypebox, config: ConfigService, url: string,
     app.get(
       `/updates${url}${light ? '/light' : ''}`,
       {
+        config: { right: 'read-config' },
         schema: routeSchema(
           doc,
           { updates: true, light },

@@ -102,16 +102,21 @@ const showTicketImage = sendOne(TICKETS);
 const showMotionCaptureImage = sendOne(MOTION_CAPTURES);
 
 export async function imageRoutes(app: FastifyTypebox): Promise<void> {
-  app.post('/images/tickets', { schema: bundleSchema(TICKETS) }, downloadTicketImages);
+  const read = { right: 'read' } as const;
+  app.post(
+    '/images/tickets',
+    { config: read, schema: bundleSchema(TICKETS) },
+    downloadTicketImages,
+  );
   app.post(
     '/images/motion-capture',
-    { schema: bundleSchema(MOTION_CAPTURES) },
+    { config: read, schema: bundleSchema(MOTION_CAPTURES) },
     downloadMotionCaptureImages,
   );
-  app.get('/images/tickets/:uuid', { schema: oneSchema(TICKETS) }, showTicketImage);
+  app.get('/images/tickets/:uuid', { config: read, schema: oneSchema(TICKETS) }, showTicketImage);
   app.get(
     '/images/motion-capture/:uuid',
-    { schema: oneSchema(MOTION_CAPTURES) },
+    { config: read, schema: oneSchema(MOTION_CAPTURES) },
     showMotionCaptureImage,
   );
 }

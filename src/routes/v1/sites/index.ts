@@ -46,5 +46,5 @@ const listVisibleSites: TypedHandler<typeof listSitesSchema> = async (request) =
 };
 
 export async function siteRoutes(app: FastifyTypebox): Promise<void> {
-  app.get('/sites', { schema: listSitesSchema }, listVisibleSites);
+  app.get('/sites', { config: { right: 'read' }, schema: listSitesSchema }, listVisibleSites);
 }

@@ -2,7 +2,7 @@ import { fastifySSE } from '@fastify/sse';
 import type { FastifyTypebox, TypedHandler } from '../../../http.js';
 import { badRequest, HttpError } from '../../../errors.js';
 import { securedErrors } from '../../../schemas/common.js';
-import { resolveSubscription } from '../../../stream/access.js';
+import { resolveSubscription, STREAM_RIGHT } from '../../../stream/access.js';
 import { sseSink } from './sink.js';
 import { StreamEvents, StreamQuery } from './schema.js';
 
@@ -81,6 +81,7 @@ export async function streamRoutes(app: FastifyTypebox): Promise<void> {
     '/stream',
     {
       sse: { kind: 'only' },
+      config: { right: STREAM_RIGHT },
       // The stream or a 406, by the Accept header (checked by @fastify/sse): caches must key on it.
       preHandler: async (_request, reply) => {
         reply.header('vary', 'accept');

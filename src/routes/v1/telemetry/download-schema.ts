@@ -167,6 +167,7 @@ export const downloadRoute = <B extends TSchema>(route: {
   body: B;
   response: ReturnType<typeof listOrCsv>;
 }) => ({
+  config: { right: 'read' as const },
   schema: {
     tags: ['telemetry download'],
     operationId: route.operationId,

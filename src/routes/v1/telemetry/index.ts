@@ -123,7 +123,11 @@ export async function telemetryRoutes(app: FastifyTypebox): Promise<void> {
       {
         // "Could not be stored", whatever part of the request met the unavailable database (token, lookup, write);
         // answered within WRITE_TIMEOUT_MS of its arrival.
-        config: { whenUnavailable: 500, answerWithinMs: settings.WRITE_TIMEOUT_MS },
+        config: {
+          right: 'upload',
+          whenUnavailable: 500,
+          answerWithinMs: settings.WRITE_TIMEOUT_MS,
+        },
         schema: {
           operationId: upload.operationId,
           tags: ['telemetry upload'],

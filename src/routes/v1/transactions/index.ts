@@ -96,6 +96,15 @@ const loadChangeLogs: TypedHandler<ReturnType<typeof loadChangeLogsSchema>> = as
 
 export async function transactionRoutes(app: FastifyTypebox): Promise<void> {
   const max = app.settings.MAX_BATCH;
-  app.post('/transactions/logs/load', { schema: loadLogsSchema(max) }, loadTransactionLogs);
-  app.post('/transactions/change-logs', { schema: loadChangeLogsSchema(max) }, loadChangeLogs);
+  const read = { right: 'read' } as const;
+  app.post(
+    '/transactions/logs/load',
+    { config: read, schema: loadLogsSchema(max) },
+    loadTransactionLogs,
+  );
+  app.post(
+    '/transactions/change-logs',
+    { config: read, schema: loadChangeLogsSchema(max) },
+    loadChangeLogs,
+  );
 }
