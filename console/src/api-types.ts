@@ -1514,7 +1514,7 @@ export interface paths {
         put?: never;
         /**
          * Acknowledge alarms of one site
-         * @description Records that a person has seen each alarm (AcknowledgedAt, AcknowledgedBy), independently of resolution: an unresolved alarm stays active, and a resolved one can still be acknowledged. acknowledged, or already_acknowledged when it was before (the first acknowledgement stays). All or nothing: a site out of reach or unknown (403), or an id that is not an alarm of that site (404, details name each; another tenant's alarm is no alarm of your site) changes nothing. One result per entry, in request order; an alarm listed twice is changed by its first entry (with its note). Each change is an `alarm` stream event with that status and a journal entry (By: the client id, Note: the note). Of two concurrent requests on one alarm, one changes it; the other answers as if it came after.
+         * @description Records that a person has seen each alarm (AcknowledgedAt, AcknowledgedBy), independently of resolution: an unresolved alarm stays active, and a resolved one can still be acknowledged. acknowledged, or already_acknowledged when it was before (the first acknowledgement stays). All or nothing: a site out of reach or unknown (403), or an id that is not an alarm of that site (404, details name each; another tenant's alarm is no alarm of your site) changes nothing. One result per entry, in request order; an alarm listed twice is changed by its first entry (with its note). Each change is an `alarm` stream event with that status and a journal entry (By: the client id, Note: the note). Of two concurrent requests on one alarm, one changes it; the other answers as if it came after. Roles: full, operator.
          */
         post: operations["acknowledgeAlarms"];
         delete?: never;
@@ -1534,7 +1534,7 @@ export interface paths {
         put?: never;
         /**
          * Shelve alarms of one site for some minutes
-         * @description Sets ShelvedUntil to now + minutes (a shelved alarm again from now): a shelved alarm stays in the active list but sends no notification until then. When ShelvedUntil passes, the service unshelves it (an `unshelved` event and journal entry with By null). shelved, or already_resolved for a resolved alarm (left as it is, ShelvedUntil null). All or nothing: a site out of reach or unknown (403), or an id that is not an alarm of that site (404, details name each; another tenant's alarm is no alarm of your site) changes nothing. One result per entry, in request order; an alarm listed twice is changed by its first entry (with its note). Each change is an `alarm` stream event with that status and a journal entry (By: the client id, Note: the note). Of two concurrent requests on one alarm, one changes it; the other answers as if it came after.
+         * @description Sets ShelvedUntil to now + minutes (a shelved alarm again from now): a shelved alarm stays in the active list but sends no notification until then. When ShelvedUntil passes, the service unshelves it (an `unshelved` event and journal entry with By null). shelved, or already_resolved for a resolved alarm (left as it is, ShelvedUntil null). All or nothing: a site out of reach or unknown (403), or an id that is not an alarm of that site (404, details name each; another tenant's alarm is no alarm of your site) changes nothing. One result per entry, in request order; an alarm listed twice is changed by its first entry (with its note). Each change is an `alarm` stream event with that status and a journal entry (By: the client id, Note: the note). Of two concurrent requests on one alarm, one changes it; the other answers as if it came after. Roles: full, operator.
          */
         post: operations["shelveAlarms"];
         delete?: never;
@@ -1554,7 +1554,7 @@ export interface paths {
         put?: never;
         /**
          * End the shelving of alarms of one site
-         * @description ShelvedUntil back to null: unshelved, or not_shelved when it was not shelved. All or nothing: a site out of reach or unknown (403), or an id that is not an alarm of that site (404, details name each; another tenant's alarm is no alarm of your site) changes nothing. One result per entry, in request order; an alarm listed twice is changed by its first entry (with its note). Each change is an `alarm` stream event with that status and a journal entry (By: the client id, Note: the note). Of two concurrent requests on one alarm, one changes it; the other answers as if it came after.
+         * @description ShelvedUntil back to null: unshelved, or not_shelved when it was not shelved. All or nothing: a site out of reach or unknown (403), or an id that is not an alarm of that site (404, details name each; another tenant's alarm is no alarm of your site) changes nothing. One result per entry, in request order; an alarm listed twice is changed by its first entry (with its note). Each change is an `alarm` stream event with that status and a journal entry (By: the client id, Note: the note). Of two concurrent requests on one alarm, one changes it; the other answers as if it came after. Roles: full, operator.
          */
         post: operations["unshelveAlarms"];
         delete?: never;
@@ -1574,7 +1574,7 @@ export interface paths {
         put?: never;
         /**
          * List the alarms raised over a range, resolved ones included
-         * @description The alarms of the sites whose RaisedAt (when the service raised them) lies in the range, newest first (by RaisedAt, then SiteAlarmLogID, both descending), resolved ones with ResolvedAt, ResolvedBy and ResolveNote. state: all (default); active: the unresolved; unacknowledged: those not acknowledged, resolved or not (ISA-18.2's "returned to normal, unacknowledged" among them). [start, end): end exclusive, after start, at most 366 days later (else 400). Every site must be reachable (else 403, naming none). Paged as GET /v1/sites: page from 1, perPage 1 to 500; total counts every match.
+         * @description The alarms of the sites whose RaisedAt (when the service raised them) lies in the range, newest first (by RaisedAt, then SiteAlarmLogID, both descending), resolved ones with ResolvedAt, ResolvedBy and ResolveNote. state: all (default); active: the unresolved; unacknowledged: those not acknowledged, resolved or not (ISA-18.2's "returned to normal, unacknowledged" among them). [start, end): end exclusive, after start, at most 366 days later (else 400). Every site must be reachable (else 403, naming none). Paged as GET /v1/sites: page from 1, perPage 1 to 500; total counts every match. Roles: full, viewer, operator.
          */
         post: operations["listAlarms"];
         delete?: never;
@@ -1594,7 +1594,7 @@ export interface paths {
         put?: never;
         /**
          * The journal of alarm changes over a range
-         * @description Every change of the alarms of the sites with its Time in the range, oldest first (by Time, then EventID): raised, acknowledged, shelved, unshelved, resolved (and the notifications), with By (a client id, "rule:<AlarmRuleID>", "communication", or null for the service itself) and the Note. A duplicate send changes nothing but Occurrences and has no entry. With SiteAlarmLogID, only that alarm's entries; it must be an alarm of one of the sites (else 404). [start, end): end exclusive, after start, at most 366 days later (else 400). Every site must be reachable (else 403, naming none). Paged as GET /v1/sites: page from 1, perPage 1 to 500; total counts every match.
+         * @description Every change of the alarms of the sites with its Time in the range, oldest first (by Time, then EventID): raised, acknowledged, shelved, unshelved, resolved (and the notifications), with By (a client id, "rule:<AlarmRuleID>", "communication", or null for the service itself) and the Note. A duplicate send changes nothing but Occurrences and has no entry. With SiteAlarmLogID, only that alarm's entries; it must be an alarm of one of the sites (else 404). [start, end): end exclusive, after start, at most 366 days later (else 400). Every site must be reachable (else 403, naming none). Paged as GET /v1/sites: page from 1, perPage 1 to 500; total counts every match. Roles: full, viewer, operator.
          */
         post: operations["listAlarmJournal"];
         delete?: never;
@@ -1614,7 +1614,7 @@ export interface paths {
         put?: never;
         /**
          * Alarm performance of sites over a range (ISA-18.2 / EEMUA 191)
-         * @description One AlarmKpisDto per requested site, in request order. An alarm counts when its RaisedAt (when the service raised it) lies in [start, end) (end exclusive, after start, at most 366 days later). The windows are the 10-minute UTC-aligned windows overlapping [start, end), partial ones included. Every site must be reachable (else 403). Answers text/csv when Accept prefers it to application/json: a header line of the field names, one line per site, null as an empty field, TopAlarms and Chattering each one field of `<EquipmentTypeID>:<EquipmentID>:<AlarmType>=<Count>` separated by spaces (an empty id for a site alarm), Series left out.
+         * @description One AlarmKpisDto per requested site, in request order. An alarm counts when its RaisedAt (when the service raised it) lies in [start, end) (end exclusive, after start, at most 366 days later). The windows are the 10-minute UTC-aligned windows overlapping [start, end), partial ones included. Every site must be reachable (else 403). Answers text/csv when Accept prefers it to application/json: a header line of the field names, one line per site, null as an empty field, TopAlarms and Chattering each one field of `<EquipmentTypeID>:<EquipmentID>:<AlarmType>=<Count>` separated by spaces (an empty id for a site alarm), Series left out. Roles: full, viewer, operator.
          */
         post: operations["loadAlarmKpis"];
         delete?: never;
@@ -1632,7 +1632,7 @@ export interface paths {
         };
         /**
          * List the limit rules of a site
-         * @description A rule watches one numeric field of one piece of equipment and is evaluated on every stored log and reading of it (HTTP or MQTT) whose timestamp is not older than the newest sample it has evaluated and not ahead of the clock. Its condition turns true when the value is above (>) or below (<) Limit, and false again only at or below Limit − Deadband (above) or at or above Limit + Deadband (below). The alarm (Source rule, the rule’s equipment, AlarmType and Severity) is raised once the condition has held for DelaySeconds by sample timestamps, or by the clock when no later sample comes; it is resolved (by "rule:<AlarmRuleID>") when the condition turns false. Rules are set by the provisioning document (`alarmRules`, POST /v1/admin/import). A site out of reach or unknown: 403.
+         * @description A rule watches one numeric field of one piece of equipment and is evaluated on every stored log and reading of it (HTTP or MQTT) whose timestamp is not older than the newest sample it has evaluated and not ahead of the clock. Its condition turns true when the value is above (>) or below (<) Limit, and false again only at or below Limit − Deadband (above) or at or above Limit + Deadband (below). The alarm (Source rule, the rule’s equipment, AlarmType and Severity) is raised once the condition has held for DelaySeconds by sample timestamps, or by the clock when no later sample comes; it is resolved (by "rule:<AlarmRuleID>") when the condition turns false. Rules are set by the provisioning document (`alarmRules`, POST /v1/admin/import). A site out of reach or unknown: 403. Roles: full, viewer, operator.
          */
         get: operations["listAlarmRules"];
         put?: never;
@@ -10120,7 +10120,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10217,7 +10217,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10314,7 +10314,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10410,7 +10410,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10497,7 +10497,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10594,7 +10594,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10679,7 +10679,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Caller lacks permission for a requested site or equipment */
+            /** @description Caller lacks permission for a requested site or equipment, or its role does not allow the operation */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -63,5 +63,9 @@ const loadKpis: TypedHandler<ReturnType<typeof kpisSchema>> = async (request, re
 };
 
 export async function alarmKpiRoutes(app: FastifyTypebox): Promise<void> {
-  app.post('/alarms/kpis', { schema: kpisSchema(app.settings.MAX_BATCH) }, loadKpis);
+  app.post(
+    '/alarms/kpis',
+    { config: { right: 'read' }, schema: kpisSchema(app.settings.MAX_BATCH) },
+    loadKpis,
+  );
 }

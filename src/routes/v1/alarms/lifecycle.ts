@@ -128,9 +128,17 @@ const journal: TypedHandler<ReturnType<typeof journalSchema>> = async (request) 
 
 export async function alarmLifecycleRoutes(app: FastifyTypebox): Promise<void> {
   const max = app.settings.MAX_BATCH;
-  app.post('/alarms/acknowledge', { schema: acknowledgeSchema(max) }, acknowledge);
-  app.post('/alarms/shelve', { schema: shelveSchema(max) }, shelve);
-  app.post('/alarms/unshelve', { schema: unshelveSchema(max) }, unshelve);
-  app.post('/alarms/list', { schema: listSchema(max) }, list);
-  app.post('/alarms/journal', { schema: journalSchema(max) }, journal);
+  app.post(
+    '/alarms/acknowledge',
+    { config: { right: 'operate' }, schema: acknowledgeSchema(max) },
+    acknowledge,
+  );
+  app.post('/alarms/shelve', { config: { right: 'operate' }, schema: shelveSchema(max) }, shelve);
+  app.post(
+    '/alarms/unshelve',
+    { config: { right: 'operate' }, schema: unshelveSchema(max) },
+    unshelve,
+  );
+  app.post('/alarms/list', { config: { right: 'read' }, schema: listSchema(max) }, list);
+  app.post('/alarms/journal', { config: { right: 'read' }, schema: journalSchema(max) }, journal);
 }

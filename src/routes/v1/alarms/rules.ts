@@ -58,5 +58,5 @@ const listRules: TypedHandler<typeof listRulesSchema> = async (request) =>
   listAlarmRules(request.db, request.access!, request.query.siteId);
 
 export async function alarmRuleRoutes(app: FastifyTypebox): Promise<void> {
-  app.get('/alarms/rules', { schema: listRulesSchema }, listRules);
+  app.get('/alarms/rules', { config: { right: 'read' }, schema: listRulesSchema }, listRules);
 }
