@@ -4,7 +4,7 @@ import { bearer, describeEachBackend, startApp, type TestContext } from '../help
 import { until } from '../wait.js';
 import { minutesAgo, SENSOR, SITE2_SENSOR } from './fixtures.js';
 import { aroundNow, managementClient, type ManagementClient } from './management-fixtures.js';
-import { smtpReceiver, webhookReceiver } from './notify-fixtures.js';
+import { smtpReceiver, webhookReceiver, type Hook, type Mail } from './notify-fixtures.js';
 
 // Notifications (contract 16) end to end, with a real HTTP receiver on localhost (allowed by
 // NOTIFY_ALLOW_PRIVATE) that checks the signature, and a real SMTP receiver: channels and
@@ -110,7 +110,9 @@ describeEachBackend('notifications', (backend) => {
 
   it('a raised alarm reaches the webhook, signed, and the mailbox; each delivery is journaled', async () => {
     const id = await raise(1);
-    const [hook] = await until(() => hooksOf(id, '/first').length && hooksOf(id, '/first'));
+    const [hook] = (await until(
+      () => hooksOf(id, '/first').length >= 1 && hooksOf(id, '/first'),
+    )) as Hook[];
     expect(hook.signed).toBe(true);
     expect(hook.headers['x-site-monitor-delivery']).toBe(hook.body.deliveryId);
     expect(
@@ -123,15 +125,17 @@ describeEachBackend('notifications', (backend) => {
       site: { SiteID: 1 },
     });
     expect(typeof hook.body.site.Name).toBe('string');
-    const mail = await until(() => smtp.mails.find((m) => m.raw.includes(`Alarm ${id}:`)));
+    const mail = (await until<Mail | undefined>(() =>
+      smtp.mails.find((m) => m.raw.includes(`Alarm ${id}:`)),
+    ))!;
     expect(mail.to).toEqual(['oncall@example.com']);
     expect(mail.from).toBe('alarms@example.com');
     expect(mail.raw).toContain(`Subject: [CRITICAL] ${hook.body.site.Name}: pressure high ${n}`);
     expect(mail.raw).toContain('https://monitor.example.com/console/sites/1');
-    const journal = await until(async () => {
+    const journal = (await until(async () => {
       const j = await journalOf(id, 1);
-      return j.filter((e) => e.Event !== 'raised').length === 3 && j;
-    });
+      return j.filter((e) => e.Event !== 'raised').length === 3 ? j : null;
+    }))!;
     const byChannel = Object.fromEntries(
       journal.filter((e) => e.Channel).map((e) => [e.Channel, e]),
     );
@@ -165,7 +169,9 @@ describeEachBackend('notifications', (backend) => {
     hooks.failFirst.set('/first', [503, 503]);
     const retriedBefore = await counter('webhook', 'retried');
     const id = await raise(1);
-    const got = await until(() => hooksOf(id, '/first').length >= 3 && hooksOf(id, '/first'));
+    const got = (await until(() =>
+      hooksOf(id, '/first').length >= 3 ? hooksOf(id, '/first') : null,
+    ))!;
     expect(got.map((h) => h.status)).toEqual([503, 503, 200]);
     expect(new Set(got.map((h) => h.body.deliveryId)).size).toBe(1);
     expect(got.every((h) => h.signed)).toBe(true);
