@@ -194,6 +194,32 @@ describeEachBackend('notifications', (backend) => {
     expect(hooksOf(id, '/first')).toHaveLength(1);
   });
 
+  it('a delivery still failing 24 h after it was recorded fails for good', async () => {
+    hooks.failFirst.set('/first', Array(1000).fill(503));
+    const failedBefore = await counter('webhook', 'failed');
+    const id = await raise(1);
+    await until(() => hooksOf(id, '/first').length >= 1);
+    // As if recorded a day ago: the next failure ends it.
+    await ctx.db.query(
+      `UPDATE notification_outbox SET created_at = now() - interval '24 hours', next_attempt_at = now()
+        WHERE alarm_id = $1 AND channel_id = 'hook'`,
+      [id],
+    );
+    const entry = await until(async () =>
+      (await journalOf(id, 1)).find(
+        (e) => e.Channel === 'hook' && e.Event === 'notification_failed',
+      ),
+    );
+    hooks.failFirst.set('/first', []);
+    expect(entry.Note).toBe('HTTP 503');
+    expect(await counter('webhook', 'failed')).toBeGreaterThan(failedBefore);
+    const left = await ctx.db.query(
+      `SELECT 1 FROM notification_outbox WHERE alarm_id = $1 AND channel_id = 'hook'`,
+      [id],
+    );
+    expect(left).toHaveLength(0);
+  });
+
   /** Moves an alarm's raise (and its due step) `seconds` into the past: the clock of the steps. */
   const age = async (id: string, seconds: number) => {
     await ctx.db.query(
