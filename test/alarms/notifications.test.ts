@@ -182,6 +182,23 @@ describeEachBackend('notifications', (backend) => {
     expect((await journalOf(id, 1)).filter((e) => e.Channel === 'hook')).toHaveLength(1);
   });
 
+  it('a mail server that answers 451 gets the message again; 550 fails it', async () => {
+    const retriedBefore = await counter('email', 'retried');
+    smtp.rejectNext.push(451);
+    const id = await raise(1);
+    await until(() => smtp.mails.some((m) => m.raw.includes(`Alarm ${id}:`)));
+    expect(smtp.rejected()).toBeGreaterThanOrEqual(1);
+    expect(await counter('email', 'retried')).toBe(retriedBefore + 1);
+    smtp.rejectNext.push(550);
+    const other = await raise(1);
+    const entry = await until(async () =>
+      (await journalOf(other, 1)).find(
+        (e) => e.Channel === 'mail' && e.Event === 'notification_failed',
+      ),
+    );
+    expect(entry.Note).toBe('SMTP server answered 550');
+  });
+
   it('a status that is not retried (404) fails the delivery at once', async () => {
     hooks.failFirst.set('/first', [404]);
     const id = await raise(1);

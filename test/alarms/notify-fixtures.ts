@@ -57,6 +57,9 @@ export interface Mail {
 
 export async function smtpReceiver() {
   const mails: Mail[] = [];
+  /** SMTP reply codes to answer the next messages with, before accepting them. */
+  const rejectNext: number[] = [];
+  let rejected = 0;
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
@@ -65,6 +68,11 @@ export async function smtpReceiver() {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
+        const code = rejectNext.shift();
+        if (code) {
+          rejected++;
+          return done(Object.assign(new Error('try again later'), { responseCode: code }));
+        }
         mails.push({
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           to: session.envelope.rcptTo.map((r) => r.address),
@@ -79,6 +87,8 @@ export async function smtpReceiver() {
   return {
     url: `smtp://127.0.0.1:${port}`,
     mails,
+    rejectNext,
+    rejected: () => rejected,
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }
