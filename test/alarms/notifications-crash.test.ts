@@ -83,7 +83,10 @@ describeWith(['postgres'], 'notifications across a kill -9', () => {
     await server.exited;
     // Recorded with the alarm, not sent.
     const rows = await store.admin((c) =>
-      c.query(`SELECT 1 FROM ${store.schema}.notification_schedule WHERE alarm_id = $1`, [id]),
+      c.query(
+        `SELECT 1 FROM ${store.schema}.notification_outbox WHERE alarm_id = $1 AND event = 'raised'`,
+        [id],
+      ),
     );
     expect(rows.rowCount).toBe(1);
     expect(hooks.received).toHaveLength(0);

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { claimDue, settle } from '../../src/alarms/notify/deliver.js';
-import { runDueSteps } from '../../src/alarms/notify/schedule.js';
 import { markResolved, upsertAlarms, type AlarmGroup } from '../../src/alarms/store.js';
 import type { Database } from '../../src/db/index.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
@@ -51,7 +50,7 @@ describeEachBackend('notification outbox', (backend) => {
       ])
     )[0].n;
 
-  it('a raise records its steps in its own statement: rolled back with it, committed with it', async () => {
+  it('a raise records its notification in its own statement: rolled back with it, committed with it', async () => {
     const rolledBack = new Error('rolled back');
     let id = '';
     await db
@@ -59,30 +58,30 @@ describeEachBackend('notification outbox', (backend) => {
         const stored = await upsertAlarms(tx, 1, [group('OUTBOX_RB')]);
         id = [...stored.values()][0].record.SiteAlarmLogID;
         expect(
-          await tx.query(`SELECT 1 FROM notification_schedule WHERE alarm_id = $1`, [id]),
-        ).toHaveLength(1);
+          await tx.query(
+            `SELECT event, step FROM notification_outbox WHERE alarm_id = $1 AND channel_id = 'hook'`,
+            [id],
+          ),
+        ).toEqual([{ event: 'raised', step: 0 }]);
         throw rolledBack;
       })
       .catch((err: unknown) => {
         if (err !== rolledBack) throw err;
       });
-    expect(await count('notification_schedule', id)).toBe(0);
+    expect(await count('notification_outbox', id)).toBe(0);
     const stored = await upsertAlarms(db, 1, [group('OUTBOX_OK')]);
-    expect(
-      await count('notification_schedule', [...stored.values()][0].record.SiteAlarmLogID),
-    ).toBe(1);
-    // A duplicate send schedules nothing more.
+    const ok = [...stored.values()][0].record.SiteAlarmLogID;
+    expect(await count('notification_outbox', ok)).toBe(1);
+    // One step, no repeat: nothing left to schedule.
+    expect(await count('notification_schedule', ok)).toBe(0);
+    // A duplicate send records nothing more.
     await upsertAlarms(db, 1, [group('OUTBOX_OK')]);
-    expect(
-      await count('notification_schedule', [...stored.values()][0].record.SiteAlarmLogID),
-    ).toBe(1);
+    expect(await count('notification_outbox', ok)).toBe(1);
   });
 
   it('a claimed delivery is leased; after a taker dies it is taken again with the same deliveryId, and journaled once', async () => {
     const stored = await upsertAlarms(db, 1, [group('OUTBOX_LEASE')]);
     const id = [...stored.values()][0].record.SiteAlarmLogID;
-    await db.query(`UPDATE notification_schedule SET due_at = now() WHERE alarm_id = $1`, [id]);
-    while ((await runDueSteps(db)) > 0);
     const first = (await claimDue(db, 1000)).filter((c) => c.alarm_id === id);
     expect(first).toHaveLength(1);
     // Leased: nobody else takes it meanwhile.
