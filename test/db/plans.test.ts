@@ -449,7 +449,7 @@ describeWith(['postgres'], 'plans without statistics [postgres]', () => {
     );
     await db.query(
       `INSERT INTO notification_policies (policy_id, site_ids, min_severity, steps)
-       VALUES ('plan', '{1}', 'info', '[{"after": 0, "channels": ["plan-hook"]}]')`,
+       VALUES ('plan', '{3}', 'info', '[{"after": 0, "channels": ["plan-hook"]}]')`,
     );
     // 100,000 alarms whose steps and deliveries wait for later; 5 due now.
     await db.query(
@@ -464,7 +464,7 @@ describeWith(['postgres'], 'plans without statistics [postgres]', () => {
     const due = await db.query<{ id: string }>(
       `WITH a AS (
          INSERT INTO site_alarms (site_id, alarm_type, severity, message, first_seen, last_seen)
-         SELECT 1, 'Due' || i, 'major', 'm', now(), now() FROM generate_series(1, 5) i RETURNING alarm_id)
+         SELECT 3, 'Due' || i, 'major', 'm', now(), now() FROM generate_series(1, 5) i RETURNING alarm_id)
        INSERT INTO notification_schedule (alarm_id, policy_id, next_step, due_at)
        SELECT alarm_id, 'plan', 0, now() - interval '1 second' FROM a RETURNING alarm_id::text AS id`,
     );
@@ -476,7 +476,7 @@ describeWith(['postgres'], 'plans without statistics [postgres]', () => {
     for (const c of claimed) await settle(spy, c, { result: 'delivered' });
     const resolved = await markResolved(
       spy,
-      1,
+      3,
       due.map((d) => ({ id: d.id, note: null })),
       'plans',
     );
