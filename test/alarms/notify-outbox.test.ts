@@ -79,6 +79,13 @@ describeEachBackend('notification outbox', (backend) => {
     expect(await count('notification_outbox', ok)).toBe(1);
   });
 
+  it('alarms raised together in one statement each get their notification', async () => {
+    const stored = await upsertAlarms(db, 1, [group('OUTBOX_BATCH_A'), group('OUTBOX_BATCH_B')]);
+    const ids = [...stored.values()].map((v) => v.record.SiteAlarmLogID);
+    expect(ids).toHaveLength(2);
+    for (const id of ids) expect(await count('notification_outbox', id)).toBe(1);
+  });
+
   it('a claimed delivery is leased; after a taker dies it is taken again with the same deliveryId, and journaled once', async () => {
     const stored = await upsertAlarms(db, 1, [group('OUTBOX_LEASE')]);
     const id = [...stored.values()][0].record.SiteAlarmLogID;

@@ -34,7 +34,7 @@ notify_schedule AS (
    ORDER BY 1, 2),
 notify_raised AS (
   INSERT INTO notification_outbox (alarm_id, site_id, channel_id, event, step)
-  SELECT DISTINCT ON (np.policy_id, c.channel_id) np.alarm_id, np.site_id, c.channel_id, 'raised', 0
+  SELECT DISTINCT ON (np.alarm_id, np.policy_id, c.channel_id) np.alarm_id, np.site_id, c.channel_id, 'raised', 0
     FROM notify_policies np CROSS JOIN LATERAL jsonb_array_elements_text(np.steps->0->'channels') AS c(channel_id)
    WHERE np.at_once AND np.severe
      AND EXISTS (SELECT 1 FROM notification_channels ch WHERE ch.channel_id = c.channel_id))`;
