@@ -45,7 +45,12 @@ async function main() {
   const clusterStarted = Date.now();
   const cluster = await Cluster.start();
   const clusterUpMs = Date.now() - clusterStarted;
-  await record('failover', { postgres: cluster.url });
+  try {
+    await record('failover', { postgres: cluster.url });
+  } catch (err) {
+    await cluster.close();
+    throw err;
+  }
   console.log(
     `cluster up in ${(clusterUpMs / 1000).toFixed(1)} s: ${JSON.stringify(await cluster.members())}`,
   );
