@@ -23,6 +23,7 @@ import { routes } from './routes/index.js';
 import { StreamService } from './stream/service.js';
 import { TelemetryService } from './telemetry/service.js';
 import { MqttService } from './mqtt/service.js';
+import { NotificationService } from './alarms/notify/service.js';
 import { ShelfExpiry } from './alarms/expiry.js';
 import { AlarmRulesService } from './alarms/rules/service.js';
 import type { FastifyTypebox } from './http.js';
@@ -143,6 +144,13 @@ export async function buildApp(
   // Writes of requests whose client has gone (so the server may close at once) still finish before the database closes.
   app.addHook('preClose', () => telemetry.close());
   app.addHook('onReady', async () => alarmRules.start());
+  // Notifications (contract 16): due steps into the outbox, the outbox delivered; every instance.
+  const notifications = new NotificationService(app.db, settings, {
+    log: app.log,
+    onResult: metrics ? (channel, result) => metrics.notification(channel, result) : undefined,
+  });
+  app.addHook('onReady', async () => notifications.start());
+  app.addHook('preClose', () => notifications.close());
   app.addHook('preClose', () => alarmRules.close());
 
   // First of the hooks, so that every answer is timed (a 401 or 429 too).

@@ -22,6 +22,8 @@ export interface ServiceMetrics {
   ingested(kind: TelemetryKind, type: Role, source: Source, count: number): void;
   /** One MQTT message handled, by what became of it (for the MQTT transport). */
   mqttMessage(result: MqttResult): void;
+  /** One notification delivery attempt, by channel type and what became of it. */
+  notification(channel: 'webhook' | 'email', result: 'delivered' | 'retried' | 'failed'): void;
 }
 
 export function createMetrics(): ServiceMetrics {
@@ -38,6 +40,15 @@ export function createMetrics(): ServiceMetrics {
     labelNames: ['result'] as const,
     registers: [registry],
   });
+  const notifications = new Counter({
+    name: 'site_monitor_notifications_total',
+    help: 'Alarm notification delivery attempts, by channel type (webhook, email) and result (delivered, retried, failed)',
+    labelNames: ['channel', 'result'] as const,
+    registers: [registry],
+  });
+  for (const channel of ['webhook', 'email'])
+    for (const result of ['delivered', 'retried', 'failed'])
+      notifications.inc({ channel, result }, 0);
   // Every series exists from the start (at 0), so rates and alerts see the first increase.
   for (const result of MQTT_RESULTS) mqtt.inc({ result }, 0);
   for (const kind of TELEMETRY_KINDS)
@@ -47,6 +58,7 @@ export function createMetrics(): ServiceMetrics {
     registry,
     ingested: (kind, type, source, count) => ingested.inc({ kind, source, type }, count),
     mqttMessage: (result) => mqtt.inc({ result }),
+    notification: (channel, result) => notifications.inc({ channel, result }),
   };
 }
 

@@ -74,6 +74,17 @@ export const SettingsSchema = Type.Object({
   // Sparkplug node's seq not filled within MQTT_REORDER_MS asks it to rebirth. MQTT_CA_FILE: a PEM
   // file of the authorities a mqtts:// broker's certificate is checked against (default: Node's).
   MQTT_URL: Type.Optional(Type.String({ pattern: '^mqtts?://' })),
+  // Notifications (docs/alarms.md#notifications): email through SMTP_URL (smtp:// or smtps://, user
+  // and password in it) from SMTP_FROM, with a link to the console when PUBLIC_URL is set; webhook
+  // addresses that are loopback, link-local or private are refused unless inside NOTIFY_ALLOW_PRIVATE
+  // (comma-separated CIDR ranges); the outbox and the steps are looked at every NOTIFY_POLL_MS.
+  SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
+  SMTP_FROM: Type.String({ minLength: 3, maxLength: 320, default: 'site-monitor@localhost' }),
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://', maxLength: 2000 })),
+  NOTIFY_ALLOW_PRIVATE: Type.Optional(
+    Type.String({ pattern: '^[0-9a-fA-F.:]+/[0-9]{1,3}(\\s*,\\s*[0-9a-fA-F.:]+/[0-9]{1,3})*$' }),
+  ),
+  NOTIFY_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
   MQTT_HOST_ID: Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$', default: 'site-monitor' }),
   MQTT_CLIENT_ID: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._:-]{1,100}$' })),
   MQTT_REORDER_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),

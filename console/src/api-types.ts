@@ -3954,6 +3954,28 @@ export interface components {
                 /** @description true removes the rule (its open alarm is resolved) */
                 Deleted?: boolean;
             }[];
+            notificationChannels?: {
+                ChannelID: string;
+                Type: "webhook" | "email";
+                Url?: string;
+                /** @description webhook signing key; never returned */
+                Secret?: string;
+                To?: string[];
+                /** @description true removes the channel */
+                Deleted?: boolean;
+            }[];
+            notificationPolicies?: {
+                PolicyID: string;
+                SiteIDs: number[] | "*";
+                MinSeverity: "critical" | "major" | "minor" | "warning" | "info";
+                Steps: {
+                    AfterMinutes: number;
+                    ChannelIDs: string[];
+                }[];
+                RepeatMinutes?: number;
+                /** @description true removes the policy */
+                Deleted?: boolean;
+            }[];
         };
         /**
          * ImportSummaryDto

@@ -162,6 +162,10 @@ export async function authorizeDocument(
   );
   await authorizeBindings(db, doc, actor);
   await authorizeAlarmRules(db, doc, actor);
+  // Channels and policies are the service's, not a site's: only an admin of every site sets them.
+  if (actor.siteIds !== null)
+    for (const list of ['notificationChannels', 'notificationPolicies'] as const)
+      if (doc[list]?.length) throw refuse(`/${list}/0`);
   registers.forEach((r, i) => {
     const device = String(r.SiteModbusInOutDeviceID);
     const site = devicesInDoc.get(device) ?? devicesNow.get(device);

@@ -2,6 +2,7 @@ import type { Queryable } from '../db/index.js';
 import { newOutcomeId, outcomeCte, settle } from '../db/outcome.js';
 import { withAlarmEvents } from '../stream/publish.js';
 import { journalEntries } from './journal.js';
+import { NOTIFY_RESOLVED, scheduleRaised } from './notify/outbox-sql.js';
 import {
   keyOf,
   RECORD_COLUMNS,
@@ -56,6 +57,8 @@ RETURNING (xmax = 0) AS created, ${RECORD_COLUMNS}`,
     outcomeCte('$11', `COALESCE(jsonb_agg(to_jsonb(changed)), '[]'::jsonb)`, 'changed'),
     // Only a new alarm is a change; a duplicate send bumps its counters (contract 16).
     journalEntries({ event: 'raised', by: '$13::text', where: 'changed.created' }),
+    // Its notification steps, recorded with it (src/alarms/notify/).
+    scheduleRaised('changed.created'),
   ],
 );
 
@@ -153,6 +156,7 @@ export async function markResolved(
           note: 'r.note',
           from: `JOIN unnest($3::int8[], $4::text[]) AS r(id, note) ON r.id = changed."SiteAlarmLogID"::int8`,
         }),
+        NOTIFY_RESOLVED,
       ],
     ),
     [siteId, clientId, items.map((i) => i.id), items.map((i) => i.note)],

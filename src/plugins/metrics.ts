@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import fastifyMetrics from 'fastify-metrics';
 import * as promClient from 'prom-client';
 import { Counter, Gauge } from 'prom-client';
+import { pendingCount } from '../alarms/notify/deliver.js';
 import type { FastifyTypebox } from '../http.js';
 import type { ServiceMetrics } from '../metrics.js';
 import { pendingBuckets } from '../telemetry/rollups/refresh.js';
@@ -110,6 +111,18 @@ export async function registerMetrics(app: FastifyTypebox, metrics: ServiceMetri
     registers: [registry],
     async collect() {
       this.set(await readBacklog());
+    },
+  });
+  let pendingNotifications = 0;
+  new Gauge({
+    name: 'site_monitor_notifications_pending',
+    help: 'Alarm notifications recorded and not yet delivered or finally failed (counted up to 100000)',
+    registers: [registry],
+    async collect() {
+      pendingNotifications = await pendingCount(app.db.bounded(BACKLOG_DEADLINE_MS)).catch(
+        () => pendingNotifications,
+      );
+      this.set(pendingNotifications);
     },
   });
   let setAside = 0;

@@ -72,6 +72,8 @@ export function generateDemo(opts: DemoOptions = {}): DemoDocument {
     images: [],
     sparkplugMetrics: [],
     alarmRules: [],
+    notificationChannels: [],
+    notificationPolicies: [],
   };
   const nCompanies = Math.min(2, nSites);
   const companyName = (c: number) => COMPANY_NAMES[(c - 1) % COMPANY_NAMES.length];

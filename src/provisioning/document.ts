@@ -5,6 +5,12 @@ import * as records from '../schemas/records.js';
 import { recordSchema } from '../schemas/records.js';
 import type { AlarmRuleIn } from '../alarms/rules/definition.js';
 import { AlarmRuleSchema } from './alarm-rules.js';
+import {
+  NotificationChannelSchema,
+  NotificationPolicySchema,
+  type NotificationChannelIn,
+  type NotificationPolicyIn,
+} from './notifications.js';
 
 // The provisioning document of contract §3: every record is the interface's record plus its links.
 
@@ -161,6 +167,8 @@ export const ProvisioningDocument = Type.Object(
     images: Type.Optional(Type.Array(ImageIn)),
     sparkplugMetrics: Type.Optional(Type.Array(SparkplugMetricIn)),
     alarmRules: Type.Optional(Type.Array(AlarmRuleSchema)),
+    notificationChannels: Type.Optional(Type.Array(NotificationChannelSchema, { maxItems: 1000 })),
+    notificationPolicies: Type.Optional(Type.Array(NotificationPolicySchema, { maxItems: 1000 })),
   },
   { additionalProperties: false },
 );
@@ -255,6 +263,8 @@ export interface ProvisioningDocument {
   images?: ImageIn[];
   sparkplugMetrics?: SparkplugMetricIn[];
   alarmRules?: AlarmRuleIn[];
+  notificationChannels?: NotificationChannelIn[];
+  notificationPolicies?: NotificationPolicyIn[];
 }
 
 /** The type and the schema name the same lists (else this does not compile). */

@@ -24,6 +24,7 @@ import { checkImages, upsertChanges, upsertImages } from './tickets.js';
 import { publishConfigChanges } from '../stream/publish.js';
 import { checkSparkplugMetrics, upsertSparkplugMetrics } from './sparkplug.js';
 import { checkAlarmRules, upsertAlarmRules } from './alarm-rules.js';
+import { checkNotifications, upsertNotifications } from './notifications.js';
 
 export { ImportError } from './checks.js';
 
@@ -75,6 +76,8 @@ export async function importDocument(
     ['transactions', 'TransactionID'],
     ['images', 'UUID'],
     ['alarmRules', 'AlarmRuleID'],
+    ['notificationChannels', 'ChannelID'],
+    ['notificationPolicies', 'PolicyID'],
   ];
   for (const [list, key] of uniques) checkUnique(list, doc[list], key);
   checkImages(doc);
@@ -84,6 +87,7 @@ export async function importDocument(
     const refs = await collectReferences(tx, doc);
     const bindings = checkSparkplugMetrics(doc, refs);
     const alarmRules = checkAlarmRules(doc, refs);
+    await checkNotifications(tx, doc);
     const linkSites = await linkedSites(tx, doc);
     const linksBefore = await readLinks(tx, linkSites);
     const summary: ImportSummary = {};
@@ -136,6 +140,9 @@ export async function importDocument(
     count('images', doc.images?.length ?? 0, await upsertImages(tx, doc.images ?? [], stamp));
     count('sparkplugMetrics', bindings.length, await upsertSparkplugMetrics(tx, bindings, stamp));
     count('alarmRules', doc.alarmRules?.length ?? 0, await upsertAlarmRules(tx, alarmRules, stamp));
+    const notified = await upsertNotifications(tx, doc);
+    count('notificationChannels', doc.notificationChannels?.length ?? 0, notified.channels);
+    count('notificationPolicies', doc.notificationPolicies?.length ?? 0, notified.policies);
     for (const c of doc.clients ?? []) await upsertClient(tx, c);
     count('clients', doc.clients?.length ?? 0, doc.clients?.length ?? 0);
     // Live stream subscribers re-read the configuration of these sites. Actuator children carry no

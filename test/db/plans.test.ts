@@ -22,7 +22,9 @@ import { acknowledgeAlarms } from '../../src/alarms/actions.js';
 import { expireShelves } from '../../src/alarms/expiry.js';
 import { alarmKpis } from '../../src/alarms/kpis.js';
 import { listAlarms, listJournal } from '../../src/alarms/list.js';
-import { listActive } from '../../src/alarms/store.js';
+import { listActive, markResolved } from '../../src/alarms/store.js';
+import { claimDue, settle } from '../../src/alarms/notify/deliver.js';
+import { runDueSteps } from '../../src/alarms/notify/schedule.js';
 import { evaluatePass } from '../../src/alarms/rules/evaluator.js';
 import { describeWith, openTestDb } from '../helper.js';
 import { SENSOR, SENSOR_2 } from '../telemetry/fixtures.js';
@@ -439,6 +441,47 @@ describeWith(['postgres'], 'plans without statistics [postgres]', () => {
       `SELECT count(*)::int AS n FROM site_alarms WHERE alarm_type = 'PLAN_HIGH'`,
     );
     expect(n).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('notifications: due steps, due deliveries and a resolve are found by key among 100,000 waiting', async () => {
+    await db.query(
+      `INSERT INTO notification_channels (channel_id, type, url) VALUES ('plan-hook', 'webhook', 'http://127.0.0.1:9/')`,
+    );
+    await db.query(
+      `INSERT INTO notification_policies (policy_id, site_ids, min_severity, steps)
+       VALUES ('plan', '{3}', 'info', '[{"after": 0, "channels": ["plan-hook"]}]')`,
+    );
+    // 100,000 alarms whose steps and deliveries wait for later; 5 due now.
+    await db.query(
+      `WITH a AS (
+         INSERT INTO site_alarms (site_id, alarm_type, severity, message, first_seen, last_seen)
+         SELECT 2, 'Wait' || i, 'major', 'm', now(), now() FROM generate_series(1, 100000) i RETURNING alarm_id, site_id),
+       s AS (INSERT INTO notification_schedule (alarm_id, policy_id, next_step, due_at)
+             SELECT alarm_id, 'plan', 0, now() + interval '1 day' FROM a)
+       INSERT INTO notification_outbox (alarm_id, site_id, channel_id, event, step, next_attempt_at)
+       SELECT alarm_id, site_id, 'plan-hook', 'raised', 0, now() + interval '1 day' FROM a`,
+    );
+    const due = await db.query<{ id: string }>(
+      `WITH a AS (
+         INSERT INTO site_alarms (site_id, alarm_type, severity, message, first_seen, last_seen)
+         SELECT 3, 'Due' || i, 'major', 'm', now(), now() FROM generate_series(1, 5) i RETURNING alarm_id)
+       INSERT INTO notification_schedule (alarm_id, policy_id, next_step, due_at)
+       SELECT alarm_id, 'plan', 0, now() - interval '1 second' FROM a RETURNING alarm_id::text AS id`,
+    );
+    const plans: Explained[] = [];
+    const spy = explaining(db, plans);
+    expect(await runDueSteps(spy)).toBe(5);
+    const claimed = await claimDue(spy);
+    expect(claimed.map((c) => c.alarm_id).sort()).toEqual(due.map((d) => d.id).sort());
+    for (const c of claimed) await settle(spy, c, { result: 'delivered' });
+    const resolved = await markResolved(
+      spy,
+      3,
+      due.map((d) => ({ id: d.id, note: null })),
+      'plans',
+    );
+    expect(resolved).toHaveLength(5);
+    expect(overspent(plans, 1000)).toEqual([]);
   }, 120_000);
 
   it('the refresher touches only the logs of the quarters it was asked to refresh', async () => {

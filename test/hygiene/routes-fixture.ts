@@ -296,8 +296,11 @@ export async function siteOne(ctx: TestContext, adminToken: string): Promise<Sit
 
 /** Every table's rows, as one fingerprint per table: a refused request must leave all of them as they were. */
 export async function fingerprint(db: Database): Promise<Record<string, string>> {
+  // The rule evaluator's position in the stream of stored events moves on its own, in the background,
+  // whatever the requests do: it is the service's bookkeeping, not anything a request stores.
   const tables = await db.query<{ name: string }>(
-    `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1`,
+    `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'
+        AND table_name <> 'alarm_rule_cursor' ORDER BY 1`,
   );
   const out: Record<string, string> = {};
   for (const { name } of tables) {
