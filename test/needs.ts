@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe } from 'vitest';
+import { PG_BIN_DIR } from './pg-bin.js';
 
 // What a suite needs beyond Node, and the describe() that records why it did not run: the summary
 // at the end of a run (test/reporter.ts) counts the skipped suites and tests from these notes.
@@ -101,8 +102,7 @@ export function unavailable(
 }
 
 const FAILOVER_COMMAND = 'TEST_FAILOVER=1 npx vitest run test/operations/failover.test.ts';
-/** The PostgreSQL 15 server programs the Patroni cluster runs (Debian's postgresql-15). */
-export const PG_BIN_DIR = '/usr/lib/postgresql/15/bin';
+export { PG_BIN_DIR };
 
 /**
  * The database-failover suite builds a Patroni cluster (etcd, two PostgreSQL 15 nodes run as the

@@ -18,6 +18,14 @@ const pause = (n: number) => Math.min(500, 50 * 2 ** n);
 const UNBOUNDED_RETRY_MS = 15_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** What onConnection tells about the connections it uses (src/db/primary.ts keeps the figures). */
+export interface ConnectionEvents {
+  /** A connection could not be made (no client) or the client's broke (dropsConnection). */
+  lost(client?: pg.PoolClient): void;
+  /** Work succeeded on the client. */
+  succeeded(client: pg.PoolClient): void;
+}
+
 /**
  * Takes a connection of the pool and runs work on it, all within ms. Past the deadline the backend is
  * asked to cancel its statement and the connection is destroyed (the pool opens a new one when
@@ -32,6 +40,7 @@ export function onConnection<T>(
   ms: number,
   work: (c: pg.PoolClient) => Promise<T>,
   again: (err: unknown) => boolean = wroteNothing,
+  events?: ConnectionEvents,
 ): Promise<T> {
   let client: pg.PoolClient | undefined;
   let released = false;
@@ -72,7 +81,9 @@ export function onConnection<T>(
         try {
           taken = await pool.connect();
         } catch (err) {
-          if (dropsConnection(err) && (await wait(n, expired))) continue;
+          if (!dropsConnection(err)) throw err;
+          events?.lost();
+          if (await wait(n, expired)) continue;
           throw err;
         }
         if (expired()) {
@@ -82,9 +93,12 @@ export function onConnection<T>(
         client = taken;
         released = false;
         try {
-          return await work(taken);
+          const result = await work(taken);
+          events?.succeeded(taken);
+          return result;
         } catch (err) {
           if (!dropsConnection(err)) throw err;
+          events?.lost(taken);
           release(err instanceof Error ? err : new Error(String(err)));
           client = undefined; // between attempts no statement runs: out of time now is out of reach
           if (again(err) && (await wait(n, expired))) continue;

@@ -2,7 +2,8 @@ import pg from 'pg';
 import type { Database, QueryOptions, Transaction } from './types.js';
 import { INDEX_ORDER, queryWithIndexOrder } from './index-order.js';
 import { dropsConnection } from './deadline.js';
-import { onConnection } from './postgres-connection.js';
+import { onConnection, type ConnectionEvents } from './postgres-connection.js';
+import { PRIMARY_PROBE, PrimaryWatch } from './primary.js';
 import { listen } from './postgres-listen.js';
 import { sendStatement, statementName } from './postgres-statement.js';
 
@@ -48,15 +49,30 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     // The server's own bound, behind the deadlines of bounded views (which cancel sooner).
     statement_timeout: opts.statementTimeoutMs ?? 60_000,
   });
+  // Which primary each connection reached (absent: a standby, or not known yet), for the figures
+  // of failovers and of the time without a writable primary (src/db/primary.ts).
+  const watch = new PrimaryWatch();
+  const servers = new WeakMap<pg.Client, string>();
+  const events: ConnectionEvents = {
+    lost: (client) => watch.lost(client && servers.get(client)),
+    succeeded: (client) => watch.succeeded(servers.get(client)),
+  };
   // A client that loses its server must not crash the process: an idle one the pool replaces; one
   // in use (between two statements of a transaction) fails its next statement, and is dropped on release.
-  pool.on('error', () => {});
+  pool.on('error', (_err, client) => watch.lost(servers.get(client)));
   // jit=off again on every connection: a DATABASE_URL with its own `options` parameter replaces the
   // options above (pg lets the URL win), and the service's queries must not be compiled whatever
-  // the URL says.
+  // the URL says. The same statement says which server the connection reached (PRIMARY_PROBE); it
+  // runs before anything the connection is taken for.
   pool.on('connect', (client) => {
     client.on('error', () => {});
-    client.query('SET jit = off').catch(() => {});
+    client.query<{ standby: boolean; server: string }>(PRIMARY_PROBE).then(
+      ({ rows: [row] }) => {
+        if (!row.standby) servers.set(client, row.server);
+        watch.reached(row.server, row.standby);
+      },
+      () => {},
+    );
   });
   const q = (c: pg.PoolClient): Transaction => ({
     async query<T>(sql: string, params?: unknown[], options?: QueryOptions): Promise<T[]> {
@@ -79,7 +95,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     ms: number,
     work: (c: pg.PoolClient) => Promise<T>,
     again?: (err: unknown) => boolean,
-  ) => onConnection(pool, ms, work, again);
+  ) => onConnection(pool, ms, work, again, events);
   await connected(10_000, (c) => c.query('select 1'));
   // A transaction's connection runs one query at a time: queries sent side by side wait their turn
   // here (pg would queue them too, but that use is deprecated), and COMMIT or ROLLBACK waits for
@@ -160,6 +176,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     bounded: view,
     listen: (channel, onNotify) => listen(connection, channel, onNotify),
     poolWaiting: () => pool.waitingCount,
+    primary: () => watch.figures(),
     close: () => pool.end(),
   });
   return view(Infinity);

@@ -1,3 +1,5 @@
+import type { PrimaryFigures } from './primary.js';
+
 export type Row = Record<string, unknown>;
 
 export interface QueryOptions {
@@ -57,5 +59,10 @@ export interface Database extends Queryable {
    * where there is no pool (PGlite: calls wait in its own queue instead).
    */
   poolWaiting?(): number;
+  /**
+   * Failovers the pool went through and the time it had no writable primary, since it opened
+   * (src/db/primary.ts; the metrics report them). Absent on the embedded database.
+   */
+  primary?(): PrimaryFigures;
   close(): Promise<void>;
 }

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import fastifyMetrics from 'fastify-metrics';
 import * as promClient from 'prom-client';
-import { Gauge } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import { pendingCount } from '../alarms/notify/deliver.js';
 import type { FastifyTypebox } from '../http.js';
 import type { ServiceMetrics } from '../metrics.js';
@@ -59,6 +59,32 @@ export async function registerMetrics(app: FastifyTypebox, metrics: ServiceMetri
     registers: [registry],
     collect() {
       this.set(app.db.poolWaiting?.() ?? 0);
+    },
+  });
+
+  // Read from the pool when scraped (src/db/primary.ts): counters that only grow, the time of an
+  // outage under way included, so that an alert sees it while it lasts.
+  const primary = () => app.db.primary?.() ?? { failovers: 0, unwritableMs: 0 };
+  let failoversShown = 0;
+  new Counter({
+    name: 'site_monitor_db_failovers_total',
+    help: 'Times the database connections were lost and made again to another primary than before (PostgreSQL; 0 on the embedded database)',
+    registers: [registry],
+    collect() {
+      const { failovers } = primary();
+      this.inc(Math.max(0, failovers - failoversShown));
+      failoversShown = Math.max(failoversShown, failovers);
+    },
+  });
+  let unwritableShown = 0;
+  new Counter({
+    name: 'site_monitor_db_unwritable_seconds_total',
+    help: 'Seconds the service had no writable primary: from a connection lost or refused to the next one that reached a primary (PostgreSQL)',
+    registers: [registry],
+    collect() {
+      const seconds = primary().unwritableMs / 1000;
+      this.inc(Math.max(0, seconds - unwritableShown));
+      unwritableShown = Math.max(unwritableShown, seconds);
     },
   });
 

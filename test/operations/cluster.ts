@@ -3,7 +3,7 @@ import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import pg from 'pg';
 import { join } from 'node:path';
-import { PG_BIN_DIR } from '../needs.js';
+import { PG_BIN_DIR } from '../pg-bin.js';
 import { kill } from './balancer.js';
 import { freePort, ROOT, waitFor, type Running } from './process.js';
 

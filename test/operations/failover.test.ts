@@ -11,7 +11,7 @@ import { describeWith } from '../helper.js';
 import { kill } from './balancer.js';
 import { followStream, postWithRetry, sleep, type FollowedStream } from './clients.js';
 import { Cluster, HAPROXY_PG_CFG, PATRONI_CFG, type Member } from './cluster.js';
-import { ROOT, startServerProcess, waitFor, type Running } from './process.js';
+import { freePort, ROOT, startServerProcess, waitFor, type Running } from './process.js';
 
 // The service through a database failover (docs/deployment.md#database-failover): a Patroni cluster
 // of a primary and a synchronous standby behind HAProxy (test/operations/cluster.ts), the real server
@@ -21,7 +21,8 @@ import { ROOT, startServerProcess, waitFor, type Running } from './process.js';
 // is answered an error around either event (the new primary writes within WRITE_TIMEOUT_MS), no
 // request is held past its bound, writes succeed again within 30 s, every alarm sent counts once,
 // and the background work (the live stream's follower, the rollup refresher, retention) goes on on
-// the new primary without a restart. The figures it measures are printed at the end.
+// the new primary without a restart; the metrics count each event as a failover, and the time
+// without a writable primary. The figures it measures are printed at the end.
 
 const WRITE_TIMEOUT_MS = 10_000;
 const QUERY_TIMEOUT_MS = 5000;
@@ -54,6 +55,21 @@ describeWith(['patroni'], 'the service through a database failover [patroni]', (
   let load: Promise<unknown> | undefined;
   let alarmsSent = 0;
   const figures: Record<string, number | string> = {};
+  let metricsUrl = '';
+
+  /** The failover counters the server's metrics port shows now. */
+  const dbMetrics = async () => {
+    const text = await (await fetch(metricsUrl)).text();
+    const read = (name: string) => {
+      const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+      if (!m) throw new Error(`${name} not in the metrics:\n${text.slice(0, 2000)}`);
+      return Number(m[1]);
+    };
+    return {
+      failovers: read('site_monitor_db_failovers_total'),
+      unwritableSeconds: read('site_monitor_db_unwritable_seconds_total'),
+    };
+  };
 
   const post = async (kind: Sent['kind'], path: string, body: unknown, keys?: Sent['keys']) => {
     const at = Date.now();
@@ -159,7 +175,10 @@ describeWith(['patroni'], 'the service through a database failover [patroni]', (
     await migrate(db);
     await importDocument(db, generateDemo({ sites: 2, transactionsPerSite: 0, imagesPerSite: 0 }));
     await upsertClient(db, { clientId: 'failover', clientSecret: SECRET, siteIds: '*' });
+    const metricsPort = await freePort();
+    metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
     ({ server, base } = await startServerProcess({
+      METRICS_PORT: String(metricsPort),
       DATABASE_URL: cluster.url,
       DEMO: '0',
       JWT_SECRET: 'failover-test-secret-0123456789abcdef',
@@ -203,11 +222,20 @@ describeWith(['patroni'], 'the service through a database failover [patroni]', (
     );
 
     const first = await cluster.leader();
+    const beforeKill = await dbMetrics();
     const killedAt = Date.now();
     cluster.killPostmaster(first);
     await cluster.waitFor(leaderOther(first), 'a new leader');
     figures.promotedAfterKillMs = Date.now() - killedAt;
     await firstWriteAfter(Date.now());
+    // The metrics: one failover (at least: a connection may have reached each node in turn), and
+    // the time without a writable primary, more than nothing and less than the 30 s allowed.
+    const afterKill = await dbMetrics();
+    figures.failoversCountedAtKill = afterKill.failovers - beforeKill.failovers;
+    figures.unwritableSecondsAtKill = afterKill.unwritableSeconds - beforeKill.unwritableSeconds;
+    expect(figures.failoversCountedAtKill).toBeGreaterThanOrEqual(1);
+    expect(figures.unwritableSecondsAtKill).toBeGreaterThan(0);
+    expect(figures.unwritableSecondsAtKill).toBeLessThan(30);
 
     // The old primary comes back as the synchronous standby; then a planned switchover to it.
     await cluster.waitFor(
@@ -219,11 +247,19 @@ describeWith(['patroni'], 'the service through a database failover [patroni]', (
     figures.standbyBackAfterKillMs = Date.now() - killedAt;
     await sleep(2000);
     const second = await cluster.leader();
+    const beforeSwitch = await dbMetrics();
     const switchedAt = Date.now();
     const sw = cluster.switchover(second, first);
     expect(await sw.exited, sw.stdout() + sw.stderr()).toBe(0);
     await cluster.waitFor(leaderOther(second), 'the switchover');
     await firstWriteAfter(Date.now());
+    const afterSwitch = await dbMetrics();
+    figures.failoversCountedAtSwitchover = afterSwitch.failovers - beforeSwitch.failovers;
+    figures.unwritableSecondsAtSwitchover =
+      afterSwitch.unwritableSeconds - beforeSwitch.unwritableSeconds;
+    expect(figures.failoversCountedAtSwitchover).toBeGreaterThanOrEqual(1);
+    expect(figures.unwritableSecondsAtSwitchover).toBeGreaterThan(0);
+    expect(figures.unwritableSecondsAtSwitchover).toBeLessThan(30);
 
     // Background work on the new primary: a reading uploaded now reaches the live stream.
     const value = 4242.5;

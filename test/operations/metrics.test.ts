@@ -175,6 +175,8 @@ describeEachBackend('Prometheus metrics', (backend) => {
       site_monitor_rollup_set_aside_buckets: 'gauge',
       site_monitor_stream_subscribers: 'gauge',
       site_monitor_db_pool_waiting: 'gauge',
+      site_monitor_db_failovers_total: 'counter',
+      site_monitor_db_unwritable_seconds_total: 'counter',
       site_monitor_mqtt_messages_total: 'counter',
       process_resident_memory_bytes: 'gauge',
       nodejs_eventloop_lag_seconds: 'gauge',
@@ -208,6 +210,9 @@ describeEachBackend('Prometheus metrics', (backend) => {
     // Six 15-minute buckets changed: sensor 10100 three, meter 10301 one, sensor 10101 and meter 10302 one each.
     expect(value(families, 'site_monitor_rollup_pending_buckets')).toBe(backlogBefore! + 6);
     expect(value(families, 'site_monitor_db_pool_waiting')).toBe(0);
+    // No failover here (the cluster's is test/operations/failover.test.ts).
+    expect(value(families, 'site_monitor_db_failovers_total')).toBe(0);
+    expect(value(families, 'site_monitor_db_unwritable_seconds_total')).toBe(0);
     expect(value(families, 'site_monitor_rollup_set_aside_buckets')).toBe(0);
     expect(
       Object.fromEntries(
