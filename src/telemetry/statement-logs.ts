@@ -1,7 +1,7 @@
 import { KIND_LIST, type ColumnType, type Entry, type KindSpec } from './kinds.js';
 import type { Job } from './jobs.js';
 import { binOf, UNITS } from './rollups/units.js';
-import { rebuildCtes } from './rollups/rebuild-statement.js';
+import { insertMarks, rebuildCtes } from './rollups/rebuild-statement.js';
 import { HORIZON_SQL } from './retention/horizon.js';
 import { insertedLogEvents, logEvents } from './statement-log-events.js';
 import { TS, type StatementBuilder } from './statement-builder.js';
@@ -202,8 +202,7 @@ function addKindLogs(b: StatementBuilder, jobs: Job[], mode: LogMode, spec: Kind
     );
     const stale = closed ? rollUp(b, spec, k, fresh(`i${k} i`)) : `a${k}`;
     b.ctes.push(
-      `d${k} AS (INSERT INTO rollup_dirty (kind, equipment_id, bucket)
-          SELECT ${code}::smallint, id, b FROM ${stale} x ORDER BY 2, 3 ON CONFLICT DO NOTHING)`,
+      `d${k} AS (${insertMarks(code, stale)})`,
     );
     return;
   }
@@ -218,8 +217,7 @@ function addKindLogs(b: StatementBuilder, jobs: Job[], mode: LogMode, spec: Kind
     ? rollUp(b, spec, k, fresh(`w${k} JOIN i${k} i USING (id, ts)`), `w${k}`)
     : `a${k}`;
   b.ctes.push(
-    `d${k} AS (INSERT INTO rollup_dirty (kind, equipment_id, bucket)
-        SELECT ${code}::smallint, id, b FROM ${stale} x ORDER BY 2, 3 ON CONFLICT DO NOTHING)`,
+    `d${k} AS (${insertMarks(code, stale)})`,
     logEvents(`e${k}`, spec.kind, `w${k} JOIN i${k} USING (id, ts)`),
   );
   b.counted.push(

@@ -202,14 +202,14 @@ describeEachBackend('telemetry group commit', (backend) => {
       stored: 2,
       duplicates: 0,
     });
-    expect(sent.map((sql) => /DO UPDATE/.test(sql))).toEqual([false]);
+    expect(sent.map((sql) => /ON CONFLICT \(sensor_id, ts\) DO UPDATE/.test(sql))).toEqual([false]);
     sent.length = 0;
     expect(await writer.submit(job(entry(2501, 2), entry(2502, 1)), soon())).toEqual({
       received: 2,
       stored: 2,
       duplicates: 0,
     });
-    expect(sent.map((sql) => /DO UPDATE/.test(sql))).toEqual([false, true]);
+    expect(sent.map((sql) => /ON CONFLICT \(sensor_id, ts\) DO UPDATE/.test(sql))).toEqual([false, true]);
     const rows = await t.ctx.db.query(
       `SELECT value FROM sensor_logs WHERE sensor_id = $1 AND ts >= $2 AND ts <= $3 ORDER BY ts`,
       [SENSOR, minute(2500), minute(2502)],

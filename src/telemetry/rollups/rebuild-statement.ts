@@ -32,6 +32,21 @@ export interface RebuildSources {
 const LEVEL_BELOW = { 60: 15, 1440: 60 } as const;
 
 /**
+ * The statement (or CTE body) that marks the quarters of `relation` (id, b) stale for kind `code`. A
+ * mark already there is locked, not skipped (DO UPDATE whose WHERE is false locks the row and writes
+ * nothing): the refresher takes marks with SKIP LOCKED, so it cannot delete that mark, and rebuild
+ * without the rows this transaction writes, until it commits. With DO NOTHING it could: the mark
+ * would be gone and the rollup short of those rows, with nothing left to say so. Each quarter once
+ * (a row may be locked only once by one command), in key order (concurrent statements lock in one
+ * order).
+ */
+export function insertMarks(code: number, relation: string): string {
+  return `INSERT INTO rollup_dirty (kind, equipment_id, bucket)
+          SELECT DISTINCT ${code}::smallint, id, b FROM ${relation} x ORDER BY 2, 3
+          ON CONFLICT (kind, equipment_id, bucket) DO UPDATE SET bucket = EXCLUDED.bucket WHERE false`;
+}
+
+/**
  * The CTEs (named with `prefix`) that recompute and write the quarters of `src`, their hours and their
  * days, and the name of the CTE listing the quarters (id, b) whose rollups could not be written
  * because another transaction changed a row of them since this statement's snapshot: the caller

@@ -1,6 +1,6 @@
 import type { Database, Queryable } from '../../db/index.js';
 import { mergeUnits, rawUnits, rollupUnits } from './merge-units.js';
-import { rebuildCtes } from './rebuild-statement.js';
+import { insertMarks, rebuildCtes } from './rebuild-statement.js';
 import type { UnitSpec } from './unit-columns.js';
 import { binOf, UNIT_LIST } from './units.js';
 import { HORIZON_SQL, readHorizon } from '../retention/horizon.js';
@@ -14,9 +14,9 @@ import { ELIGIBLE, isDatabaseTrouble, setAside, type SetAside } from './set-asid
 // rollups, never stale rollups without their mark.
 //
 // Why deleting the marks first is safe: an upload that commits before the recomputation reads the
-// logs is included; one that commits later either inserted its mark before the DELETE (invisible to
-// it, so the mark stays) or waits on the deleted mark's row lock and inserts it again after our
-// commit. Either way a bucket with data the rollup lacks keeps its mark.
+// logs is included; one that commits later either inserted or locked its mark before the DELETE
+// (skipped by it, so the mark stays) or waits on the deleted mark's row lock and inserts it again
+// after our commit. Either way a bucket with data the rollup lacks keeps its mark.
 
 /**
  * Recomputes every level of the given 15-minute buckets (epoch ms) of the given equipment, in one
@@ -36,8 +36,7 @@ export async function rebuildBuckets(
   await db.query(
     `WITH marked AS MATERIALIZED (SELECT DISTINCT id, to_timestamp(ms / 1000) AS b FROM unnest($1::int[], $2::float8[]) AS u(id, ms)),
        ${ctes.join(',\n       ')}
-     INSERT INTO rollup_dirty (kind, equipment_id, bucket)
-       SELECT ${spec.code}::smallint, id, b FROM ${failed} ORDER BY 2, 3 ON CONFLICT DO NOTHING`,
+     ${insertMarks(spec.code, failed)}`,
     [ids, buckets],
   );
 }
