@@ -201,9 +201,7 @@ function addKindLogs(b: StatementBuilder, jobs: Job[], mode: LogMode, spec: Kind
           FROM unnest(${b.param(markIds, 'int4[]')}, ${b.param(markQuarters, 'float8[]')}) AS u(id, q))`,
     );
     const stale = closed ? rollUp(b, spec, k, fresh(`i${k} i`)) : `a${k}`;
-    b.ctes.push(
-      `d${k} AS (${insertMarks(code, stale)})`,
-    );
+    b.ctes.push(`d${k} AS (${insertMarks(code, stale)})`);
     return;
   }
   b.ctes.push(

@@ -209,7 +209,10 @@ describeEachBackend('telemetry group commit', (backend) => {
       stored: 2,
       duplicates: 0,
     });
-    expect(sent.map((sql) => /ON CONFLICT \(sensor_id, ts\) DO UPDATE/.test(sql))).toEqual([false, true]);
+    expect(sent.map((sql) => /ON CONFLICT \(sensor_id, ts\) DO UPDATE/.test(sql))).toEqual([
+      false,
+      true,
+    ]);
     const rows = await t.ctx.db.query(
       `SELECT value FROM sensor_logs WHERE sensor_id = $1 AND ts >= $2 AND ts <= $3 ORDER BY ts`,
       [SENSOR, minute(2500), minute(2502)],
