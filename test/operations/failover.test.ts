@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upsertClient } from '../../src/auth/clients.js';
 import type { Database } from '../../src/db/index.js';
@@ -8,6 +10,7 @@ import { openPostgres } from '../../src/db/postgres.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
 import { describeWith } from '../helper.js';
+import { mqttUrl } from '../needs.js';
 import { kill } from './balancer.js';
 import { followStream, postWithRetry, sleep, type FollowedStream } from './clients.js';
 import { Cluster, HAPROXY_PG_CFG, PATRONI_CFG, type Member } from './cluster.js';
@@ -15,13 +18,16 @@ import { freePort, ROOT, startServerProcess, waitFor, type Running } from './pro
 
 // The service through a database failover (docs/deployment.md#database-failover): a Patroni cluster
 // of a primary and a synchronous standby behind HAProxy (test/operations/cluster.ts), the real server
-// on it over HTTP, 8 uploaders under load (7 of sensor logs, 1 of alarms), a reader, a live stream.
+// on it over HTTP, 8 uploaders under load (7 of sensor logs, 1 of alarms), a reader, a live stream,
+// and a gateway publishing log batches over MQTT (the broker delivers them to the service, which
+// acknowledges each one only once it is committed, and answers it on the message's response topic).
 // The primary's postmaster is killed with SIGKILL, then, once the old primary is back as the
 // synchronous standby, a planned `patronictl switchover`. Every log answered 201 is stored, no upload
 // is answered an error around either event (the new primary writes within WRITE_TIMEOUT_MS), no
 // request is held past its bound, writes succeed again within 30 s, every alarm sent counts once,
 // and the background work (the live stream's follower, the rollup refresher, retention) goes on on
-// the new primary without a restart; the metrics count each event as a failover, and the time
+// the new primary without a restart; every MQTT message published is stored and answered, and every
+// one answered was stored; the metrics count each event as a failover, and the time
 // without a writable primary. The figures it measures are printed at the end.
 
 const WRITE_TIMEOUT_MS = 10_000;
@@ -43,7 +49,7 @@ interface Sent {
   keys?: [number, number][];
 }
 
-describeWith(['patroni'], 'the service through a database failover [patroni]', () => {
+describeWith(['patroni', 'mosquitto'], 'the service through a database failover [patroni]', () => {
   let cluster: Cluster;
   let db: Database;
   let server: Running | undefined;
@@ -56,6 +62,13 @@ describeWith(['patroni'], 'the service through a database failover [patroni]', (
   let alarmsSent = 0;
   const figures: Record<string, number | string> = {};
   let metricsUrl = '';
+  let gw: MqttClient | undefined;
+  const mqttPrefix = `failover-${randomBytes(4).toString('hex')}/`;
+  /** Each MQTT message published (the broker took it), by its correlation data: its keys, and the answer once it came. */
+  const published = new Map<
+    string,
+    { keys: [number, number][]; answer?: Record<string, unknown> }
+  >();
 
   /** The failover counters the server's metrics port shows now. */
   const dbMetrics = async () => {
@@ -134,6 +147,52 @@ describeWith(['patroni'], 'the service through a database failover [patroni]', (
     }
   };
 
+  /** A gateway over MQTT: log batches of site 1 at QoS 1, each with a response topic. */
+  const gateway = async () => {
+    const sensor = SENSORS[1];
+    const responseTopic = `${mqttPrefix}gw/answers`;
+    gw!.on('message', (topic, body, packet) => {
+      const sent = published.get(packet.properties?.correlationData?.toString('hex') ?? '');
+      if (topic === responseTopic && sent) sent.answer = JSON.parse(body.toString());
+    });
+    await gw!.subscribeAsync(responseTopic, { qos: 1 });
+    for (let n = 0; loading; n += BATCH) {
+      const keys: [number, number][] = [];
+      const body = Array.from({ length: BATCH }, (_, i) => {
+        // A window of its own, after the uploaders' (every key new).
+        const ts = BASE + (UPLOADERS + 1) * 3 * 3_600_000 + (n + i) * 100;
+        keys.push([sensor, ts]);
+        return { sensorID: sensor, value: (n + i) % 89, timestamp: new Date(ts).toISOString() };
+      });
+      const correlation = randomBytes(8);
+      published.set(correlation.toString('hex'), { keys });
+      await gw!.publishAsync(
+        `${mqttPrefix}site-monitor/v1/sites/1/logs/sensor`,
+        JSON.stringify(body),
+        {
+          qos: 1,
+          properties: { responseTopic, correlationData: correlation },
+        },
+      );
+      await sleep(50);
+    }
+  };
+
+  /** How many of these (sensor, ms) keys sensor_logs holds. */
+  const stored = async (keys: [number, number][]) => {
+    let found = 0;
+    for (const sensor of SENSORS) {
+      const ts = keys.filter(([s]) => s === sensor).map(([, t]) => new Date(t).toISOString());
+      if (!ts.length) continue;
+      const [{ n }] = await db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM sensor_logs WHERE sensor_id = $1 AND ts = ANY($2::timestamptz[])',
+        [sensor, ts],
+      );
+      found += n;
+    }
+    return found;
+  };
+
   /** Uploads started after `t` and answered 201: the first one's answer time. */
   const firstWriteAfter = (t: number) =>
     waitFor(() => {
@@ -189,7 +248,20 @@ describeWith(['patroni'], 'the service through a database failover [patroni]', (
       // Retention runs every 2 s (keeping everything): a pass goes on through the failover.
       RETENTION_DAYS: '36500',
       RETENTION_INTERVAL_MS: '2000',
+      // Gateways over MQTT: topics, host id and session of this test's own on the shared broker.
+      MQTT_URL: mqttUrl(),
+      MQTT_TOPIC_PREFIX: mqttPrefix,
+      MQTT_HOST_ID: mqttPrefix.slice(0, -1),
+      MQTT_CLIENT_ID: `${mqttPrefix.slice(0, -1)}-svc`,
+      MQTT_SESSION_EXPIRY_S: '300',
     }));
+    gw = await mqtt.connectAsync(mqttUrl(), {
+      protocolVersion: 5,
+      clientId: `${mqttPrefix.slice(0, -1)}-gw`,
+      reconnectPeriod: 1000,
+    });
+    // The service's subscriptions are up once a message of ours is answered.
+    await waitFor(async () => ((await fetch(`${base}/health`)).status === 200 ? true : undefined));
     const res = await postWithRetry(`${base}/token`, '', {
       clientId: 'failover',
       clientSecret: SECRET,
@@ -203,6 +275,7 @@ describeWith(['patroni'], 'the service through a database failover [patroni]', (
     loading = false;
     await load;
     stream?.close();
+    await gw?.endAsync();
     await kill(server);
     await db?.close();
     await cluster?.close();
@@ -215,6 +288,7 @@ describeWith(['patroni'], 'the service through a database failover [patroni]', (
       ...Array.from({ length: UPLOADERS }, (_, u) => uploader(u)),
       alarmer(),
       reader(),
+      gateway(),
     ]);
     // Load before the kill: uploads acknowledged.
     await waitFor(() =>
@@ -313,16 +387,23 @@ describeWith(['patroni'], 'the service through a database failover [patroni]', (
       .filter((s) => s.kind === 'logs' && s.status === 201)
       .flatMap((s) => s.keys!);
     figures.acknowledgedLogs = acked.length;
-    let found = 0;
-    for (const sensor of SENSORS) {
-      const ts = acked.filter(([s]) => s === sensor).map(([, t]) => new Date(t).toISOString());
-      const [{ n }] = await db.query<{ n: number }>(
-        'SELECT count(*)::int AS n FROM sensor_logs WHERE sensor_id = $1 AND ts = ANY($2::timestamptz[])',
-        [sensor, ts],
-      );
-      found += n;
-    }
-    expect(found).toBe(acked.length);
+    expect(await stored(acked)).toBe(acked.length);
+
+    // MQTT: what was answered is stored (the answer, like the PUBACK, follows the commit), and every
+    // message published is answered and stored in the end: the service did not acknowledge one it
+    // failed to store (the broker would not have delivered it again), it kept trying.
+    const answeredKeys = [...published.values()].filter((m) => m.answer).flatMap((m) => m.keys);
+    expect(await stored(answeredKeys)).toBe(answeredKeys.length);
+    await waitFor(
+      () => ([...published.values()].every((m) => m.answer) ? true : undefined),
+      60_000,
+    );
+    const messages = [...published.values()];
+    figures.mqttMessages = messages.length;
+    figures.mqttAnswersWithDuplicates = messages.filter((m) => m.answer!.duplicates !== 0).length;
+    expect(messages.filter((m) => m.answer!.received !== BATCH)).toEqual([]);
+    const allKeys = messages.flatMap((m) => m.keys);
+    expect(await stored(allKeys)).toBe(allKeys.length);
     // Each alarm sent counts once: Occurrences is the number of sends answered 201.
     const [{ occurrences }] = await db.query<{ occurrences: number }>(
       `SELECT occurrences FROM site_alarms WHERE alarm_type = 'failover-test' AND resolved_at IS NULL`,
