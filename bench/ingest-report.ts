@@ -23,6 +23,8 @@ export interface Run {
   databaseCpu?: number;
   /** The disk's fdatasync times over the run (BENCH_FSYNC_PROBE), in ms. */
   flush?: { n: number; p50: number; p99: number; max: number };
+  /** With limit rules: how soon a rule's alarm was in the active list after its reading's 201 (bench/rule-probe.ts). */
+  ruleAlarms?: string;
 }
 
 const n = (x: number) => x.toLocaleString('en-US');
@@ -82,6 +84,11 @@ export function report(
   if (c && off)
     lines.push(
       `- Group commit for single readings on PostgreSQL: ${n(off.rps)} req/s (p99 ${off.p99} ms) without, ${n(c.rps)} req/s (p99 ${c.p99} ms) with.`,
+    );
+  const ruled = runs.filter((r) => r.ruleAlarms);
+  if (ruled.length)
+    lines.push(
+      `- A limit rule's alarm in the active list after its reading's 201 (target p99 ≤ 2 s), during each run: ${ruled.map((r) => `${r.label} [${r.backend}${r.group ? '' : ', group commit off'}]: ${r.ruleAlarms}`).join('; ')}.`,
     );
   const probed = runs.filter((r) => r.flush);
   if (probed.length)

@@ -14,7 +14,8 @@
 // database's disk> (the disk's fdatasync times beside each run, bench/fsync-probe.ts). The real server runs in a child
 // process on a loopback port; PostgreSQL runs in a schema of its own, dropped after.
 // BENCH_RULES=n: a limit rule on each of the first n sensors of the fleet (its values cross the limit
-// every few hours of data, so the rules raise and clear alarms as the batches go).
+// every few hours of data, so the rules raise and clear alarms as the batches go), and during every
+// run a probe (bench/rule-probe.ts) times a rule's alarm from its reading's 201 to the active list.
 // BENCH_COMPARE_ROOT=<another checkout> runs instead, on PostgreSQL with group commit, that checkout's
 // server, this one's, and this one's with BENCH_SUBSCRIBERS (default 100) stream subscribers, in turns,
 // BENCH_ROUNDS times (default 2) after a warm-up round: the section "Ingest compared with <its commit>".
@@ -60,6 +61,13 @@ import {
 import { startFsyncProbe, type FsyncProbe } from './fsync-probe.js';
 import { report, type Run } from './ingest-report.js';
 import { record } from './record.js';
+import {
+  describeProbe,
+  PROBE_DEADBAND,
+  PROBE_LIMIT,
+  PROBE_TYPE,
+  runRuleProbe,
+} from './rule-probe.js';
 import { openSubscribers } from './stream-clients.js';
 
 const DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -72,6 +80,8 @@ const KINDS = (process.env.BENCH_KINDS ?? 'batch,single').split(',');
 const SITES = 50;
 /** Limit rules on the fleet's sensors (one each, the first n): the rule evaluator's cost. */
 const RULES = Number(process.env.BENCH_RULES ?? 0);
+/** With RULES: the sensor (and its site) whose rule the probe times, outside the load. */
+let probe: { site: number; sensor: number } | undefined;
 /** Sites the single readings go to (the first n): 1 is one busy site, whose rows every write touches. */
 const READING_SITES = Number(process.env.BENCH_READING_SITES ?? SITES);
 /** Whether wrk is installed (Debian: `apt-get install -y wrk`; it prints its version and exits 1). */
@@ -153,6 +163,26 @@ async function provision(db: Database, serverRuns: number): Promise<Fleet> {
   const bySite = new Map<number, number[]>();
   for (const s of doc.sensors!)
     bySite.set(s.SiteID, [...(bySite.get(s.SiteID) ?? []), s.SiteSensorID]);
+  if (RULES > 0) {
+    // The probe's sensor: the last of the last site, taken out of the fleet (no batch or reading of
+    // the load touches it), with a rule of its own that raises at once.
+    const last = doc.sensors![doc.sensors!.length - 1];
+    bySite.get(last.SiteID)!.pop();
+    probe = { site: last.SiteID, sensor: last.SiteSensorID };
+    await importDocument(db, {
+      alarmRules: [
+        {
+          AlarmRuleID: RULES + 1,
+          SiteSensorID: last.SiteSensorID,
+          Condition: 'above',
+          Limit: PROBE_LIMIT,
+          Deadband: PROBE_DEADBAND,
+          DelaySeconds: 0,
+          AlarmType: PROBE_TYPE,
+        },
+      ],
+    });
+  }
   // Back in time, as a gateway's catch-up would be: every batch moves its site's window 100 minutes
   // on, so the days back are those that every batch the runs may send covers (at least 55), and the
   // last batch still ends before now, well within the 24 h ahead past which the service refuses a
@@ -447,6 +477,10 @@ async function measure(
     let db0: ReturnType<typeof cpuSecondsOf> | undefined;
     let self0: NodeJS.CpuUsage | undefined;
     let began = Date.now();
+    let probing = true;
+    const probed = probe
+      ? runRuleProbe({ base, token, ...probe }, () => !probing)
+      : Promise.resolve(undefined);
     const {
       r,
       next,
@@ -456,7 +490,8 @@ async function measure(
       db0 = cpuSecondsOf('postgres');
       self0 = process.cpuUsage();
       began = Date.now();
-    });
+    }).finally(() => (probing = false));
+    const probeResult = await probed;
     const flush = fsyncProbe?.between(began, Date.now());
     const selfCpu = process.cpuUsage(self0);
     // The load generator: this process (autocannon), and wrk over its run.
@@ -492,6 +527,10 @@ async function measure(
     console.log(
       `${run.label} [${backend}, group commit ${group ? 'on' : 'off'}, c=${connections}]: ${run.rps} req/s, ${run.records} records/s, p50 ${run.p50} ms, p99 ${run.p99} ms, ${run.errors} errors; load generator ${(loadCpu / seconds).toFixed(2)} cores${flush ? `; fdatasync p99 ${flush.p99.toFixed(1)} ms, max ${flush.max.toFixed(1)} ms` : ''}`,
     );
+    if (probeResult) {
+      run.ruleAlarms = describeProbe(probeResult);
+      console.log(`  rule alarm in the active list after its reading's 201: ${run.ruleAlarms}`);
+    }
   }
   subscribers?.close();
   if (batchFile) rmSync(dirname(batchFile.path), { recursive: true, force: true });
