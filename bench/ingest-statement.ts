@@ -6,7 +6,8 @@
 //   - a plain INSERT … SELECT FROM unnest(…);
 //   - the service's own statement (src/telemetry/statement.ts, insert mode, binary arrays): the
 //     logs, their rollup marks, the live stream's event and the site's LastCommunication.
-// What each way sends is made before it is timed. Each in transactions of 20 batches (so the commit's flush is shared, as bench/ingest's one COPY
+// Statements are prepared as the service prepares them: one name per text (the text differs with the
+// quarters a batch rolls up). What each way sends is made before it is timed. Each in transactions of 20 batches (so the commit's flush is shared, as bench/ingest's one COPY
 // shares it), then each batch committed alone. No HTTP, no service process: the database's part only,
 // as wall time and as the CPU time of the database's backend process (from /proc, when PostgreSQL runs
 // on this machine).
@@ -23,6 +24,7 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { migrate } from '../src/db/migrate.js';
 import { openPostgres } from '../src/db/postgres.js';
+import { statementName } from '../src/db/postgres-statement.js';
 import { generateDemo } from '../src/provisioning/demo.js';
 import { importDocument } from '../src/provisioning/import.js';
 import { makeJob } from '../src/telemetry/jobs.js';
@@ -152,7 +154,7 @@ try {
       "the service's statement",
       (e) => {
         const st = buildStatement([makeJob('log', e, [e[0].site!])], [e[0].site!], 'insert', true);
-        return () => client.query({ name: 'service', text: st.sql, values: st.params });
+        return () => client.query({ name: statementName(st.sql), text: st.sql, values: st.params });
       },
     ],
   ];
@@ -161,7 +163,8 @@ try {
       `the statement of ${other.commit}`,
       (e) => {
         const st = other.build([makeJob('log', e, [e[0].site!])], [e[0].site!], 'insert', true);
-        return () => client.query({ name: 'other', text: st.sql, values: st.params });
+        return () =>
+          client.query({ name: `o${statementName(st.sql)}`, text: st.sql, values: st.params });
       },
     ]);
   const times = new Map<string, number[]>();
