@@ -3,6 +3,8 @@ import { get } from '../api.js';
 import { ago, formatTime, isSilent } from '../format.js';
 import { Status, useLoad } from '../load.js';
 import { Link, navigate, useRoute, withQuery } from '../router.js';
+import { SiteMap } from '../site-map.js';
+import { useSiteStates } from '../site-states.js';
 
 const PER_PAGE = 20;
 const MAX_PER_PAGE = 100;
@@ -54,6 +56,7 @@ export function SitesPage() {
   useEffect(() => {
     if (load.data) performance.mark('console:sites-ready');
   }, [load.data]);
+  const states = useSiteStates(load.data?.data.map((s) => s.SiteID) ?? []);
 
   return (
     <section>
@@ -90,6 +93,17 @@ export function SitesPage() {
               {name && ` matching “${name}”`}
               {load.loading && ' (updating…)'}
             </p>
+            {p.data.length > 0 && (
+              <SiteMap
+                sites={p.data.map((s) => ({
+                  id: s.SiteID,
+                  name: s.Name,
+                  lat: s.Latitude,
+                  lng: s.Longitude,
+                  state: states?.get(s.SiteID) ?? 'normal',
+                }))}
+              />
+            )}
             {p.data.length > 0 && (
               <div class="scroll">
                 <table>
