@@ -3989,6 +3989,25 @@ export interface components {
             };
         };
         /**
+         * EdgeStateDto
+         * @description A Sparkplug edge node or device with equipment of the site: its latest state (birth or death) and since when
+         */
+        EdgeStateDto: {
+            /** @description the Sparkplug group id */
+            groupId: string;
+            /** @description the Sparkplug edge node id */
+            edgeNodeId: string;
+            /** @description the Sparkplug device id; null for the edge node itself */
+            deviceId: string | null;
+            /** @description whether its last birth or death was a birth */
+            online: boolean;
+            /**
+             * Format: date-time
+             * @description when it went to this state
+             */
+            since: string;
+        };
+        /**
          * StreamSnapshotDto
          * @description event: snapshot. The state of the streamed sites, first on every new stream
          */
@@ -4015,6 +4034,8 @@ export interface components {
                     }[];
                 };
                 ActiveAlarms: components["schemas"]["ActiveAlarmDto"][];
+                /** @description the edge nodes and devices of the site (Sparkplug B), by group, node and device (a node before its devices); empty when none was ever seen */
+                Edge: components["schemas"]["EdgeStateDto"][];
             }[];
         };
         /**

@@ -74,13 +74,25 @@ export interface EdgeEvent {
   online: boolean;
 }
 
-/** Stores `edge` events (one per site concerned) in their own statement, and wakes the other instances. */
+/**
+ * Stores `edge` events (one per site concerned) and each node's or device's latest state per site
+ * (edge_state, for the snapshot) in their own statement, and wakes the other instances. `since`
+ * moves only when the state changes.
+ */
 export async function publishEdgeEvents(db: Queryable, events: EdgeEvent[]): Promise<void> {
   if (!events.length) return;
   await db.query(
     `WITH ev AS (${INSERT_EVENTS} SELECT site, 'edge', data FROM unnest($1::int[], $2::text[]) AS u(site, data) RETURNING 1),
+     state AS (INSERT INTO edge_state AS s (site_id, group_id, edge_node_id, device_id, online, since)
+       SELECT DISTINCT ON (site, g, n, d) site, g, n, d, o, now()
+         FROM unnest($1::int[], $3::text[], $4::text[], $5::text[], $6::boolean[]) WITH ORDINALITY AS u(site, g, n, d, o, i)
+        ORDER BY site, g, n, d, i DESC
+       ON CONFLICT (site_id, group_id, edge_node_id, device_id) DO UPDATE
+         SET online = EXCLUDED.online,
+             since = CASE WHEN s.online = EXCLUDED.online THEN s.since ELSE EXCLUDED.since END
+       RETURNING 1),
      wake AS (SELECT pg_notify(${CHANNEL_SQL}, '') WHERE EXISTS (SELECT 1 FROM ev))
-     SELECT count(*)::int AS n FROM ev LEFT JOIN wake ON true`,
+     SELECT (SELECT count(*)::int FROM ev) AS n, (SELECT count(*)::int FROM state) AS states FROM (SELECT 1) one LEFT JOIN wake ON true`,
     [
       events.map((e) => e.siteId),
       events.map((e) =>
@@ -92,6 +104,10 @@ export async function publishEdgeEvents(db: Queryable, events: EdgeEvent[]): Pro
           online: e.online,
         }),
       ),
+      events.map((e) => e.groupId),
+      events.map((e) => e.edgeNodeId),
+      events.map((e) => e.deviceId ?? ''),
+      events.map((e) => e.online),
     ],
   );
 }

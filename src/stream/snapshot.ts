@@ -15,6 +15,16 @@ export interface SiteState {
   LastCommunication: string | null;
   Current: unknown;
   ActiveAlarms: AlarmRecord[];
+  Edge: EdgeState[];
+}
+
+/** A Sparkplug edge node's (deviceId null) or device's latest state, as a site's snapshot carries it. */
+export interface EdgeState {
+  groupId: string;
+  edgeNodeId: string;
+  deviceId: string | null;
+  online: boolean;
+  since: string;
 }
 
 /** The sites' state (null: every site) and the cursor it corresponds to. */
@@ -35,11 +45,16 @@ export async function readSnapshot(
       tx,
       rows.map((s) => s.SiteID),
     );
+    const edge = await edgeStateBySite(
+      tx,
+      rows.map((s) => s.SiteID),
+    );
     const sites = rows.map((s) => ({
       SiteID: s.SiteID,
       LastCommunication: s.LastCommunication ?? null,
       Current: s.Current,
       ActiveAlarms: alarms.get(s.SiteID) ?? [],
+      Edge: edge.get(s.SiteID) ?? [],
     }));
     return { sites, cursor: fromSnapshot(snap) };
   });
@@ -62,6 +77,41 @@ async function activeAlarmsBySite(
     const list = bySite.get(r.SiteID);
     if (list) list.push(toRecord(r));
     else bySite.set(r.SiteID, [toRecord(r)]);
+  }
+  return bySite;
+}
+
+/** The edge nodes and devices of each site, nodes first, by group, node and device. */
+async function edgeStateBySite(
+  db: Queryable,
+  siteIds: number[],
+): Promise<Map<number, EdgeState[]>> {
+  const rows = await db.query<{
+    site_id: number;
+    group_id: string;
+    edge_node_id: string;
+    device_id: string;
+    online: boolean;
+    since: string;
+  }>(
+    `SELECT site_id, group_id, edge_node_id, device_id, online,
+            to_char(since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS since
+       FROM edge_state WHERE site_id = ANY($1::int[])
+      ORDER BY site_id, group_id, edge_node_id, device_id`,
+    [siteIds],
+  );
+  const bySite = new Map<number, EdgeState[]>();
+  for (const r of rows) {
+    const state: EdgeState = {
+      groupId: r.group_id,
+      edgeNodeId: r.edge_node_id,
+      deviceId: r.device_id === '' ? null : r.device_id,
+      online: r.online,
+      since: r.since,
+    };
+    const list = bySite.get(r.site_id);
+    if (list) list.push(state);
+    else bySite.set(r.site_id, [state]);
   }
   return bySite;
 }

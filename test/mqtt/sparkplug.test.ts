@@ -1,6 +1,7 @@
 import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { importDocument } from '../../src/provisioning/import.js';
+import { readSnapshot } from '../../src/stream/snapshot.js';
 import { DataType, decodePayload, encodePayload } from '../../src/mqtt/sparkplug/codec.js';
 import { EdgeNode, bindingsDocument } from '../../scripts/simulate-edge.js';
 import { until } from '../wait.js';
@@ -230,10 +231,26 @@ describeMqtt('Sparkplug B host', (backend) => {
         (await edgeEvents()).some((e, i) => i > before && e.deviceId === null && !e.online),
       'the node death',
     );
+    // The service keeps the latest state of each: the site's snapshot shows both offline.
+    const edgeOf = async () =>
+      (await readSnapshot(t.ctx.db, [1], 10)).sites[0].Edge.filter((e) => e.groupId === group);
+    await until(async () => (await edgeOf()).every((e) => !e.online), 'both offline');
+    const dead = await edgeOf();
+    expect(
+      dead.map(({ edgeNodeId, deviceId, online }) => ({ edgeNodeId, deviceId, online })),
+    ).toEqual([
+      { edgeNodeId: 'n1', deviceId: null, online: false },
+      { edgeNodeId: 'n1', deviceId: 'd1', online: false },
+    ]);
     const n = (await edgeEvents()).length;
     await node.connect();
     await until(async () => (await edgeEvents()).length >= n + 2, 'the births');
     expect((await edgeEvents()).slice(n).map((e) => e.online)).toEqual([true, true]);
+    // Online again, since the births (later than the deaths).
+    const alive = await edgeOf();
+    expect(alive.map((e) => e.online)).toEqual([true, true]);
+    for (const [i, e] of alive.entries())
+      expect(Date.parse(e.since)).toBeGreaterThanOrEqual(Date.parse(dead[i].since));
   });
 
   it('counts a payload that is not Sparkplug as malformed and goes on', async () => {

@@ -21,12 +21,35 @@ export const StreamQuery = Type.Object({
 
 const Kind = Type.Union(TELEMETRY_KINDS.map((k) => Type.Literal(k)));
 
+export const EdgeStateDto = Type.Object(
+  {
+    groupId: Type.String({ description: 'the Sparkplug group id' }),
+    edgeNodeId: Type.String({ description: 'the Sparkplug edge node id' }),
+    deviceId: Type.Union([Type.String(), Type.Null()], {
+      description: 'the Sparkplug device id; null for the edge node itself',
+    }),
+    online: Type.Boolean({ description: 'whether its last birth or death was a birth' }),
+    since: { ...DateTimeOutput, description: 'when it went to this state' },
+  },
+  {
+    title: 'EdgeStateDto',
+    description:
+      'A Sparkplug edge node or device with equipment of the site: its latest state (birth or death) and since when',
+  },
+);
+
 export const StreamSnapshotDto = Type.Object(
   {
     sites: Type.Array(
       Type.Composite([
         Type.Required(Type.Pick(Site, ['SiteID', 'LastCommunication', 'Current'])),
-        Type.Object({ ActiveAlarms: Type.Array(ActiveAlarmDto) }),
+        Type.Object({
+          ActiveAlarms: Type.Array(ActiveAlarmDto),
+          Edge: Type.Array(EdgeStateDto, {
+            description:
+              'the edge nodes and devices of the site (Sparkplug B), by group, node and device (a node before its devices); empty when none was ever seen',
+          }),
+        }),
       ]),
     ),
   },
@@ -115,8 +138,9 @@ export const StreamEvents = Type.String({
     'frame of lines closed by an empty line: `id: <position to resume from>`, `event: <name>`, on a snapshot',
     '`retry: <ms>`, then `data: <JSON on one line>`. A line that starts with `:` is a comment (the heartbeat).',
     'The events, and the fields of their data:',
-    '`snapshot`, first on every new stream: `{ sites: [{ SiteID, LastCommunication, Current, ActiveAlarms }] }`',
-    '(Current as in GET /v1/sites?dataType=additional, ActiveAlarms as POST /v1/edge/alarms/active answers);',
+    '`snapshot`, first on every new stream: `{ sites: [{ SiteID, LastCommunication, Current, ActiveAlarms, Edge }] }`',
+    '(Current as in GET /v1/sites?dataType=additional, ActiveAlarms as POST /v1/edge/alarms/active answers,',
+    'Edge the latest state of each Sparkplug edge node and device of the site: `[{ groupId, edgeNodeId, deviceId, online, since }]`);',
     "`reading`: `{ siteId, kind, record }`, a reading that replaced its equipment's current value (kind sensor,",
     'meter, pump or tank; record the reading as stored);',
     '`logs`: `{ siteId, kind, ids, from, to, count }`, the logs one upload stored for one site and kind',
