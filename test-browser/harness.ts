@@ -28,7 +28,8 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-export async function startService(): Promise<Service> {
+/** The service, with settings beside the defaults (`env`: MQTT_URL, STREAM_HEARTBEAT_MS, …). */
+export async function startService(env: Record<string, string> = {}): Promise<Service> {
   if (!existsSync(join(CONSOLE_DIR, 'index.html')))
     throw new Error('the console is not built: run npm run build (npm run test:browser does)');
   const dataDir = mkdtempSync(join(tmpdir(), 'console-test-'));
@@ -37,6 +38,7 @@ export async function startService(): Promise<Service> {
     DATA_DIR: dataDir,
     PORT: String(port),
     HOST: '127.0.0.1',
+    ...env,
   });
   const base = `http://127.0.0.1:${port}`;
   await waitFor(async () => ((await fetch(`${base}/health`)).ok ? true : undefined), 150_000);
@@ -94,10 +96,13 @@ export async function launchBrowser(): Promise<Browser> {
 }
 
 /** The service and a browser for the tests of one describe block: started before them, stopped after. */
-export function useServiceAndBrowser(): { svc: Service; browser: Browser } {
+export function useServiceAndBrowser(env: Record<string, string> = {}): {
+  svc: Service;
+  browser: Browser;
+} {
   const ctx = {} as { svc: Service; browser: Browser };
   beforeAll(async () => {
-    [ctx.svc, ctx.browser] = await Promise.all([startService(), launchBrowser()]);
+    [ctx.svc, ctx.browser] = await Promise.all([startService(env), launchBrowser()]);
   });
   afterAll(async () => {
     await ctx.browser?.close();

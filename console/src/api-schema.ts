@@ -37,6 +37,7 @@ export interface StreamEvents {
   logs: Schemas['StreamLogsDto'];
   alarm: Schemas['StreamAlarmDto'];
   config: Schemas['StreamConfigDto'];
+  edge: Schemas['StreamEdgeDto'];
 }
 
 // Calls by path: what the document says each GET and POST takes and answers (api.ts uses these).

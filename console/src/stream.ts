@@ -4,14 +4,20 @@ import type { StreamEvents } from './api-schema.js';
 
 // The live stream (GET /v1/stream) read with fetch, because EventSource cannot send the
 // Authorization header. Server-Sent Events framing per the HTML standard: fields up to a blank line.
-// It reconnects with Last-Event-ID, so nothing committed meanwhile is missed.
+// It reconnects with Last-Event-ID, so nothing committed meanwhile is missed. It is "live" only while
+// something (an event or the heartbeat comment) has come within twice the heartbeat's period (the
+// Stream-Heartbeat-Ms header): then "stale"; after three periods of silence the connection is taken
+// for dead and made again.
 
 /** An event by its name, with its data as the OpenAPI document describes it. */
 export type StreamEvent = {
   [E in keyof StreamEvents]: { event: E; data: StreamEvents[E] };
 }[keyof StreamEvents];
 
-export type StreamState = 'connecting' | 'live' | 'reconnecting' | 'stopped';
+export type StreamState = 'connecting' | 'live' | 'stale' | 'reconnecting' | 'stopped';
+
+/** The heartbeat's period when the service does not say (its default). */
+const HEARTBEAT_MS = 15_000;
 
 export function openStream(
   siteIds: number[],
@@ -47,6 +53,11 @@ export function openStream(
     while (!ctl.signal.aborted) {
       const s = session();
       if (!s) break;
+      // This connection's own abort: the whole stream's, or silence for too long.
+      const conn = new AbortController();
+      const stop = () => conn.abort();
+      ctl.signal.addEventListener('abort', stop);
+      let watch: ReturnType<typeof setInterval> | undefined;
       try {
         const headers: Record<string, string> = {
           authorization: `Bearer ${s.token}`,
@@ -55,7 +66,7 @@ export function openStream(
         if (lastId) headers['last-event-id'] = lastId;
         const res = await fetch(`/v1/stream?siteIds=${siteIds.join(',')}`, {
           headers,
-          signal: ctl.signal,
+          signal: conn.signal,
           cache: 'no-store',
         });
         if (res.status === 401) {
@@ -63,12 +74,25 @@ export function openStream(
           break;
         }
         if (!res.ok || !res.body) throw new Error(String(res.status));
-        onState('live');
+        const beat = Number(res.headers.get('stream-heartbeat-ms')) || HEARTBEAT_MS;
+        let heard = Date.now();
+        let state = 'live' as StreamState;
+        onState(state);
+        watch = setInterval(
+          () => {
+            const quiet = Date.now() - heard;
+            if (quiet > 3 * beat) conn.abort();
+            else if (quiet > 2 * beat && state === 'live') onState((state = 'stale'));
+          },
+          Math.min(1000, beat / 2),
+        );
         const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
         let buffer = '';
         for (;;) {
           const { value, done } = await reader.read();
           if (done) break;
+          heard = Date.now();
+          if (state === 'stale') onState((state = 'live'));
           buffer += value;
           const blocks = buffer.split(/\r\n\r\n|\n\n|\r\r/);
           buffer = blocks.pop() ?? '';
@@ -76,6 +100,9 @@ export function openStream(
         }
       } catch {
         if (ctl.signal.aborted) break;
+      } finally {
+        clearInterval(watch);
+        ctl.signal.removeEventListener('abort', stop);
       }
       onState('reconnecting');
       await new Promise((r) => setTimeout(r, Math.max(500, retryMs)));

@@ -82,7 +82,7 @@ describeEachBackend('GET /v1/stream: access and statuses', (backend) => {
     }
   });
 
-  it('406 when Accept refuses text/event-stream; 200 text/event-stream with no-cache otherwise, and a heartbeat comment', async () => {
+  it('406 when Accept refuses text/event-stream; 200 text/event-stream with no-cache otherwise, the period of the heartbeat, and a heartbeat comment', async () => {
     expect((await get('?siteIds=1', { ...bearer(all), accept: 'application/json' })).status).toBe(
       406,
     );
@@ -94,6 +94,10 @@ describeEachBackend('GET /v1/stream: access and statuses', (backend) => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/event-stream');
     expect(res.headers.get('cache-control')).toBe('no-cache');
+    // The heartbeat's period, so that a client can tell a quiet stream from a dead one.
+    expect(res.headers.get('stream-heartbeat-ms')).toBe(
+      String(ctx.app.settings.STREAM_HEARTBEAT_MS),
+    );
     const reader = res.body!.getReader();
     let text = '';
     while (!text.includes(': heartbeat\n\n'))

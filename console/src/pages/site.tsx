@@ -2,6 +2,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { post } from '../api.js';
 import type { Alarm, Kind, StreamEvents } from '../api-schema.js';
 import { AlarmTable } from '../alarm-table.js';
+import { applyEdgeEvent, EdgeHealth, edgeKey, type EdgeState } from '../edge-health.js';
 import { ago, formatNumber, formatTime, isSilent } from '../format.js';
 import { Status, useLoad } from '../load.js';
 import { ID_FIELD, KIND_LABEL, loadSiteEquipment, type Equipment } from '../model.js';
@@ -17,6 +18,14 @@ const SNAPSHOT_KEYS: Record<keyof Current, Kind> = {
   tankGroups: 'tank',
 };
 const DAY = 86_400_000;
+/** What the live indicator says: "Live" only while events or heartbeats keep coming. */
+const LIVE_LABEL: Record<StreamState, string> = {
+  connecting: 'Connecting…',
+  live: 'Live',
+  stale: 'Stale: nothing heard',
+  reconnecting: 'Reconnecting…',
+  stopped: 'Stopped',
+};
 
 /** What a reading of each kind shows: its main figures with units. */
 function describe(e: Equipment, r: Reading | undefined): string {
@@ -43,6 +52,7 @@ export function SitePage({ siteId }: { siteId: number }) {
   const [lastComm, setLastComm] = useState<string | null>(null);
   const [live, setLive] = useState<StreamState>('connecting');
   const [changed, setChanged] = useState(new Set<string>());
+  const [edge, setEdge] = useState(new Map<string, EdgeState>());
 
   useEffect(() => {
     setAlarms(undefined);
@@ -60,6 +70,7 @@ export function SitePage({ siteId }: { siteId: number }) {
           setCurrent(map);
           setAlarms(site.ActiveAlarms);
           setLastComm(site.LastCommunication);
+          setEdge(new Map(site.Edge.map((e) => [edgeKey(e), e])));
         } else if (event === 'reading' && data.siteId === siteId) {
           const kind = data.kind;
           // The record as stored: the document leaves its fields open; every one has a timestamp.
@@ -69,6 +80,8 @@ export function SitePage({ siteId }: { siteId: number }) {
           setChanged((s) => new Set(s).add(key));
           setTimeout(() => setChanged((s) => (s.delete(key), new Set(s))), 2000);
           setLastComm((t) => (!t || record.timestamp > t ? record.timestamp : t));
+        } else if (event === 'edge' && data.siteId === siteId) {
+          setEdge((states) => applyEdgeEvent(states, data));
         } else if (event === 'alarm' && data.siteId === siteId) {
           const a = data.alarm;
           setAlarms((list = []) => {
@@ -100,7 +113,7 @@ export function SitePage({ siteId }: { siteId: number }) {
             {isSilent(lastComm) && <span class="badge warn">Silent</span>}{' '}
             <span title={formatTime(lastComm)}>{ago(lastComm)}</span> ·{' '}
             <span class={`live ${live}`} role="status">
-              {live === 'live' ? 'Live' : live === 'connecting' ? 'Connecting…' : 'Reconnecting…'}
+              {LIVE_LABEL[live]}
             </span>
           </p>
 
@@ -160,6 +173,9 @@ export function SitePage({ siteId }: { siteId: number }) {
               );
             })}
           </div>
+
+          <h2>Edge devices</h2>
+          <EdgeHealth states={edge} />
 
           <h2>Recent tickets</h2>
           <RecentTickets siteId={siteId} />

@@ -39,6 +39,13 @@ const streamSchema = {
   response: {
     200: {
       description: 'the event stream',
+      headers: {
+        'stream-heartbeat-ms': {
+          description:
+            'milliseconds between heartbeat comments (STREAM_HEARTBEAT_MS): a stream with neither an event nor a heartbeat for twice as long is stale',
+          schema: { type: 'integer' },
+        },
+      },
       content: { 'text/event-stream': { schema: StreamEvents } },
     },
     ...securedErrors(403, 406, 503),
@@ -62,6 +69,8 @@ const streamEvents: TypedHandler<typeof streamSchema> = async (request, reply) =
   // stream ends (else the next request on that socket would meet a half-finished exchange).
   if (wantsClose(request.raw.httpVersion, request.headers.connection))
     reply.header('connection', 'close');
+  // How often the heartbeat comes: a client can tell a quiet stream from a dead one.
+  reply.header('stream-heartbeat-ms', String(request.server.settings.STREAM_HEARTBEAT_MS));
   reply.sse.keepAlive();
   try {
     await request.server.stream.subscribe(
