@@ -79,9 +79,9 @@ export function toLocalInput(ms: number, zone: string): string {
 }
 
 /**
- * The instant a wall-clock time ("2026-03-08T02:30", a datetime-local value, or a date with T00:00)
- * means in `zone`; NaN when unreadable. A time skipped by a clock change reads as the instant the
- * clock jumped over it; a repeated one as its first occurrence.
+ * The instant a wall-clock time ("2026-03-08T02:30", a datetime-local value, or a day with T00:00)
+ * means in `zone`; NaN when unreadable. A repeated time (clocks going back) is its first occurrence;
+ * a skipped one (clocks going forward) is read with the offset before the change.
  */
 export function fromLocalInput(value: string, zone: string): number {
   const wall = Date.parse(`${value}Z`);

@@ -1,7 +1,6 @@
 import type { Kind } from './api-schema.js';
-import type { ChartRequest, ChartRows } from './chart-data.js';
-import type { Series } from './chart.js';
-import type { Equipment } from './model.js';
+
+// (Types only from the API's schema: the service's unit tests import this module.)
 
 // Multi-pen trends: up to 8 series, each one field of one piece of equipment of any site, with its
 // own basis (sample average, time-weighted average, or a sensor's raw plot values). The page's
@@ -17,10 +16,16 @@ export interface Pen {
   basis: Basis;
 }
 
+/** What a field's unit is read from: the equipment's configuration. */
+interface Units {
+  units?: string;
+  flowUnits?: string;
+}
+
 interface Field {
   label: string;
   /** The field's unit for a piece of equipment; undefined: none in the configuration (an axis of its own). */
-  unit: (e: Equipment) => string | undefined;
+  unit: (e: Units) => string | undefined;
   /** A time-weighted value exists (the avg… fields and pump running %). */
   timeWeighted: boolean;
 }
@@ -93,26 +98,12 @@ export function readPens(value: string | null): Pen[] {
 
 export const writePens = (pens: Pen[]) => pens.map(penKey).join(',');
 
-/** The download a pen draws from (several pens of one equipment and basis share one). */
-export function requestOf(
-  p: Pen,
-  span: Omit<ChartRequest, 'kind' | 'id' | 'basis' | 'raw'>,
-): ChartRequest {
-  return {
-    ...span,
-    kind: p.kind,
-    id: p.id,
-    basis: p.basis === 'time' ? 'timeWeighted' : 'eventWeighted',
-    raw: p.basis === 'raw',
-  };
-}
-
 /** What a pen shows: its name and unit, from its site's configuration. */
 export interface PenInfo {
   pen: Pen;
   label: string;
   unit: string | undefined;
-  equipment: Equipment | undefined;
+  equipment: (Units & { name: string }) | undefined;
 }
 
 /** Up to eight colours, told apart on light and dark backgrounds. */
@@ -130,7 +121,7 @@ export const PEN_COLORS = [
 export interface Trend {
   /** Seconds: every instant some pen has a value at. */
   x: number[];
-  series: (Series & { scale: string })[];
+  series: { label: string; values: (number | null)[]; color: string; scale: string }[];
   /** One y axis per unit; a pen without a unit has its own. */
   axes: { scale: string; label: string }[];
   rows: number;
@@ -139,11 +130,11 @@ export interface Trend {
 /** The pens' values on one time axis (the union of their instants), and their axes. */
 export function toTrend(
   infos: PenInfo[],
-  answers: Map<string, ChartRows>,
+  answers: Map<string, unknown[]>,
   keyOf: (p: Pen) => string,
 ): Trend {
   const columns = infos.map((info) => {
-    const rows = (answers.get(keyOf(info.pen)) ?? []) as unknown as Record<string, unknown>[];
+    const rows = (answers.get(keyOf(info.pen)) ?? []) as Record<string, unknown>[];
     const field = info.pen.basis === 'raw' ? 'value' : info.pen.field;
     const time = info.pen.basis === 'raw' ? 'timestamp' : 'start';
     return new Map(

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { Kind, Site } from './api-schema.js';
-import { fetchChart, plotParts, type ChartRows } from './chart-data.js';
+import { fetchChart, plotParts, type ChartRequest, type ChartRows } from './chart-data.js';
 import { Chart, lineColor } from './chart.js';
 import type { Go } from './chart-filters.js';
 import type { ChartView } from './chart-view.js';
@@ -14,7 +14,6 @@ import {
   MAX_PENS,
   PEN_COLORS,
   penKey,
-  requestOf,
   toTrend,
   trendCsv,
   writePens,
@@ -33,6 +32,20 @@ const BASIS_LABEL: Record<Basis, string> = {
   time: 'Time-weighted',
   raw: 'Raw values',
 };
+
+/** The download a pen draws from (several pens of one equipment and basis share one). */
+function requestOf(
+  p: Pen,
+  span: Omit<ChartRequest, 'kind' | 'id' | 'basis' | 'raw'>,
+): ChartRequest {
+  return {
+    ...span,
+    kind: p.kind,
+    id: p.id,
+    basis: p.basis === 'time' ? 'timeWeighted' : 'eventWeighted',
+    raw: p.basis === 'raw',
+  };
+}
 
 /** A pen's name as the legend, the list and the CSV header show it. */
 export function penInfo(pen: Pen, config: SiteEquipment | undefined): PenInfo {
