@@ -17,9 +17,9 @@ import {
 const SITE = 'Pecos SWD 1';
 const SENSOR = { id: 10100, name: 'Discharge Pressure 1' };
 const iso = (ms: number) => new Date(ms).toISOString();
-/** A datetime-local value in the browser's zone (Paris in these tests). */
-const local = (ms: number) =>
-  new Date(ms).toLocaleString('sv-SE', { timeZone: 'Europe/Paris' }).slice(0, 16).replace(' ', 'T');
+/** A datetime-local value: a wall-clock time of the zone the console shows (the site's by default). */
+const local = (ms: number, timeZone = 'America/Chicago') =>
+  new Date(ms).toLocaleString('sv-SE', { timeZone }).slice(0, 16).replace(' ', 'T');
 
 describe('the console in Chromium', () => {
   const ctx = useServiceAndBrowser();
@@ -147,7 +147,7 @@ describe('the console in Chromium', () => {
     await shot(page, 'charts');
     expect(await lowContrast(page)).toEqual([]);
 
-    // A custom range of 24 whole hours (typed in the browser's zone, Paris here), per hour: 24 buckets.
+    // A custom range of 24 whole hours (typed in the zone shown, the site's), per hour: 24 buckets.
     const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
     await page.getByRole('button', { name: 'Custom' }).click();
     await page.getByLabel('From').fill(local(hour - 48 * 3_600_000));
@@ -212,7 +212,7 @@ describe('the console in Chromium', () => {
       if (r.url().endsWith('/v1/sensors/logs/load')) loads.push(r.postDataJSON());
     });
     await page.goto(
-      `${ctx.svc.base}/console/charts?site=1&kind=sensor&id=${SENSOR.id}&range=custom&from=${local(from)}&to=${local(to)}&interval=1h&tz=utc`,
+      `${ctx.svc.base}/console/charts?site=1&kind=sensor&id=${SENSOR.id}&range=custom&from=${local(from, 'UTC')}&to=${local(to, 'UTC')}&interval=1h&tz=utc`,
     );
     const chart = page.getByRole('img', { name: `Chart of ${SENSOR.name}` });
     const caption = page.locator('figcaption');

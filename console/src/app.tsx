@@ -7,6 +7,8 @@ import { SitePage } from './pages/site.js';
 import { ChartsPage } from './pages/charts.js';
 import { AlarmsPage } from './pages/alarms.js';
 import { TicketsPage } from './pages/tickets.js';
+import { ThemeToggle, ZonePicker } from './header-tools.js';
+import { useZone } from './zone.js';
 
 const NAV = [
   { href: '/', label: 'Sites', match: (p: string) => p === '/' || p.startsWith('/sites') },
@@ -35,6 +37,8 @@ function page(path: string) {
 export function App() {
   const s = useSession();
   const route = useRoute();
+  // Every time on the page is shown in the chosen zone: a change of zone draws the page again.
+  useZone();
   // The page's title names where the user is (read by screen readers and shown in tabs and history).
   useEffect(() => {
     const nav = NAV.find((n) => n.match(route.path));
@@ -60,6 +64,8 @@ export function App() {
             </Link>
           ))}
         </nav>
+        <ZonePicker />
+        <ThemeToggle />
         <span class="who">{s.clientId}</span>
         <button type="button" onClick={() => signOut()}>
           Sign out

@@ -1,20 +1,14 @@
 import type { Kind, Site } from './api-schema.js';
 import { RANGES } from './chart-data.js';
 import type { ChartView } from './chart-view.js';
-import { browserZone, toLocalInput, type ZoneChoice } from './format.js';
+import { toLocalInput } from './format.js';
 import { KIND_LABEL, type Equipment } from './model.js';
 import { SiteSelect } from './site-select.js';
 
 // The charts page's form: every control changes the URL (`go`), which the page reads back.
 
 /** Changes to the page's query (empty values drop their key). */
-type Go = (changes: Record<string, string | number>) => void;
-
-const ZONES: { value: ZoneChoice; label: string }[] = [
-  { value: 'site', label: 'Site' },
-  { value: 'utc', label: 'UTC' },
-  { value: 'browser', label: `Browser (${browserZone()})` },
-];
+export type Go = (changes: Record<string, string | number>) => void;
 
 export function ChartFilters({
   view,
@@ -23,9 +17,12 @@ export function ChartFilters({
   sites,
   equipment,
   picked,
+  zone,
   go,
 }: {
   view: ChartView;
+  /** The zone the custom range's times are in. */
+  zone: string;
   /** A custom range's ends as the URL has them (local times). */
   customFrom: string | null;
   customTo: string | null;
@@ -48,41 +45,14 @@ export function ChartFilters({
         />
       </div>
       <EquipmentSelect equipment={equipment} value={picked ? `${kind}:${view.id}` : ''} go={go} />
-      <RangePresets view={view} go={go} />
-      {view.range === 'custom' && (
-        <>
-          <RangeEnd
-            id="chart-from"
-            label="From"
-            value={customFrom}
-            onPick={(v) => go({ from: v })}
-          />
-          <RangeEnd id="chart-to" label="To" value={customTo} onPick={(v) => go({ to: v })} />
-        </>
-      )}
-      <div>
-        <label for="chart-interval">Interval</label>
-        <select
-          id="chart-interval"
-          value={view.interval}
-          disabled={raw}
-          onChange={(e) => go({ interval: e.currentTarget.value })}
-        >
-          <option value="15m">15 minutes</option>
-          <option value="1h">1 hour</option>
-          <option value="1d">1 day</option>
-        </select>
-      </div>
-      <div>
-        <label for="chart-tz">Time zone</label>
-        <select id="chart-tz" value={view.tz} onChange={(e) => go({ tz: e.currentTarget.value })}>
-          {ZONES.map((z) => (
-            <option key={z.value} value={z.value}>
-              {z.label}
-            </option>
-          ))}
-        </select>
-      </div>
+      <RangeControls
+        view={view}
+        customFrom={customFrom}
+        customTo={customTo}
+        zone={zone}
+        noInterval={raw}
+        go={go}
+      />
       {kind && kind !== 'meter' && (
         <div>
           <label for="chart-avg">Average</label>
@@ -113,10 +83,66 @@ export function ChartFilters({
   );
 }
 
-/** One end of a custom range: a local date and time, as typed. */
+/** Range presets, a custom range's ends (wall-clock times in the zone shown) and the interval. */
+export function RangeControls({
+  view,
+  customFrom,
+  customTo,
+  zone,
+  noInterval,
+  go,
+}: {
+  view: ChartView;
+  customFrom: string | null;
+  customTo: string | null;
+  zone: string;
+  /** Raw values only: no interval to choose. */
+  noInterval: boolean;
+  go: Go;
+}) {
+  return (
+    <>
+      <RangePresets view={view} zone={zone} go={go} />
+      {view.range === 'custom' && (
+        <>
+          <RangeEnd
+            id="chart-from"
+            label="From"
+            zone={zone}
+            value={customFrom}
+            onPick={(v) => go({ from: v })}
+          />
+          <RangeEnd
+            id="chart-to"
+            label="To"
+            zone={zone}
+            value={customTo}
+            onPick={(v) => go({ to: v })}
+          />
+        </>
+      )}
+      <div>
+        <label for="chart-interval">Interval</label>
+        <select
+          id="chart-interval"
+          value={view.interval}
+          disabled={noInterval}
+          onChange={(e) => go({ interval: e.currentTarget.value })}
+        >
+          <option value="15m">15 minutes</option>
+          <option value="1h">1 hour</option>
+          <option value="1d">1 day</option>
+        </select>
+      </div>
+    </>
+  );
+}
+
+/** One end of a custom range: a date and time on the clock of the zone shown, as typed. */
 function RangeEnd(props: {
   id: string;
   label: string;
+  zone: string;
   value: string | null;
   onPick: (value: string) => void;
 }) {
@@ -124,6 +150,7 @@ function RangeEnd(props: {
     <div>
       <label for={props.id}>{props.label}</label>
       <input
+        title={`${props.label}, ${props.zone} time`}
         id={props.id}
         type="datetime-local"
         value={props.value ?? ''}
@@ -172,8 +199,8 @@ function EquipmentSelect({
   );
 }
 
-/** The preset ranges and Custom, which starts from the window shown (as local times). */
-function RangePresets({ view, go }: { view: ChartView; go: Go }) {
+/** The preset ranges and Custom, which starts from the window shown (wall-clock times of the zone). */
+function RangePresets({ view, zone, go }: { view: ChartView; zone: string; go: Go }) {
   return (
     <fieldset class="presets">
       <legend>Range</legend>
@@ -186,7 +213,11 @@ function RangePresets({ view, go }: { view: ChartView; go: Go }) {
             onClick={() =>
               go(
                 k === 'custom'
-                  ? { range: k, from: toLocalInput(view.from), to: toLocalInput(view.to) }
+                  ? {
+                      range: k,
+                      from: toLocalInput(view.from, zone),
+                      to: toLocalInput(view.to, zone),
+                    }
                   : { range: k, interval: '' },
               )
             }

@@ -1,6 +1,8 @@
 import type { Interval, Kind } from './api-schema.js';
 import { isInterval, RANGES, RAW_MAX_MS } from './chart-data.js';
-import type { ZoneChoice } from './format.js';
+import { fromLocalInput, type ZoneChoice } from './format.js';
+import { readPens, type Pen } from './pens.js';
+import { isZoneChoice } from './zone.js';
 
 // What the charts page shows, as its URL says it: the page keeps no state of its own, so a bookmark
 // or a reload shows the same chart.
@@ -13,32 +15,45 @@ export interface ChartView {
   range: string;
   tz: ZoneChoice;
   interval: Interval;
-  /** The window in ms: a preset's ends at `now`; a custom one is the URL's (local times). */
+  /** The window in ms: a preset's ends at `now`; a custom one is the URL's (wall-clock times of the zone). */
   from: number;
   to: number;
   /** Raw values may be asked for: a sensor, over at most RAW_MAX_MS. */
   rawAllowed: boolean;
   raw: boolean;
   timeWeighted: boolean;
+  /** A multi-pen trend's series (none: the one equipment of site, kind and id). */
+  pens: Pen[];
 }
 
-/** The view the query names, unknown values replaced by the defaults; `now` ends a preset range. */
-export function readChartView(query: URLSearchParams, now: number): ChartView {
+/** The zone choice the address names, else the person's. */
+export const zoneChoiceOf = (query: URLSearchParams, chosen: ZoneChoice): ZoneChoice => {
+  const tz = query.get('tz');
+  return isZoneChoice(tz) ? tz : chosen;
+};
+
+/**
+ * The view the query names, unknown values replaced by the defaults; `now` ends a preset range, the
+ * times of a custom one are read in `zone` (that of the zone choice `tz`).
+ */
+export function readChartView(
+  query: URLSearchParams,
+  now: number,
+  tz: ZoneChoice,
+  zone: string,
+): ChartView {
   const kind = (query.get('kind') ?? '') as Kind | '';
   const range =
     query.get('range') && (query.get('range') === 'custom' || RANGES[query.get('range')!])
       ? query.get('range')!
       : '24h';
-  const tz = (
-    ['utc', 'site', 'browser'].includes(query.get('tz') ?? '') ? query.get('tz') : 'site'
-  ) as ZoneChoice;
   const askedInterval = query.get('interval');
   const interval = isInterval(askedInterval) ? askedInterval : (RANGES[range]?.interval ?? '1h');
   const from =
     range === 'custom'
-      ? Date.parse(query.get('from') ?? '') || now - 86_400_000
+      ? fromLocalInput(query.get('from') ?? '', zone) || now - 86_400_000
       : now - RANGES[range].ms;
-  const to = range === 'custom' ? Date.parse(query.get('to') ?? '') || now : now;
+  const to = range === 'custom' ? fromLocalInput(query.get('to') ?? '', zone) || now : now;
   const rawAllowed = kind === 'sensor' && to - from <= RAW_MAX_MS;
   return {
     site: Number(query.get('site')) || 0,
@@ -52,6 +67,7 @@ export function readChartView(query: URLSearchParams, now: number): ChartView {
     rawAllowed,
     raw: rawAllowed && query.get('raw') === '1',
     timeWeighted: kind !== 'meter' && query.get('avg') === 'time',
+    pens: readPens(query.get('pens')),
   };
 }
 
@@ -69,5 +85,6 @@ export function chartQuery(view: ChartView, query: URLSearchParams) {
     avg: view.timeWeighted ? 'time' : '',
     from: custom ? query.get('from') : '',
     to: custom ? query.get('to') : '',
+    pens: query.get('pens') ?? '',
   };
 }

@@ -1,4 +1,6 @@
-// Times and numbers as people read them.
+import { currentZone } from './zone.js';
+
+// Times and numbers as people read them; times in the zone the person chose (zone.ts) unless told.
 
 export type ZoneChoice = 'utc' | 'site' | 'browser';
 
@@ -11,13 +13,13 @@ export const zoneOf = (choice: ZoneChoice, siteZone?: string | null) =>
 const formats = new Map<string, Intl.DateTimeFormat>();
 export function formatTime(iso: string | number | null | undefined, zone?: string): string {
   if (iso === null || iso === undefined) return '—';
-  const key = zone ?? '';
+  const key = zone ?? currentZone();
   let f = formats.get(key);
   if (!f) {
     f = new Intl.DateTimeFormat('en-GB', {
       dateStyle: 'medium',
       timeStyle: 'short',
-      timeZone: zone,
+      timeZone: key,
     });
     formats.set(key, f);
   }
@@ -44,8 +46,48 @@ export function formatNumber(v: unknown, digits = 2): string {
   return v.toLocaleString('en-US', { maximumFractionDigits: digits });
 }
 
-/** The value of a datetime-local input for an instant, in the browser's zone. */
-export function toLocalInput(ms: number): string {
-  const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60_000);
-  return d.toISOString().slice(0, 16);
+/** The offset (ms) of a zone's clock from UTC at an instant. */
+function offsetOf(ms: number, zone: string): number {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    })
+      .formatToParts(new Date(ms))
+      .map((p) => [p.type, p.value]),
+  );
+  const clock = Date.UTC(
+    Number(parts.year),
+    Number(parts.month) - 1,
+    Number(parts.day),
+    Number(parts.hour),
+    Number(parts.minute),
+    Number(parts.second),
+  );
+  return clock - Math.floor(ms / 1000) * 1000;
+}
+
+/** The value of a datetime-local input for an instant: its wall-clock time in `zone`. */
+export function toLocalInput(ms: number, zone: string): string {
+  return new Date(ms + offsetOf(ms, zone)).toISOString().slice(0, 16);
+}
+
+/**
+ * The instant a wall-clock time ("2026-03-08T02:30", a datetime-local value, or a day with T00:00)
+ * means in `zone`; NaN when unreadable. A repeated time (clocks going back) is its first occurrence;
+ * a skipped one (clocks going forward) is read with the offset before the change.
+ */
+export function fromLocalInput(value: string, zone: string): number {
+  const wall = Date.parse(`${value}Z`);
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(value) || Number.isNaN(wall)) return NaN;
+  const candidates = [-86_400_000, 0, 86_400_000].map((d) => wall - offsetOf(wall + d, zone));
+  const exact = candidates.filter((c) => toLocalInput(c, zone) === value.slice(0, 16));
+  // In a gap (a time the clock skipped), the offset before the change applies.
+  return exact.length ? Math.min(...exact) : candidates[0];
 }

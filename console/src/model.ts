@@ -12,6 +12,8 @@ export interface Equipment {
   id: number;
   name: string;
   units?: string;
+  /** A meter's flow rate units. */
+  flowUnits?: string;
 }
 
 export const KIND_LABEL: Record<Kind, string> = {
@@ -55,6 +57,7 @@ export async function loadSiteEquipment(
         id: m.meter.SiteFlowMeterID,
         name: m.meter.Name,
         units: m.meter.VolumeUnits,
+        flowUnits: m.meter.FlowUnits ?? undefined,
       })),
       ...c.pumps.map((p) => ({ kind: 'pump' as const, id: p.pump.SitePumpID, name: p.pump.Name })),
       ...c.tankGroups.map((t) => ({

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -5,6 +6,28 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { errorResponses } from '../schemas/common.js';
 import { liftTitledSchemas } from './openapi-components.js';
+
+/** The product as package.json names it (beside both src/plugins and dist/plugins, two levels up). */
+export const PRODUCT = (() => {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    name: string;
+    version: string;
+    license?: string;
+  };
+  // npm's "UNLICENSED" (or no licence at all) means no licence is granted: proprietary.
+  const license = !pkg.license || pkg.license === 'UNLICENSED' ? 'Proprietary' : pkg.license;
+  return { name: pkg.name, version: pkg.version, license };
+})();
+
+const escapeXml = (s: string) =>
+  s.replace(/[<>&"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[c]!);
+/** The /docs page's top bar and tab icon: the product's name and version instead of the viewer's logo. */
+const LOGO = Buffer.from(
+  `<svg xmlns="http://www.w3.org/2000/svg" width="260" height="40" viewBox="0 0 260 40"><text x="0" y="28" font-family="system-ui, sans-serif" font-size="24" font-weight="700" fill="#fff">${escapeXml(PRODUCT.name)}<tspan font-size="15" font-weight="400" dx="8">${escapeXml(PRODUCT.version)}</tspan></text></svg>`,
+);
+const ICON = Buffer.from(
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#12263f"/><path d="M3 11l3-4 3 2 4-5" stroke="#ffb74d" stroke-width="2" fill="none"/></svg>',
+);
 
 /** The top of /docs: what a newcomer needs before the first call. Markdown, rendered by the page. */
 const DESCRIPTION = `Configuration and telemetry of remotely monitored sites.
@@ -102,11 +125,11 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
     openapi: {
       openapi: '3.0.3',
       info: {
-        title: 'site-monitor',
-        version: '1',
+        title: PRODUCT.name,
+        version: PRODUCT.version,
         description: DESCRIPTION,
         // Proprietary: no rights are granted beyond the agreement under which a client was issued its credentials.
-        license: { name: 'UNLICENSED' },
+        license: { name: PRODUCT.license },
       },
       // Relative: the instance that serves this document is the one it describes, whatever its host and port.
       servers: [{ url: '/', description: 'this instance' }],
@@ -134,6 +157,19 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
     // upgrade-insecure-requests the browser would fetch its scripts over HTTPS and show nothing.
     transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/g, ''),
     uiConfig: { deepLinking: true },
+    logo: { type: 'image/svg+xml', content: LOGO, href: '/docs', target: '_self' },
+    theme: {
+      title: `${PRODUCT.name} ${PRODUCT.version} API`,
+      favicon: [
+        {
+          filename: 'favicon.svg',
+          rel: 'icon',
+          sizes: 'any',
+          type: 'image/svg+xml',
+          content: ICON,
+        },
+      ],
+    },
   });
   // The document describes itself too (the /docs page and its files stay out of it: they are the viewer).
   app.get(

@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { bearer, describeEachBackend, startApp, type TestContext } from '../helper.js';
+import { ROOT } from './process.js';
 
 // What the README promises of every route: validation errors that name the field and the allowed
 // values once, 415 for any body that is not JSON, the rate-limit headers, 500 listed on uploads,
@@ -181,5 +184,24 @@ describeEachBackend('HTTP conventions', (backend) => {
     expect(description).toContain('POST /token');
     expect(description).toContain('Authorize');
     expect(description).toContain('client rotate-secret demo');
+  });
+
+  it("names the product on /docs and in the document: package.json's name and version, and its licence", async () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    const { info } = (await get('/openapi.json')).json();
+    expect(info.title).toBe(pkg.name);
+    expect(info.version).toBe(pkg.version);
+    expect(info.license).toEqual({
+      name: pkg.license && pkg.license !== 'UNLICENSED' ? pkg.license : 'Proprietary',
+    });
+    const page = await get('/docs/', {});
+    expect(page.body).toMatch(new RegExp(`<title>${pkg.name} ${pkg.version} API</title>`));
+    // The top bar's logo (a data URL in the page's script) is the product's name and version.
+    const script = (await get('/docs/static/swagger-initializer.js', {})).body;
+    const data = /data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)/.exec(script)?.[1];
+    const logo = Buffer.from(data ?? '', 'base64').toString('utf8');
+    expect(logo).toContain(`>${pkg.name}<`);
+    expect(logo).toContain(`>${pkg.version}<`);
+    expect(page.body).not.toContain('favicon-32x32.png');
   });
 });

@@ -3,11 +3,12 @@ import { post } from '../api.js';
 import type { Alarm, Kind, StreamEvents } from '../api-schema.js';
 import { AlarmTable } from '../alarm-table.js';
 import { applyEdgeEvent, EdgeHealth, edgeKey, type EdgeState } from '../edge-health.js';
-import { ago, formatNumber, formatTime, isSilent } from '../format.js';
+import { ago, formatNumber, formatTime, isSilent, toLocalInput } from '../format.js';
 import { Status, useLoad } from '../load.js';
 import { ID_FIELD, KIND_LABEL, loadSiteEquipment, type Equipment } from '../model.js';
 import { Link, withQuery } from '../router.js';
 import { openStream, type StreamState } from '../stream.js';
+import { currentZone, useSiteZone } from '../zone.js';
 
 type Reading = Record<string, unknown> & { timestamp: string };
 type Current = StreamEvents['snapshot']['sites'][number]['Current'];
@@ -47,6 +48,7 @@ function describe(e: Equipment, r: Reading | undefined): string {
 /** One site: its equipment with current values kept live by the stream, its active alarms, recent tickets. */
 export function SitePage({ siteId }: { siteId: number }) {
   const config = useLoad((signal) => loadSiteEquipment(siteId, signal), [siteId]);
+  useSiteZone(config.data ? config.data.site.TimeZone : undefined);
   const [current, setCurrent] = useState(new Map<string, Reading>());
   const [alarms, setAlarms] = useState<Alarm[] | undefined>();
   const [lastComm, setLastComm] = useState<string | null>(null);
@@ -214,7 +216,7 @@ function RecentTickets({ siteId }: { siteId: number }) {
                     href={withQuery('/tickets', {
                       site: siteId,
                       ticket: t.TicketNumber,
-                      from: t.TransactionDate.slice(0, 10),
+                      from: toLocalInput(Date.parse(t.TransactionDate), currentZone()).slice(0, 10),
                     })}
                   >
                     Ticket {t.TicketNumber}
@@ -227,7 +229,7 @@ function RecentTickets({ siteId }: { siteId: number }) {
             <Link
               href={withQuery('/tickets', {
                 site: siteId,
-                from: new Date(Date.now() - 30 * DAY).toISOString().slice(0, 10),
+                from: toLocalInput(Date.now() - 30 * DAY, currentZone()).slice(0, 10),
               })}
             >
               Tickets of the last 30 days

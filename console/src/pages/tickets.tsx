@@ -1,24 +1,36 @@
 import { useMemo, useState } from 'preact/hooks';
 import { ApiError, post, saveAs, send } from '../api.js';
 import type { Ticket } from '../api-schema.js';
-import { formatNumber, formatTime } from '../format.js';
+import { formatNumber, formatTime, fromLocalInput, toLocalInput, zoneOf } from '../format.js';
 import { Status, useLoad } from '../load.js';
 import { loadAllSites } from '../model.js';
 import { navigate, useRoute, withQuery } from '../router.js';
 import { SiteSelect } from '../site-select.js';
 import { TicketDetails } from '../ticket-details.js';
+import { useSiteZone, useZone } from '../zone.js';
 
 const DAY = 86_400_000;
-const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+/** The calendar day of an instant on the clock of a zone. */
+const day = (ms: number, zone: string) => toLocalInput(ms, zone).slice(0, 10);
+/** The day after a calendar day. */
+const nextDay = (d: string) =>
+  new Date(Date.parse(`${d}T00:00:00Z`) + DAY).toISOString().slice(0, 10);
 
 /** Tickets: transactions in a range, each with its change history and images; a zip of the selection's images. */
 export function TicketsPage() {
   const { query } = useRoute();
   const site = Number(query.get('site')) || 0;
+  // Days are those of the zone shown: the site's when one site is chosen.
+  const sites = useLoad((signal) => loadAllSites(signal), []);
+  const siteRecord = site ? sites.data?.find((s) => s.SiteID === site) : undefined;
+  useSiteZone(siteRecord ? siteRecord.TimeZone : undefined);
+  const zone = zoneOf(useZone().choice, siteRecord?.TimeZone);
   const from = /^\d{4}-\d{2}-\d{2}$/.test(query.get('from') ?? '')
     ? query.get('from')!
-    : day(Date.now() - 6 * DAY);
-  const to = /^\d{4}-\d{2}-\d{2}$/.test(query.get('to') ?? '') ? query.get('to')! : day(Date.now());
+    : day(Date.now() - 6 * DAY, zone);
+  const to = /^\d{4}-\d{2}-\d{2}$/.test(query.get('to') ?? '')
+    ? query.get('to')!
+    : day(Date.now(), zone);
   const opened = Number(query.get('ticket')) || 0;
   const go = (changes: Record<string, string | number>) =>
     navigate(withQuery('/tickets', { site, from, to, ticket: opened, ...changes }), {
@@ -33,8 +45,8 @@ export function TicketsPage() {
       const siteIds = site ? [site] : sites.map((s) => s.SiteID);
       const body = {
         siteIds,
-        start: `${from}T00:00:00Z`,
-        end: new Date(Date.parse(`${to}T00:00:00Z`) + DAY).toISOString(),
+        start: new Date(fromLocalInput(`${from}T00:00`, zone)).toISOString(),
+        end: new Date(fromLocalInput(`${nextDay(to)}T00:00`, zone)).toISOString(),
       };
       if (!siteIds.length) return { sites, tickets: [] as Ticket[], motion: false };
       // Motion captures need access to the cameras too; without it the tickets come without them.
@@ -54,7 +66,7 @@ export function TicketsPage() {
         };
       }
     },
-    [site, from, to],
+    [site, from, to, zone, !site || !!sites.data],
   );
   const tickets = useMemo(
     () =>
@@ -94,13 +106,13 @@ export function TicketsPage() {
           <SiteSelect
             id="ticket-site"
             value={site}
-            sites={load.data?.sites}
+            sites={sites.data}
             none="All sites"
             onChange={(v) => go({ site: v })}
           />
         </div>
         <div>
-          <label for="ticket-from">From (UTC day)</label>
+          <label for="ticket-from">From (day in {zone})</label>
           <input
             id="ticket-from"
             type="date"
@@ -110,7 +122,7 @@ export function TicketsPage() {
           />
         </div>
         <div>
-          <label for="ticket-to">To (UTC day)</label>
+          <label for="ticket-to">To (day in {zone})</label>
           <input
             id="ticket-to"
             type="date"
