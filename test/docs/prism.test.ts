@@ -105,10 +105,10 @@ describeEachBackend('answers through Prism proxy', (backend) => {
       if (exited) throw new Error(`prism exited: ${prismLog}`);
       const res = await fetch(`${base}/health`);
       return res.status === 200 ? true : undefined;
-    }, 30_000).catch((err: Error) => {
+    }, 90_000).catch((err: Error) => {
       throw new Error(`${err.message}; prism said: ${prismLog}`);
     });
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     if (prism && prism.exitCode === null) {
