@@ -13,6 +13,7 @@ export type StreamEvent = {
 
 export type StreamState = 'connecting' | 'live' | 'reconnecting' | 'stopped';
 
+/** Follows the given sites (every site of the client when `siteIds` is empty). */
 export function openStream(
   siteIds: number[],
   onEvent: (e: StreamEvent) => void,
@@ -53,7 +54,8 @@ export function openStream(
           accept: 'text/event-stream',
         };
         if (lastId) headers['last-event-id'] = lastId;
-        const res = await fetch(`/v1/stream?siteIds=${siteIds.join(',')}`, {
+        const query = siteIds.length ? `?siteIds=${siteIds.join(',')}` : '';
+        const res = await fetch(`/v1/stream${query}`, {
           headers,
           signal: ctl.signal,
           cache: 'no-store',

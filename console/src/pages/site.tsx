@@ -2,6 +2,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { post } from '../api.js';
 import type { Alarm, Kind, StreamEvents } from '../api-schema.js';
 import { AlarmTable } from '../alarm-table.js';
+import { applyAlarmEvent } from '../alarm-store.js';
 import { ago, formatNumber, formatTime, isSilent } from '../format.js';
 import { Status, useLoad } from '../load.js';
 import { ID_FIELD, KIND_LABEL, loadSiteEquipment, type Equipment } from '../model.js';
@@ -70,11 +71,7 @@ export function SitePage({ siteId }: { siteId: number }) {
           setTimeout(() => setChanged((s) => (s.delete(key), new Set(s))), 2000);
           setLastComm((t) => (!t || record.timestamp > t ? record.timestamp : t));
         } else if (event === 'alarm' && data.siteId === siteId) {
-          const a = data.alarm;
-          setAlarms((list = []) => {
-            const rest = list.filter((x) => x.SiteAlarmLogID !== a.SiteAlarmLogID);
-            return data.status === 'resolved' ? rest : [a, ...rest];
-          });
+          setAlarms((list = []) => applyAlarmEvent(list, data.status, data.alarm));
         }
       },
       setLive,
@@ -105,6 +102,10 @@ export function SitePage({ siteId }: { siteId: number }) {
           </p>
 
           <h2>Active alarms</h2>
+          <p>
+            <Link href={`/sites/${siteId}/alarm-performance`}>Alarm performance</Link> of this site:
+            alarm rate, floods, top and chattering alarms.
+          </p>
           {alarms ? (
             <AlarmTable
               alarms={alarms}
