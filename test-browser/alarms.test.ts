@@ -239,6 +239,35 @@ describe('alarm management in the console', () => {
     await context.close();
   });
 
+  it('lists the alarms resolved before anyone acknowledged them, and acknowledges one there', async () => {
+    const id = await raise('ReturnedCheck', 'major');
+    const done = await ctx.svc.post('/v1/edge/alarms/resolve', {
+      siteId: PECOS.id,
+      alarms: [{ SiteAlarmLogID: id, note: 'Cleared at the site' }],
+    });
+    expect(done.status).toBe(200);
+    const { page, errors, context } = await as('operator');
+    await page.goto(`${ctx.svc.base}/console/alarms`);
+    await page.getByLabel('Show').selectOption({ label: 'Resolved, not acknowledged (7 days)' });
+    expect(page.url()).toContain('show=resolved');
+    const row = rowOf(page, 'ReturnedCheck');
+    await row.waitFor();
+    expect(await row.textContent()).toMatch(/Unacknowledged\s*Resolved by demo/);
+    expect(await row.textContent()).toContain(SENSOR.name);
+    // Resolved: only the acknowledgement is left to do.
+    expect(await row.getByRole('button', { name: 'Resolve', exact: true }).count()).toBe(0);
+    expect(await row.getByRole('button', { name: 'Shelve', exact: true }).count()).toBe(0);
+    await row.getByRole('textbox').fill('Checked after the fact');
+    await row.getByRole('button', { name: 'Acknowledge', exact: true }).click();
+    await row.waitFor({ state: 'detached' });
+    expect(await listed(id)).toMatchObject({
+      AcknowledgedBy: 'operator',
+      ResolveNote: 'Cleared at the site',
+    });
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it("opens an alarm's journal from the alarm: who, when, what and why, and resolves it there with a note", async () => {
     const id = await raise('JournalCheck', 'major');
     await ctx.svc.post('/v1/alarms/acknowledge', {
