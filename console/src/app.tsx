@@ -9,6 +9,9 @@ import { AlarmsPage } from './pages/alarms.js';
 import { TicketsPage } from './pages/tickets.js';
 import { ThemeToggle, ZonePicker } from './header-tools.js';
 import { useZone } from './zone.js';
+import { JournalPage } from './pages/journal.js';
+import { AlarmPerformancePage } from './pages/alarm-performance.js';
+import { needsAttention, useAlarmFeed, useAlarmStore } from './alarm-store.js';
 
 const NAV = [
   { href: '/', label: 'Sites', match: (p: string) => p === '/' || p.startsWith('/sites') },
@@ -20,6 +23,9 @@ const NAV = [
 function page(path: string) {
   const site = /^\/sites\/(\d{1,10})$/.exec(path);
   if (site) return <SitePage siteId={Number(site[1])} />;
+  const kpis = /^\/sites\/(\d{1,10})\/alarm-performance$/.exec(path);
+  if (kpis) return <AlarmPerformancePage siteId={Number(kpis[1])} />;
+  if (path === '/alarms/journal') return <JournalPage />;
   if (path === '/' || path === '/sites') return <SitesPage />;
   if (path === '/alarms') return <AlarmsPage />;
   if (path === '/charts') return <ChartsPage />;
@@ -34,11 +40,32 @@ function page(path: string) {
   );
 }
 
+/** Unacknowledged critical and major alarms, live from the stream, on every page. */
+function AlarmBanner() {
+  const store = useAlarmStore();
+  if (!store.ready) return null;
+  let n = 0;
+  for (const site of store.sites.values()) n += site.alarms.filter(needsAttention).length;
+  return (
+    <div class={`banner ${n ? 'alert' : 'calm'}`} role="status" aria-live="polite">
+      {n ? (
+        <>
+          {n} unacknowledged critical or major alarm{n === 1 ? '' : 's'} ·{' '}
+          <Link href="/alarms?severity=critical%2Cmajor&show=unacknowledged">Show them</Link>
+        </>
+      ) : (
+        'No unacknowledged critical or major alarms'
+      )}
+    </div>
+  );
+}
+
 export function App() {
   const s = useSession();
   const route = useRoute();
   // Every time on the page is shown in the chosen zone: a change of zone draws the page again.
   useZone();
+  useAlarmFeed(s?.token);
   // The page's title names where the user is (read by screen readers and shown in tabs and history).
   useEffect(() => {
     const nav = NAV.find((n) => n.match(route.path));
@@ -71,6 +98,7 @@ export function App() {
           Sign out
         </button>
       </header>
+      <AlarmBanner />
       <main id="main">{page(route.path)}</main>
     </>
   );

@@ -26,6 +26,23 @@ export function formatTime(iso: string | number | null | undefined, zone?: strin
   return f.format(new Date(iso));
 }
 
+const withSeconds = new Map<string, Intl.DateTimeFormat>();
+/** A time to the second (a journal's entries follow each other closely). */
+export function formatInstant(iso: string | null | undefined, zone?: string): string {
+  if (!iso) return '—';
+  const key = zone ?? '';
+  let f = withSeconds.get(key);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-GB', {
+      dateStyle: 'medium',
+      timeStyle: 'medium',
+      timeZone: zone,
+    });
+    withSeconds.set(key, f);
+  }
+  return f.format(new Date(iso));
+}
+
 /** "3 min ago", "2 h ago", "5 d ago". */
 export function ago(iso: string | null | undefined, now = Date.now()): string {
   if (!iso) return 'never';

@@ -19,6 +19,7 @@ export type StreamState = 'connecting' | 'live' | 'stale' | 'reconnecting' | 'st
 /** The heartbeat's period when the service does not say (its default). */
 const HEARTBEAT_MS = 15_000;
 
+/** Follows the given sites (every site of the client when `siteIds` is empty). */
 export function openStream(
   siteIds: number[],
   onEvent: (e: StreamEvent) => void,
@@ -64,7 +65,8 @@ export function openStream(
           accept: 'text/event-stream',
         };
         if (lastId) headers['last-event-id'] = lastId;
-        const res = await fetch(`/v1/stream?siteIds=${siteIds.join(',')}`, {
+        const query = siteIds.length ? `?siteIds=${siteIds.join(',')}` : '';
+        const res = await fetch(`/v1/stream${query}`, {
           headers,
           signal: conn.signal,
           cache: 'no-store',

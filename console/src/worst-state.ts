@@ -22,11 +22,3 @@ export const STATE_LABEL: Record<WorstState, string> = {
   alarm: 'Other alarm',
   normal: 'Normal',
 };
-
-/** What a site's unresolved alarms say of it: their severities, and whether one is a communication loss. */
-export function worstStateOf(alarms: { Severity: string; commLoss?: boolean }[]): WorstState {
-  if (alarms.some((a) => a.Severity === 'critical')) return 'critical';
-  if (alarms.some((a) => a.commLoss)) return 'comm-loss';
-  if (alarms.some((a) => a.Severity === 'major')) return 'major';
-  return alarms.length ? 'alarm' : 'normal';
-}

@@ -2,6 +2,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { post } from '../api.js';
 import type { Alarm, Kind, StreamEvents } from '../api-schema.js';
 import { AlarmTable } from '../alarm-table.js';
+import { applyAlarmEvent } from '../alarm-store.js';
 import { applyEdgeEvent, EdgeHealth, edgeKey, type EdgeState } from '../edge-health.js';
 import { ago, formatNumber, formatTime, isSilent, toLocalInput } from '../format.js';
 import { Status, useLoad } from '../load.js';
@@ -85,11 +86,7 @@ export function SitePage({ siteId }: { siteId: number }) {
         } else if (event === 'edge' && data.siteId === siteId) {
           setEdge((states) => applyEdgeEvent(states, data));
         } else if (event === 'alarm' && data.siteId === siteId) {
-          const a = data.alarm;
-          setAlarms((list = []) => {
-            const rest = list.filter((x) => x.SiteAlarmLogID !== a.SiteAlarmLogID);
-            return data.status === 'resolved' ? rest : [a, ...rest];
-          });
+          setAlarms((list = []) => applyAlarmEvent(list, data.status, data.alarm));
         }
       },
       setLive,
@@ -120,6 +117,10 @@ export function SitePage({ siteId }: { siteId: number }) {
           </p>
 
           <h2>Active alarms</h2>
+          <p>
+            <Link href={`/sites/${siteId}/alarm-performance`}>Alarm performance</Link> of this site:
+            alarm rate, floods, top and chattering alarms.
+          </p>
           {alarms ? (
             <AlarmTable
               alarms={alarms}

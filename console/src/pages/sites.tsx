@@ -1,21 +1,73 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { get } from '../api.js';
+import type { Site } from '../api-schema.js';
+import { commLoss, worstState, useAlarmStore, type SiteLive } from '../alarm-store.js';
 import { ago, formatTime, isSilent } from '../format.js';
 import { Status, useLoad } from '../load.js';
 import { Link, navigate, useRoute, withQuery } from '../router.js';
 import { SiteMap } from '../site-map.js';
-import { useSiteStates } from '../site-states.js';
+import { WORST_STATES } from '../worst-state.js';
 
 const PER_PAGE = 20;
 const MAX_PER_PAGE = 100;
 
-/** Sites: search by name, active or not, paging; alarm counts and how long each has been silent. */
+/** A loaded site as the list shows it: live alarms and last communication when the stream has them. */
+interface Row {
+  site: Site;
+  live: SiteLive | undefined;
+  state: ReturnType<typeof worstState>;
+  alarms: number;
+  unacknowledged: number;
+  lastCommunication: string | null;
+  commLoss: boolean;
+}
+
+const text = (a: string | null | undefined, b: string | null | undefined) =>
+  (a ?? '').localeCompare(b ?? '', undefined, { sensitivity: 'base', numeric: true });
+const byName = (a: Row, b: Row) => text(a.site.Name, b.site.Name) || a.site.SiteID - b.site.SiteID;
+/** Never heard from: the oldest of all. */
+const time = (iso: string | null) => (iso ? Date.parse(iso) : -Infinity);
+
+/** The columns the list sorts by, each in its ascending order (worst first for the state). */
+const COLUMNS = {
+  name: { label: 'Site', compare: byName },
+  company: {
+    label: 'Company',
+    compare: (a: Row, b: Row) => text(a.site.CompanyName, b.site.CompanyName),
+  },
+  status: {
+    label: 'Status',
+    compare: (a: Row, b: Row) => Number(b.site.Active) - Number(a.site.Active),
+  },
+  alarms: { label: 'Active alarms', compare: (a: Row, b: Row) => a.alarms - b.alarms },
+  lastcomm: {
+    label: 'Last communication',
+    compare: (a: Row, b: Row) => time(a.lastCommunication) - time(b.lastCommunication),
+  },
+  state: {
+    label: 'State',
+    // Worst first: the overview's ranking, then unacknowledged alarms, then alarm count.
+    compare: (a: Row, b: Row) =>
+      a.state.rank - b.state.rank || b.unacknowledged - a.unacknowledged || b.alarms - a.alarms,
+  },
+} satisfies Record<string, { label: string; compare: (a: Row, b: Row) => number }>;
+type Column = keyof typeof COLUMNS;
+const isColumn = (c: string | null): c is Column =>
+  !!c && Object.prototype.hasOwnProperty.call(COLUMNS, c);
+
+/**
+ * Sites: search by name, active or not, paging; each loaded site's worst state, alarm counts,
+ * communication loss and last communication, live from the stream; sorted by any column or worst first.
+ */
 export function SitesPage() {
   const { query } = useRoute();
   const name = query.get('name') ?? '';
   const active = query.get('active') ?? '';
   const page = Math.max(1, Number(query.get('page')) || 1);
   const perPage = Math.min(MAX_PER_PAGE, Math.max(1, Number(query.get('perPage')) || PER_PAGE));
+  const asked = query.get('sort');
+  const sort: Column = isColumn(asked) ? asked : 'name';
+  const descending = query.get('dir') === 'desc';
   const [typed, setTyped] = useState(name);
   const go = (changes: Record<string, string | number>, replace = false) =>
     navigate(
@@ -24,6 +76,8 @@ export function SitesPage() {
         active,
         page: page > 1 ? page : '',
         perPage: perPage === PER_PAGE ? '' : perPage,
+        sort: sort === 'name' ? '' : sort,
+        dir: descending ? 'desc' : '',
         ...changes,
       }),
       { replace },
@@ -56,7 +110,32 @@ export function SitesPage() {
   useEffect(() => {
     if (load.data) performance.mark('console:sites-ready');
   }, [load.data]);
-  const states = useSiteStates(load.data?.data.map((s) => s.SiteID) ?? []);
+
+  // The sites loaded, with what the stream says of them now, in the chosen order.
+  const store = useAlarmStore();
+  const rows = useMemo(() => {
+    const list: Row[] = (load.data?.data ?? []).map((site) => {
+      const live = store.ready ? store.sites.get(site.SiteID) : undefined;
+      const alarms = live?.alarms;
+      return {
+        site,
+        live,
+        state: worstState(live),
+        alarms: alarms ? alarms.length : (site.ActiveAlarmCount ?? 0),
+        unacknowledged: alarms?.filter((a) => !a.AcknowledgedAt).length ?? 0,
+        lastCommunication:
+          live?.lastCommunication &&
+          (!site.LastCommunication || live.lastCommunication > site.LastCommunication)
+            ? live.lastCommunication
+            : (site.LastCommunication ?? null),
+        commLoss: !!commLoss(live),
+      };
+    });
+    const compare = COLUMNS[sort].compare;
+    return list.sort((a, b) => (descending ? -1 : 1) * compare(a, b) || byName(a, b));
+  }, [load.data, store, sort, descending]);
+  const sortBy = (c: Column) =>
+    go({ sort: c === 'name' ? '' : c, dir: c === sort && !descending ? 'desc' : '' }, true);
 
   return (
     <section>
@@ -94,54 +173,83 @@ export function SitesPage() {
               {load.loading && ' (updating…)'}
             </p>
             {p.data.length > 0 && (
-              <SiteMap
-                sites={p.data.map((s) => ({
-                  id: s.SiteID,
-                  name: s.Name,
-                  lat: s.Latitude,
-                  lng: s.Longitude,
-                  state: states?.get(s.SiteID) ?? 'normal',
-                }))}
-              />
-            )}
-            {p.data.length > 0 && (
-              <div class="scroll">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Site</th>
-                      <th scope="col">Company</th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Active alarms</th>
-                      <th scope="col">Last communication</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {p.data.map((s) => (
-                      <tr key={s.SiteID}>
-                        <td>
-                          <Link href={`/sites/${s.SiteID}`}>{s.Name}</Link>
-                        </td>
-                        <td>{s.CompanyName}</td>
-                        <td>{s.Active ? 'Active' : <span class="muted">Inactive</span>}</td>
-                        <td>
-                          {s.ActiveAlarmCount ? (
-                            <span class="badge bad">{s.ActiveAlarmCount}</span>
-                          ) : (
-                            '0'
-                          )}
-                        </td>
-                        <td>
-                          {isSilent(s.LastCommunication) && <span class="badge warn">Silent</span>}{' '}
-                          <span title={formatTime(s.LastCommunication)}>
-                            {ago(s.LastCommunication)}
-                          </span>
-                        </td>
+              <>
+                <SiteMap
+                  sites={rows.map((r) => ({
+                    id: r.site.SiteID,
+                    name: r.site.Name,
+                    lat: r.site.Latitude,
+                    lng: r.site.Longitude,
+                    state: store.ready ? WORST_STATES[r.state.rank - 1] : 'normal',
+                  }))}
+                />
+                <div class="actions">
+                  <button
+                    type="button"
+                    aria-pressed={sort === 'state' && !descending}
+                    onClick={() => go({ sort: 'state', dir: '' }, true)}
+                  >
+                    Worst first
+                  </button>
+                </div>
+                <div class="scroll">
+                  <table class="sites">
+                    <thead>
+                      <tr>
+                        {(Object.keys(COLUMNS) as Column[]).map((c) => (
+                          <th
+                            scope="col"
+                            key={c}
+                            aria-sort={
+                              c === sort ? (descending ? 'descending' : 'ascending') : undefined
+                            }
+                          >
+                            <button type="button" class="sort" onClick={() => sortBy(c)}>
+                              {COLUMNS[c].label}
+                              <span aria-hidden="true">
+                                {c === sort ? (descending ? ' ▼' : ' ▲') : ''}
+                              </span>
+                            </button>
+                          </th>
+                        ))}
                       </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+                    </thead>
+                    <tbody>
+                      {rows.map((r) => (
+                        <tr key={r.site.SiteID} data-state={r.state.rank}>
+                          <td>
+                            <Link href={`/sites/${r.site.SiteID}`}>{r.site.Name}</Link>
+                          </td>
+                          <td>{r.site.CompanyName}</td>
+                          <td>{r.site.Active ? 'Active' : <span class="muted">Inactive</span>}</td>
+                          <td>{r.alarms ? <span class="badge bad">{r.alarms}</span> : '0'}</td>
+                          <td>
+                            {r.commLoss && <span class="badge bad">Communication lost</span>}{' '}
+                            {isSilent(r.lastCommunication) && (
+                              <span class="badge warn">Silent</span>
+                            )}{' '}
+                            <span title={formatTime(r.lastCommunication)}>
+                              {ago(r.lastCommunication)}
+                            </span>
+                          </td>
+                          <td>
+                            {!store.ready ? (
+                              <span class="muted">…</span>
+                            ) : (
+                              <>
+                                <span class={`state state-${r.state.rank}`}>{r.state.label}</span>
+                                {r.unacknowledged > 0 && (
+                                  <span class="muted"> ({r.unacknowledged} unacknowledged)</span>
+                                )}
+                              </>
+                            )}
+                          </td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
+              </>
             )}
             <nav class="pager" aria-label="Pages">
               <button type="button" disabled={page <= 1} onClick={() => go({ page: page - 1 })}>
