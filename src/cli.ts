@@ -101,7 +101,7 @@ async function run(argv: string[]): Promise<void> {
       [sub, ...rest].filter(Boolean) as string[],
       { out: { type: 'string' } } as const,
     );
-    const json = JSON.stringify(generateDemo(), null, 2);
+    const json = JSON.stringify(generateDemo({ alarmManagement: true }), null, 2);
     if (values.out) writeFileSync(values.out, json);
     else process.stdout.write(`${json}\n`);
   } else if (command === 'backup' || command === 'restore') {

@@ -3196,18 +3196,23 @@ export interface components {
             ShelvedUntil: string | null;
         };
         /**
+         * AlarmActionEntryDto
+         * @description One alarm of the site, with an optional note
+         */
+        AlarmActionEntryDto: {
+            /** @description an alarm of the site (from the active list or the alarm list); string or integer, a string above 2^53 */
+            SiteAlarmLogID: string | number;
+            /** @description why; kept in the journal entry of the change (at most 1,000 characters) */
+            note?: string | null;
+        };
+        /**
          * AlarmActionDto
          * @description Alarms of one site to acknowledge or unshelve, each with an optional note
          */
         AlarmActionDto: {
             siteId: number;
             /** @description at most 10000 alarms of this site */
-            alarms: {
-                /** @description an alarm of the site (from the active list or the alarm list); string or integer, a string above 2^53 */
-                SiteAlarmLogID: string | number;
-                /** @description why; kept in the journal entry of the change (at most 1,000 characters) */
-                note?: string | null;
-            }[];
+            alarms: components["schemas"]["AlarmActionEntryDto"][];
         };
         /** AlarmAcknowledgeResultDto */
         AlarmAcknowledgeResultDto: {
@@ -3228,12 +3233,7 @@ export interface components {
             /** @description how long, 1 to 1440 minutes from now; one duration for every alarm */
             minutes: number;
             /** @description at most 10000 alarms of this site */
-            alarms: {
-                /** @description an alarm of the site (from the active list or the alarm list); string or integer, a string above 2^53 */
-                SiteAlarmLogID: string | number;
-                /** @description why; kept in the journal entry of the change (at most 1,000 characters) */
-                note?: string | null;
-            }[];
+            alarms: components["schemas"]["AlarmActionEntryDto"][];
         };
         /** AlarmShelveResultDto */
         AlarmShelveResultDto: {
@@ -3423,6 +3423,19 @@ export interface components {
             Count: number;
         };
         /**
+         * AlarmKpisWindowDto
+         * @description Alarms raised in one window of the series
+         */
+        AlarmKpisWindowDto: {
+            /**
+             * Format: date-time
+             * @description the window's UTC-aligned start
+             */
+            Start: string;
+            /** @description alarms raised (RaisedAt) in the window */
+            Raised: number;
+        };
+        /**
          * AlarmKpisDto
          * @description One site's alarm performance over the range
          */
@@ -3445,14 +3458,7 @@ export interface components {
             /** @description every key raised 3 or more times within 60 s (its third raise at most 60 s after the first) */
             Chattering: components["schemas"]["AlarmKeyCountDto"][];
             /** @description with series only: one element per window overlapping [start, end), empty ones included */
-            Series?: {
-                /**
-                 * Format: date-time
-                 * @description the window's UTC-aligned start
-                 */
-                Start: string;
-                Raised: number;
-            }[];
+            Series?: components["schemas"]["AlarmKpisWindowDto"][];
         };
         /** AlarmRuleDto */
         AlarmRuleDto: {

@@ -2,6 +2,10 @@ import { EQUIPMENT } from '../equipment.js';
 import type { Database } from '../db/index.js';
 import { parseAlarm, storeAlarms, type AlarmInput } from './send.js';
 import { markResolved } from './store.js';
+import { DEMO_STORY } from '../telemetry/demo.js';
+import { TELEMETRY_KINDS } from '../equipment.js';
+import { evaluateStoredLogs } from './rules/evaluator.js';
+import { checkCommunicationLoss } from './rules/comm-loss.js';
 
 // A few alarms for the demo sites, some still active and some resolved, written through the same
 // functions as the alarm routes (so they dedupe and count like real sends).
@@ -18,33 +22,22 @@ interface DemoAlarm {
   resolvedNote?: string;
 }
 
-/** Per demo site, in site order (sites beyond the list get none). */
+/**
+ * Per demo site, in site order (sites beyond the list get none). Each agrees with the demo history
+ * (src/telemetry/demo.ts): the first site's H2S reading of ten hours ago, the second site's pump that
+ * tripped DEMO_STORY.tripMinutesAgo. The high discharge pressure, the low flow after the trip and
+ * the third site's communication loss are raised by the service itself (seedDemoRuleAlarms).
+ */
 const PLAN: DemoAlarm[][] = [
   [
-    {
-      on: 'pump',
-      alarmType: 'HighDischargePressure',
-      severity: 'critical',
-      message: 'Discharge pressure above 1450 psi',
-      value: 1482,
-      sends: [55, 40, 25, 10],
-    },
-    {
-      on: 'tank',
-      alarmType: 'TankHighLevel',
-      severity: 'major',
-      message: 'Skim tank level above 16.5 ft',
-      value: 16.8,
-      sends: [30],
-    },
     {
       on: 'sensor',
       alarmType: 'H2SHigh',
       severity: 'warning',
       message: 'H2S above 10 ppm',
       value: 11.2,
-      sends: [600, 590],
-      resolvedNote: 'Sensor recalibrated',
+      sends: [DEMO_STORY.h2sSpike[0] - 5, DEMO_STORY.h2sSpike[1] + 5],
+      resolvedNote: 'Sensor checked with a hand-held monitor; leak at the separator fixed',
     },
   ],
   [
@@ -53,7 +46,7 @@ const PLAN: DemoAlarm[][] = [
       alarmType: 'PumpTrip',
       severity: 'major',
       message: 'Injection pump tripped on motor overload',
-      sends: [15],
+      sends: [DEMO_STORY.tripMinutesAgo],
     },
     {
       on: null,
@@ -65,14 +58,6 @@ const PLAN: DemoAlarm[][] = [
     },
   ],
   [
-    {
-      on: 'meter',
-      alarmType: 'LowFlow',
-      severity: 'info',
-      message: 'Flow below 1000 bbl/d',
-      value: 812.5,
-      sends: [90, 60],
-    },
     {
       on: 'tank',
       alarmType: 'TankOverflow',
@@ -96,7 +81,7 @@ export async function seedDemoAlarms(db: Database, now = Date.now()): Promise<vo
             (SELECT min(pump_id) FROM pumps WHERE site_id = s.site_id) AS pump,
             (SELECT min(tank_group_id) FROM tank_groups WHERE site_id = s.site_id) AS tank,
             (SELECT min(meter_id) FROM flow_meters WHERE site_id = s.site_id) AS meter,
-            (SELECT min(sensor_id) FROM sensors WHERE site_id = s.site_id) AS sensor
+            (SELECT min(sensor_id) FROM sensors WHERE site_id = s.site_id AND site_sensor_type_id = 5) AS sensor
        FROM sites s ORDER BY s.site_id LIMIT $1`,
     [PLAN.length],
   );
@@ -127,4 +112,27 @@ export async function seedDemoAlarms(db: Database, now = Date.now()): Promise<vo
       }
     }
   });
+}
+
+/** Hours of the demo history the limit rules are evaluated on at the first start. */
+const RULE_HOURS = 3;
+
+/**
+ * The alarms the service raises itself from the demo history: its limit rules evaluated on the last
+ * RULE_HOURS of their equipment's logs (as if those had just been uploaded), then one communication-
+ * loss check, which finds the site whose data stopped. Returns the alarms raised or resolved.
+ */
+export async function seedDemoRuleAlarms(db: Database, now = Date.now()): Promise<number> {
+  const equipment = (
+    await db.query<{ kind: string; id: number }>(
+      `SELECT DISTINCT kind, equipment_id AS id FROM alarm_rules WHERE enabled ORDER BY 1, 2`,
+    )
+  ).filter((e): e is { kind: (typeof TELEMETRY_KINDS)[number]; id: number } =>
+    (TELEMETRY_KINDS as readonly string[]).includes(e.kind),
+  );
+  const changed = await db.transaction((tx) =>
+    evaluateStoredLogs(tx, equipment, { from: now - RULE_HOURS * 3_600_000, to: now }, now),
+  );
+  const { raised } = await checkCommunicationLoss(db);
+  return changed + raised;
 }

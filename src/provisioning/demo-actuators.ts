@@ -1,4 +1,4 @@
-import { SENSOR_TYPES, type DemoSite } from './demo-site.js';
+import { VALVE_POSITION, type DemoSite } from './demo-site.js';
 
 // The demo site's actuators (inlet valves): their channels and registers, the sensor that reports
 // the valve position, and their scalings, triggers and tank-group connections.
@@ -9,7 +9,7 @@ export function addActuators(site: DemoSite, count: number, tanks: number[]): vo
     site;
   for (let i = 1; i <= count; i++) {
     const actId = id(600 + i);
-    const position = addSensor(SENSOR_TYPES[2], `Valve ${i} Position`, [4, actId]);
+    const position = addSensor(VALVE_POSITION, `Valve ${i} Position`, [4, actId]);
     const trigger = sensors[i % Math.max(1, sensors.length)];
     doc.actuators.push({
       SiteActuatorID: actId,

@@ -8,13 +8,15 @@ export type DemoDocument = Required<Omit<ProvisioningDocument, 'clients'>>;
 
 export const SENSOR_TYPES = [
   { name: 'Discharge Pressure', units: 'psi', type: 1 },
-  { name: 'Suction Pressure', units: 'psi', type: 1 },
+  { name: 'Suction Pressure', units: 'psi', type: 6 },
   { name: 'Tank Level', units: 'ft', type: 2 },
   { name: 'Fluid Temperature', units: 'degF', type: 3 },
   { name: 'Injection Rate', units: 'bbl/d', type: 4 },
   { name: 'H2S Concentration', units: 'ppm', type: 5 },
 ];
 export type SensorType = (typeof SENSOR_TYPES)[number];
+/** The sensor that reports an actuator's (a valve's) position. */
+export const VALVE_POSITION: SensorType = { name: 'Valve Position', units: '%', type: 7 };
 
 /** The generator's draws, in one order: the same options give the same document. */
 export interface Draws {

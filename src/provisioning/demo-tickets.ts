@@ -1,8 +1,12 @@
-import { makePng } from './png.js';
+import { makeMotionPng, makeTicketPng } from './png.js';
 import type { DemoSite } from './demo-site.js';
 
 // The demo site's cameras and tickets: transactions with their change logs, and the ticket and
 // motion photos of the newest ones.
+
+/** Pixels of the demo's ticket photos and motion frames: larger than the console's thumbnails (120×90). */
+export const TICKET_SIZE = [300, 400] as const;
+export const MOTION_SIZE = [400, 225] as const;
 
 const HAULERS = [
   'Lone Star Hauling',
@@ -83,7 +87,7 @@ export function addTickets(
       TransactionID: tx.TransactionID,
       CapturedAt: tx.TransactionDate,
       ContentType: 'image/png',
-      DataBase64: makePng(48, 32, siteId + i).toString('base64'),
+      DataBase64: makeTicketPng(TICKET_SIZE[0], TICKET_SIZE[1], siteId + i).toString('base64'),
     });
     doc.images.push({
       UUID: `9a0f0000-0000-4000-8000-${hex(siteId * 1000 + i)}`,
@@ -93,7 +97,7 @@ export function addTickets(
       CameraID: cameras[i % 2],
       CapturedAt: tx.TransactionDate,
       ContentType: 'image/png',
-      DataBase64: makePng(64, 48, siteId * 7 + i).toString('base64'),
+      DataBase64: makeMotionPng(MOTION_SIZE[0], MOTION_SIZE[1], siteId * 7 + i).toString('base64'),
     });
   }
 }

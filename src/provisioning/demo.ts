@@ -1,4 +1,5 @@
 import { addActuators } from './demo-actuators.js';
+import { addDemoAlarmManagement } from './demo-alarms.js';
 import { addEquipment } from './demo-equipment.js';
 import { startSite, type DemoDocument, type Draws } from './demo-site.js';
 import { addTickets } from './demo-tickets.js';
@@ -19,6 +20,11 @@ export interface DemoOptions {
   imagesPerSite?: number;
   /** Anchor of the generated transaction dates (the newest is a few hours before it). */
   now?: Date;
+  /**
+   * Limit rules, a communication-loss threshold and a notification policy (src/provisioning/demo-alarms.ts),
+   * as the demo data set has them; off by default, so fixtures raise and notify nothing by themselves.
+   */
+  alarmManagement?: boolean;
 }
 
 const COMPANY_NAMES = [
@@ -111,5 +117,6 @@ export function generateDemo(opts: DemoOptions = {}): DemoDocument {
       companyName,
     );
   }
+  if (opts.alarmManagement) addDemoAlarmManagement(doc, base);
   return doc;
 }

@@ -5,7 +5,7 @@ import { generateDemo } from './demo.js';
 import { importDocument } from './import.js';
 import { seedDemoTelemetry } from '../telemetry/demo.js';
 import { rebuildAll } from '../telemetry/rollups/refresh.js';
-import { seedDemoAlarms } from '../alarms/demo.js';
+import { seedDemoAlarms, seedDemoRuleAlarms } from '../alarms/demo.js';
 
 const DEMO_CLIENT_ID = 'demo';
 
@@ -20,11 +20,19 @@ export async function seedDemo(
   const [mark] = await db.query(`SELECT 1 FROM service_settings WHERE key = 'demo_seeded'`);
   const [anySite] = await db.query(`SELECT 1 FROM sites LIMIT 1`);
   if (mark || anySite) return undefined;
-  await importDocument(db, generateDemo());
+  const { notificationChannels, notificationPolicies, ...doc } = generateDemo({
+    alarmManagement: true,
+  });
+  await importDocument(db, doc);
   await seedDemoTelemetry(db);
   // The demo history is written around the upload path: roll it up now, so its summaries start fast.
   await rebuildAll(db);
   await seedDemoAlarms(db);
+  // The notification policy applies to alarms raised from now on: not to the history just made.
+  await importDocument(db, { notificationChannels, notificationPolicies });
+  // Its limit rules on the latest history, and the site whose data stopped: raised by the service's
+  // own code, as they would be had the history been uploaded.
+  await seedDemoRuleAlarms(db);
   // The service bulk-loaded these tables itself: it gathers their statistics too, rather than leave
   // the planner to guess until autovacuum comes by (PGlite has none). Plans do not depend on them
   // (QueryOptions.indexOrder), but the other queries of a fresh demo start better with them. Only the

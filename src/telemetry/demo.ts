@@ -2,66 +2,170 @@ import type { Database } from '../db/index.js';
 import { Partitions } from './partitions.js';
 import { isoSql as iso } from '../time.js';
 
-// A week of telemetry, one sample every five minutes, for every piece of equipment of a freshly
-// seeded database, made by the database itself (INSERT ... SELECT over generate_series: one statement
-// per table, no rows through the client), plus each equipment's latest value as its current reading.
-// The curves are plausible rather than random: daily pressure swings, tanks that fill and are drawn
-// down, meters whose total only grows, pumps that stop a few hours a day.
-// Five minutes rather than one keeps the first start fast and the embedded database small (a week
-// at one minute was 770,000 rows, 95 MB of tables and as much WAL) while every 15-minute bucket of
-// a chart still has samples.
+// The demo history: DEMO_DAYS whole days (from midnight in each site's zone) up to now, for every
+// piece of equipment of a freshly seeded database, made by the database itself (INSERT ... SELECT
+// over generate_series: one statement per table, no rows through the client), plus each equipment's
+// latest value as its current reading. One sample every 3 hours, every 15 minutes over the last
+// DEMO_RECENT_DAYS, every 5 minutes over the last day: the console's 24 h charts (15-minute buckets)
+// and 7 d ones (hourly) have samples in every bucket, its 30 d and 1 y ones (daily) eight a day or
+// more, and the first start stays short (rolling up 90 days at 15 minutes took 27 s of CPU).
+//
+// The values tell one consistent story. A pump runs, except for a two-hour stop now and then; while
+// it runs its discharge pressure is up and a VFD turns at 44-56 Hz, while stopped the pressure falls
+// to the static head and the speed to 0; the sensor that reports its discharge pressure reads the
+// same. A flow meter follows the pump of its rank at its site (its flow is 0 while that pump is
+// stopped, its volumes add up the flow: the total only grows, the day's volume starts again at
+// midnight in the site's zone). Tank levels rise with inflow and fall at each haul-off. And, so that
+// the demo's alarms are true (src/alarms/demo.ts), by the sites' order: the first site's first pump
+// is climbing past its pressure limit over the last DEMO_STORY.surgeMinutes, its first H2S sensor
+// read 11.2 ppm for a while about ten hours ago; the second site's first pump tripped
+// DEMO_STORY.tripMinutesAgo; the third site went silent DEMO_STORY.silentMinutesAgo.
 
-export const DEMO_DAYS = 7;
+export const DEMO_DAYS = 90;
+export const DEMO_RECENT_DAYS = 7;
+/** Minutes between samples: over the last day, the DEMO_RECENT_DAYS before, and older days. */
 export const DEMO_STEP_MINUTES = 5;
-/** Samples per equipment. */
-export const DEMO_SAMPLES = (DEMO_DAYS * 24 * 60) / DEMO_STEP_MINUTES;
+export const DEMO_COARSE_STEP_MINUTES = 15;
+export const DEMO_OLD_STEP_MINUTES = 180;
+export const DEMO_STORY = {
+  surgeMinutes: 50,
+  /** Pressure the surging pump gains over those minutes (psi). */
+  surgePsi: 320,
+  tripMinutesAgo: 15,
+  silentMinutesAgo: 150,
+  /** The first site's H2S reading above its limit, minutes before now: [from, to). */
+  h2sSpike: [610, 585] as const,
+};
+
+/** Sensor type ids of the demo (src/provisioning/demo-site.ts SENSOR_TYPES). */
+const TYPE = { discharge: 1, level: 2, temperature: 3, rate: 4, h2s: 5, suction: 6, position: 7 };
 
 /** `now` anchors the last sample (on a whole step of the clock). */
 export async function seedDemoTelemetry(db: Database, now = new Date()): Promise<void> {
-  const step = DEMO_STEP_MINUTES * 60_000;
-  const end = new Date(Math.floor(now.getTime() / step) * step);
-  const start = new Date(end.getTime() - (DEMO_SAMPLES - 1) * step);
-  await new Partitions(db).cover(end.getTime());
-  // g.e: seconds since the epoch as float8 (extract() would give slow numeric arithmetic).
-  const series = `generate_series($1::timestamptz, $2::timestamptz, interval '${DEMO_STEP_MINUTES} minutes') AS g0(ts), LATERAL (SELECT g0.ts, date_part('epoch', g0.ts) AS e) g`;
+  const fine = DEMO_STEP_MINUTES * 60_000;
+  const coarse = DEMO_COARSE_STEP_MINUTES * 60_000;
+  const end = Math.floor(now.getTime() / fine) * fine;
+  const old = DEMO_OLD_STEP_MINUTES * 60_000;
+  const mid = Math.floor((end - DEMO_RECENT_DAYS * 86_400_000) / old) * old;
+  const recent = Math.floor((end - 86_400_000) / coarse) * coarse;
+  await new Partitions(db).cover(end);
+  // The story's equipment, by the sites' order.
+  const [story] = await db.query<{
+    surge: number | null;
+    trip: number | null;
+    h2s: number | null;
+    silent: number | null;
+  }>(
+    `WITH s AS (SELECT site_id, row_number() OVER (ORDER BY site_id) AS n FROM sites)
+     SELECT (SELECT min(pump_id) FROM pumps WHERE site_id = (SELECT site_id FROM s WHERE n = 1)) AS surge,
+            (SELECT min(pump_id) FROM pumps WHERE site_id = (SELECT site_id FROM s WHERE n = 2)) AS trip,
+            (SELECT min(sensor_id) FROM sensors WHERE site_sensor_type_id = ${TYPE.h2s}
+                AND site_id = (SELECT site_id FROM s WHERE n = 1)) AS h2s,
+            (SELECT site_id FROM s WHERE n = 3) AS silent`,
+  );
+  const min = (m: number) => `$1::timestamptz - interval '${m} minutes'`;
+  // $1 end, $2 start of the five-minute samples, $3 days of history, $4-$7 the story's ids, $8 start
+  // of the 15-minute samples.
+  const params = [
+    new Date(end).toISOString(),
+    new Date(recent).toISOString(),
+    DEMO_DAYS,
+    story?.surge ?? 0,
+    story?.trip ?? 0,
+    story?.h2s ?? 0,
+    story?.silent ?? 0,
+    new Date(mid).toISOString(),
+  ];
+  // Each site's span: whole days from midnight in its zone; the silent site's ends early. (It names
+  // every parameter, so that each statement types them all.)
+  // The 15-minute samples begin on the site's grid of older ones (from its midnight), at $8 or just before.
+  const span = `(SELECT *, t0 + floor(date_part('epoch', $8::timestamptz - t0) / ${DEMO_OLD_STEP_MINUTES * 60}) * interval '${DEMO_OLD_STEP_MINUTES} minutes' AS mid
+                   FROM (SELECT site_id, date_trunc('day', $1::timestamptz - $3::int * interval '1 day', coalesce(time_zone, 'UTC')) AS t0,
+                                coalesce(time_zone, 'UTC') AS tz, $4::int AS surge, $5::int AS trip, $6::int8 AS h2s,
+                                CASE WHEN site_id = $7::int THEN ${min(DEMO_STORY.silentMinutesAgo)} ELSE $1::timestamptz END AS t1
+                           FROM sites) s0)`;
+  // g.ts the sample's time, g.e its epoch seconds (float8: extract() gives slow numeric arithmetic),
+  // g.step its interval in minutes: every 3 hours, then every 15 minutes from about $8, every 5 from $2.
+  const tier = (from: string, to: string | null, step: number) =>
+    `SELECT ts, ${step} AS step FROM generate_series(${from}, ${to ? `least(${to}, sp.t1 + interval '1 second') - interval '${step} minutes'` : 'sp.t1'}, interval '${step} minutes') ts`;
+  const series = (alias: string) =>
+    `JOIN ${span} sp ON sp.site_id = ${alias}.site_id,
+     LATERAL (${tier('sp.t0', 'sp.mid', DEMO_OLD_STEP_MINUTES)}
+              UNION ALL ${tier('greatest(sp.t0, sp.mid)', '$2::timestamptz', DEMO_COARSE_STEP_MINUTES)}
+              UNION ALL ${tier('greatest(sp.t0, $2::timestamptz)', null, DEMO_STEP_MINUTES)}) g0,
+     LATERAL (SELECT g0.ts, g0.step, date_part('epoch', g0.ts) AS e) g`;
   const day = `(2 * pi() * g.e / 86400)`; // phase of the day, in radians
-  const minute = `((g.e - date_part('epoch', $1::timestamptz)) / 60)`; // minutes since the start of the week
   const noise = (id: string, amp: number) => `(${amp} * sin(g.e / 97.0 + ${id}) * cos(g.e / 31.0))`;
   const r = (expr: string, digits: number) =>
     `round((${expr}) * ${10 ** digits}) / ${10 ** digits}`;
-  const params = [start.toISOString(), end.toISOString()];
+  // A pump (alias p): whether it runs, its speed (Hz) and its discharge pressure (psi).
+  const pumpOn = (p: string) =>
+    `(NOT (${p}.pump_id = $5 AND g.ts > ${min(DEMO_STORY.tripMinutesAgo)})
+      AND ((${p}.pump_id = $4 AND g.ts > ${min(180)})
+           OR (floor(g.e / 7200)::bigint + ${p}.pump_id * 7) % 37 <> 0))`;
+  const pumpHz = (p: string) =>
+    `CASE WHEN NOT ${pumpOn(p)} THEN 0 WHEN ${p}.is_vfd THEN ${r(`50 + 6 * sin(${day} + ${p}.pump_id)`, 1)} ELSE 60 END`;
+  const surge = (p: string) =>
+    `CASE WHEN ${p}.pump_id = $4 AND g.ts > ${min(DEMO_STORY.surgeMinutes)}
+       THEN ${DEMO_STORY.surgePsi} * (1 - date_part('epoch', $1::timestamptz - g.ts) / ${DEMO_STORY.surgeMinutes * 60}) ELSE 0 END`;
+  const pumpPsi = (p: string) =>
+    `CASE WHEN ${pumpOn(p)} THEN ${r(`860 + 50 * sin(${day} + ${p}.pump_id) + ${noise(`${p}.pump_id`, 8)} + ${surge(p)}`, 1)}
+          ELSE ${r(`45 + ${noise(`${p}.pump_id`, 2)}`, 1)} END`;
+  // A meter's flow (bbl/d) follows its pump (the one of its rank at its site), pump-less ones run on.
+  const meterRate = `CASE WHEN p.pump_id IS NULL THEN ${r(`7200 + ${noise('m.meter_id', 300)}`, 1)}
+                          WHEN NOT ${pumpOn('p')} THEN 0
+                          ELSE ${r(`8400 * (CASE WHEN p.is_vfd THEN ${pumpHz('p')} ELSE 55 END) / 55 + ${noise('m.meter_id', 250)}`, 1)} END`;
+  const meterPsi = (m: string) =>
+    `${r(`120 + 12 * sin(${day} + ${m}.meter_id) + ${noise(`${m}.meter_id`, 3)}`, 1)}`;
+  const ranked = (table: string, id: string) =>
+    `(SELECT *, row_number() OVER (PARTITION BY site_id ORDER BY ${id}) AS rk FROM ${table})`;
+  // A tank group's entry level (ft): it fills over 10 hours, then a truck hauls most of it off.
+  const level = `t.minimum_height_level + (t.maximum_height_level - t.minimum_height_level) *
+                   (0.15 + 0.7 * mod((g.e / 60 + t.tank_group_id * 37)::numeric, 600)::float8 / 600)`;
   return db.transaction(async (tx) => {
     const statements = [
       `INSERT INTO sensor_logs (sensor_id, ts, value)
-         SELECT s.sensor_id, g.ts, ${r(
-           `CASE coalesce(s.site_sensor_type_id, 1)
-             WHEN 1 THEN 850 + 120 * sin(${day} + s.sensor_id) + ${noise('s.sensor_id', 15)}
-             WHEN 2 THEN 9 + 6 * sin(${day} * 2.5 + s.sensor_id)
-             WHEN 3 THEN 72 + 14 * sin(${day} - 1.2) + ${noise('s.sensor_id', 1.5)}
-             WHEN 4 THEN 8200 + 900 * sin(${day} + 0.4) + ${noise('s.sensor_id', 120)}
-             ELSE 2.5 + 1.5 * abs(sin(${day} * 3 + s.sensor_id)) END`,
-           2,
-         )}
-           FROM sensors s, ${series}`,
+         SELECT s.sensor_id, g.ts, CASE
+             WHEN p.pump_id IS NOT NULL THEN ${pumpPsi('p')}
+             WHEN m.meter_id IS NOT NULL THEN ${meterPsi('m')}
+             WHEN t.tank_group_id IS NOT NULL THEN ${r(level, 2)}
+             ELSE ${r(
+               `CASE coalesce(s.site_sensor_type_id, ${TYPE.discharge})
+                 WHEN ${TYPE.discharge} THEN 850 + 60 * sin(${day} + s.sensor_id) + ${noise('s.sensor_id', 10)}
+                 WHEN ${TYPE.suction} THEN 48 + 6 * sin(${day} + s.sensor_id) + ${noise('s.sensor_id', 1.5)}
+                 WHEN ${TYPE.level} THEN 9 + 6 * sin(${day} * 2.5 + s.sensor_id)
+                 WHEN ${TYPE.temperature} THEN 72 + 14 * sin(${day} - 1.2) + ${noise('s.sensor_id', 1.5)}
+                 WHEN ${TYPE.rate} THEN 8200 + 900 * sin(${day} + 0.4) + ${noise('s.sensor_id', 120)}
+                 WHEN ${TYPE.position} THEN 50 + 35 * sin(${day} * 2 + s.sensor_id)
+                 WHEN ${TYPE.h2s} THEN CASE WHEN s.sensor_id = $6 AND g.ts >= ${min(DEMO_STORY.h2sSpike[0])}
+                                             AND g.ts < ${min(DEMO_STORY.h2sSpike[1])} THEN 11.2
+                                        ELSE 2.5 + 1.5 * abs(sin(${day} * 3 + s.sensor_id)) END
+                 ELSE 2.5 + 1.5 * abs(sin(${day} * 3 + s.sensor_id)) END`,
+               2,
+             )} END
+           FROM sensors s
+           LEFT JOIN pumps p ON s.equipment_type_id = 2 AND p.pump_id = s.equipment_id
+           LEFT JOIN flow_meters m ON s.equipment_type_id = 1 AND m.meter_id = s.equipment_id
+           LEFT JOIN tank_groups t ON s.equipment_type_id = 3 AND t.tank_group_id = s.equipment_id
+           ${series('s')}`,
       `INSERT INTO meter_logs (meter_id, ts, start_ts, total_volume, day_volume, pressure, flow_rate)
-         SELECT m.meter_id, g.ts, date_trunc('day', g.ts, 'UTC'),
-                ${r(`120000 + (m.meter_id % 97) * 1000 + ${minute} * (5.5 + (m.meter_id % 3))`, 1)},
-                ${r(`(g.e - date_part('epoch', date_trunc('day', g.ts, 'UTC'))) / 60 * (5.5 + (m.meter_id % 3))`, 1)},
-                ${r(`120 + 12 * sin(${day} + m.meter_id) + ${noise('m.meter_id', 3)}`, 1)},
-                ${r(`(5.5 + (m.meter_id % 3)) * 1440 + ${noise('m.meter_id', 250)}`, 1)}
-           FROM flow_meters m, ${series}`,
+         SELECT meter_id, ts, day_start,
+                ${r('120000 + (meter_id % 97) * 1000 + sum(volume) OVER (PARTITION BY meter_id ORDER BY ts)', 1)},
+                ${r('sum(volume) OVER (PARTITION BY meter_id, day_start ORDER BY ts)', 1)},
+                pressure, rate
+           FROM (SELECT m.meter_id, g.ts, date_trunc('day', g.ts, sp.tz) AS day_start, ${meterPsi('m')} AS pressure,
+                        x.rate, x.rate * g.step / 1440 AS volume
+                   FROM ${ranked('flow_meters', 'meter_id')} m
+                   LEFT JOIN ${ranked('pumps', 'pump_id')} p ON p.site_id = m.site_id AND p.rk = m.rk
+                   ${series('m')}, LATERAL (SELECT ${meterRate} AS rate) x) v`,
       `INSERT INTO pump_logs (pump_id, ts, pressure, running, frequency, status_id, status)
-         SELECT p.pump_id, g.ts, CASE WHEN run.on THEN ${r(`900 + 60 * sin(${day} + p.pump_id)`, 1)} ELSE 40 END,
-                run.on, CASE WHEN NOT run.on THEN 0 WHEN p.is_vfd THEN ${r(`48 + 6 * sin(${day} + p.pump_id)`, 1)} ELSE 60 END,
-                CASE WHEN run.on THEN 1 ELSE 2 END, CASE WHEN run.on THEN 'Running' ELSE 'Stopped' END
-           FROM pumps p, ${series},
-                LATERAL (SELECT (floor(g.e / 3600)::bigint + p.pump_id) % 12 >= 2 AS on) run`,
+         SELECT p.pump_id, g.ts, ${pumpPsi('p')}, on_, ${pumpHz('p')},
+                CASE WHEN on_ THEN 1 ELSE 2 END, CASE WHEN on_ THEN 'Running' ELSE 'Stopped' END
+           FROM pumps p ${series('p')}, LATERAL (SELECT ${pumpOn('p')} AS on_) run`,
       `INSERT INTO tank_logs (tank_group_id, ts, entry_tank_level, exit_tank_level, total_volume)
          SELECT t.tank_group_id, g.ts, ${r('l.level', 2)}, ${r('greatest(l.level - 0.4, 0)', 2)},
                 ${r('l.level / t.maximum_height_level * t.capacity', 1)}
-           FROM tank_groups t, ${series},
-                LATERAL (SELECT t.minimum_height_level + (t.maximum_height_level - t.minimum_height_level) *
-                   (0.15 + 0.7 * mod((${minute} + t.tank_group_id * 37)::numeric, 600)::float8 / 600) AS level) l`,
+           FROM tank_groups t ${series('t')}, LATERAL (SELECT ${level} AS level) l`,
     ];
     // On the empty tables of a fresh database, building each primary key once after the rows are in
     // is about twice as fast as maintaining it row by row.
@@ -79,10 +183,10 @@ export async function seedDemoTelemetry(db: Database, now = new Date()): Promise
       await tx.query(statements[i], params);
       if (!any) await tx.query(`ALTER TABLE ${table} ADD CONSTRAINT ${pk.name} ${pk.def}`);
     }
-    await tx.query(CURRENT_FROM_LAST_LOG, [end.toISOString()]);
+    await tx.query(CURRENT_FROM_LAST_LOG);
     await tx.query(
-      `UPDATE sites SET last_communication = $1::timestamptz WHERE last_communication IS NULL`,
-      [end.toISOString()],
+      `UPDATE sites s SET last_communication = (SELECT max(ts) FROM current_readings c WHERE c.site_id = s.site_id)
+        WHERE last_communication IS NULL`,
     );
   });
 }
@@ -91,17 +195,17 @@ export async function seedDemoTelemetry(db: Database, now = new Date()): Promise
 const CURRENT_FROM_LAST_LOG = `
 INSERT INTO current_readings (equipment_kind, equipment_id, site_id, ts, record)
 SELECT 'sensor', s.sensor_id, s.site_id, l.ts, jsonb_build_object('sensorID', s.sensor_id, 'value', l.value, 'timestamp', ${iso('l.ts')})
-  FROM sensors s JOIN sensor_logs l ON l.sensor_id = s.sensor_id AND l.ts = $1::timestamptz
+  FROM sensors s CROSS JOIN LATERAL (SELECT * FROM sensor_logs l WHERE l.sensor_id = s.sensor_id ORDER BY ts DESC LIMIT 1) l
 UNION ALL
 SELECT 'meter', m.meter_id, m.site_id, l.ts, jsonb_build_object('flowMeterID', m.meter_id, 'timestamp', ${iso('l.ts')},
        'startTimestamp', ${iso('l.start_ts')}, 'totalVolume', l.total_volume, 'dayVolume', l.day_volume, 'pressure', l.pressure, 'flowRate', l.flow_rate)
-  FROM flow_meters m JOIN meter_logs l ON l.meter_id = m.meter_id AND l.ts = $1::timestamptz
+  FROM flow_meters m CROSS JOIN LATERAL (SELECT * FROM meter_logs l WHERE l.meter_id = m.meter_id ORDER BY ts DESC LIMIT 1) l
 UNION ALL
 SELECT 'pump', p.pump_id, p.site_id, l.ts, jsonb_build_object('sitePumpID', p.pump_id, 'timestamp', ${iso('l.ts')}, 'pressure', l.pressure,
        'running', l.running, 'frequency', l.frequency, 'statusID', l.status_id, 'status', l.status)
-  FROM pumps p JOIN pump_logs l ON l.pump_id = p.pump_id AND l.ts = $1::timestamptz
+  FROM pumps p CROSS JOIN LATERAL (SELECT * FROM pump_logs l WHERE l.pump_id = p.pump_id ORDER BY ts DESC LIMIT 1) l
 UNION ALL
 SELECT 'tank', t.tank_group_id, t.site_id, l.ts, jsonb_build_object('siteTankGroupID', t.tank_group_id, 'entryTankLevel', l.entry_tank_level,
        'exitTankLevel', l.exit_tank_level, 'totalVolume', l.total_volume, 'timestamp', ${iso('l.ts')})
-  FROM tank_groups t JOIN tank_logs l ON l.tank_group_id = t.tank_group_id AND l.ts = $1::timestamptz
+  FROM tank_groups t CROSS JOIN LATERAL (SELECT * FROM tank_logs l WHERE l.tank_group_id = t.tank_group_id ORDER BY ts DESC LIMIT 1) l
 ON CONFLICT (equipment_kind, equipment_id) DO NOTHING`;

@@ -251,6 +251,53 @@ describe('OpenAPI document', () => {
     );
   });
 
+  it('names every object inside the DTOs of alarm management, bodies and answers (no anonymous nested object)', () => {
+    const schemas = doc.components.schemas as Record<string, Schema>;
+    type Schema = {
+      $ref?: string;
+      type?: string;
+      title?: string;
+      properties?: Record<string, Schema>;
+      items?: Schema;
+      anyOf?: Schema[];
+    };
+    const inline = (s: Schema | undefined, path: string): string[] => {
+      if (!s || s.$ref) return [];
+      const here = s.type === 'object' && s.properties && !s.title ? [path] : [];
+      return [
+        ...here,
+        ...Object.entries(s.properties ?? {}).flatMap(([k, v]) => inline(v, `${path}.${k}`)),
+        ...inline(s.items, `${path}[]`),
+        ...(s.anyOf ?? []).flatMap((v, i) => inline(v, `${path}|${i}`)),
+      ];
+    };
+    const alarmRoutes = operationsOf(doc).filter(({ path }) => /^\/v1\/(alarms\/|me$)/.test(path));
+    expect(alarmRoutes.length).toBeGreaterThanOrEqual(7);
+    const refs = new Set<string>();
+    const collect = (s: Schema | undefined) => {
+      if (!s) return;
+      if (s.$ref) {
+        const name = s.$ref.replace('#/components/schemas/', '');
+        if (refs.has(name)) return;
+        refs.add(name);
+        collect(schemas[name]);
+      }
+      Object.values(s.properties ?? {}).forEach(collect);
+      collect(s.items);
+      (s.anyOf ?? []).forEach(collect);
+    };
+    for (const { op } of alarmRoutes) {
+      collect(op.requestBody?.content['application/json']?.schema as Schema);
+      for (const [status, r] of Object.entries(op.responses))
+        if (status.startsWith('2')) collect(r.content?.['application/json']?.schema as Schema);
+    }
+    for (const name of ['AlarmActionEntryDto', 'AlarmKpisWindowDto', 'AlarmRuleDto', 'MeDto'])
+      expect(refs, name).toContain(name);
+    expect([...refs].flatMap((name) => inline({ ...schemas[name], title: name }, name))).toEqual(
+      [],
+    );
+  });
+
   it('leaves request validation as it was (only the document is rewritten)', async () => {
     const res = await ctx.app.inject({ method: 'POST', url: '/token', payload: { clientId: 'x' } });
     expect(res.statusCode).toBe(400);

@@ -1,8 +1,23 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/index.js';
 import { seedDemo } from '../../src/provisioning/seed.js';
-import { DEMO_SAMPLES, DEMO_STEP_MINUTES } from '../../src/telemetry/demo.js';
+import { generateDemo } from '../../src/provisioning/demo.js';
+import {
+  DEMO_COARSE_STEP_MINUTES,
+  DEMO_DAYS,
+  DEMO_OLD_STEP_MINUTES,
+  DEMO_RECENT_DAYS,
+  DEMO_STEP_MINUTES,
+  DEMO_STORY,
+} from '../../src/telemetry/demo.js';
 import { describeEachBackend, openTestDb } from '../helper.js';
+
+const LOGS = [
+  ['sensor_logs', 'sensors', 'sensor_id'],
+  ['meter_logs', 'flow_meters', 'meter_id'],
+  ['pump_logs', 'pumps', 'pump_id'],
+  ['tank_logs', 'tank_groups', 'tank_group_id'],
+] as const;
 
 describeEachBackend('demo telemetry', (backend) => {
   let db: Database;
@@ -19,11 +34,17 @@ describeEachBackend('demo telemetry', (backend) => {
     seeded.from = Date.now();
     await seedDemo(db);
     seeded.to = Date.now();
-  });
+  }, 120_000);
   afterAll(async () => {
     if (backend === 'postgres') await db?.exec(`DROP SCHEMA IF EXISTS ${other} CASCADE`);
     await db?.close();
   });
+
+  const count = async (sql: string, params: unknown[] = []) =>
+    Number((await db.query<{ n: string }>(sql, params))[0].n);
+  const silentSite = async () =>
+    (await db.query<{ id: number }>(`SELECT site_id AS id FROM sites ORDER BY site_id OFFSET 2`))[0]
+      .id;
 
   it('gathers statistics of the tables it loaded, and of no other schema', async () => {
     const stats = (schema: string, table: string) =>
@@ -34,44 +55,157 @@ describeEachBackend('demo telemetry', (backend) => {
     if (backend === 'postgres') expect(await stats(`'${other}'`, 't')).toBe(0);
   });
 
-  const count = async (sql: string) => Number((await db.query<{ n: string }>(sql))[0].n);
-
-  it('holds a week of five-minute logs for every piece of equipment, up to the current step', async () => {
-    expect(DEMO_SAMPLES).toBe(7 * 24 * 12);
+  it(`holds ${DEMO_DAYS} whole days in each site's zone, finer towards now, up to the current step`, async () => {
     const step = DEMO_STEP_MINUTES * 60_000;
-    for (const [logs, equipment] of [
-      ['sensor_logs', 'sensors'],
-      ['meter_logs', 'flow_meters'],
-      ['pump_logs', 'pumps'],
-      ['tank_logs', 'tank_groups'],
-    ]) {
-      const n = await count(`SELECT count(*) AS n FROM ${equipment}`);
-      expect(n, equipment).toBeGreaterThan(0);
-      expect(await count(`SELECT count(*) AS n FROM ${logs}`), logs).toBe(n * DEMO_SAMPLES);
-      const [span] = await db.query<{ a: Date; b: Date; samples: string }>(
-        `SELECT min(ts) AS a, max(ts) AS b, count(DISTINCT ts) AS samples FROM ${logs}`,
+    const onStep = (t: number) => Math.floor(t / step) * step;
+    const silent = await silentSite();
+    for (const [logs, equipment, id] of LOGS) {
+      expect(await count(`SELECT count(*) AS n FROM ${equipment}`), equipment).toBeGreaterThan(0);
+      const firsts = await db.query<{ site: number; id: number; tz: string }>(
+        `SELECT x.site_id AS site, min(x.${id}) AS id, min(s.time_zone) AS tz FROM ${equipment} x
+           JOIN sites s USING (site_id) GROUP BY x.site_id ORDER BY 1`,
       );
-      expect(Number(span.samples)).toBe(DEMO_SAMPLES);
-      const onStep = (t: number) => Math.floor(t / step) * step;
-      expect(new Date(span.b).getTime()).toBeGreaterThanOrEqual(onStep(seeded.from));
-      expect(new Date(span.b).getTime()).toBeLessThanOrEqual(onStep(seeded.to));
-      expect(new Date(span.b).getTime() - new Date(span.a).getTime()).toBe(
-        (DEMO_SAMPLES - 1) * step,
-      );
+      for (const f of firsts) {
+        const [s] = await db.query<{ first_local: string; days: number; last: Date }>(
+          `SELECT to_char(min(ts) AT TIME ZONE $2, 'HH24:MI') AS first_local,
+                  date_part('day', max(ts) - min(ts))::int AS days, max(ts) AS last
+             FROM ${logs} WHERE ${id} = $1`,
+          [f.id, f.tz],
+        );
+        // Whole days: the first sample at midnight where the site is, DEMO_DAYS days back.
+        expect(s.first_local, `${logs} of site ${f.site}`).toBe('00:00');
+        expect(s.days).toBe(DEMO_DAYS);
+        const last = new Date(s.last).getTime();
+        const behind = f.site === silent ? DEMO_STORY.silentMinutesAgo * 60_000 : 0;
+        expect(last).toBeGreaterThanOrEqual(onStep(seeded.from) - behind);
+        expect(last).toBeLessThanOrEqual(onStep(seeded.to) - behind);
+        // Every 3 hours, every 15 minutes over the last week, every 5 over the last day.
+        const gaps = await db.query<{ gap: number; since: Date; until: Date }>(
+          `SELECT gap, min(ts) AS since, max(ts) AS until FROM (
+             SELECT ts, (date_part('epoch', ts - lag(ts) OVER (ORDER BY ts)) / 60)::int AS gap
+               FROM ${logs} WHERE ${id} = $1) g
+            WHERE gap IS NOT NULL GROUP BY gap ORDER BY gap DESC`,
+          [f.id],
+        );
+        expect(gaps.map((g) => g.gap)).toEqual([
+          DEMO_OLD_STEP_MINUTES,
+          DEMO_COARSE_STEP_MINUTES,
+          DEMO_STEP_MINUTES,
+        ]);
+        const ago = (d: Date) => (seeded.to - new Date(d).getTime()) / 86_400_000;
+        expect(ago(gaps[0].until)).toBeGreaterThan(DEMO_RECENT_DAYS - 0.2);
+        expect(ago(gaps[1].until)).toBeGreaterThan(0.9);
+        expect(ago(gaps[2].since)).toBeLessThan(1.1);
+      }
     }
-    const [meter] = await db.query(`SELECT bool_and(total_volume > 0) AS ok FROM meter_logs`);
-    expect(meter.ok).toBe(true);
     const [nulls] = await db.query(
       `SELECT count(*) AS n FROM sensor_logs WHERE value IS NULL OR value = 'NaN'`,
     );
     expect(Number(nulls.n)).toBe(0);
   });
 
-  it('gives every piece of equipment a current reading shaped like an upload record, and every site a LastCommunication', async () => {
+  it("agrees with itself: a pump's state, speed and pressures; a meter's flow and volumes", async () => {
+    // Running at a speed with its discharge pressure up, or stopped at 0 Hz near the static head.
+    expect(
+      await count(
+        `SELECT count(*) AS n FROM pump_logs
+          WHERE NOT (running AND frequency >= 40 AND pressure > 700 AND status = 'Running')
+            AND NOT (NOT running AND frequency = 0 AND pressure < 60 AND status = 'Stopped')`,
+      ),
+    ).toBe(0);
+    const [share] = await db.query<{ running: number }>(
+      `SELECT avg(running::int)::float8 AS running FROM pump_logs`,
+    );
+    expect(share.running).toBeGreaterThan(0.9);
+    expect(share.running).toBeLessThan(1);
+    // The sensor reporting a pump's discharge pressure reads what the pump logs.
+    const linked = `FROM sensors s JOIN sensor_logs l ON l.sensor_id = s.sensor_id
+                    JOIN pump_logs p ON p.pump_id = s.equipment_id AND p.ts = l.ts WHERE s.equipment_type_id = 2`;
+    expect(await count(`SELECT count(*) AS n ${linked}`)).toBeGreaterThan(0);
+    expect(await count(`SELECT count(*) AS n ${linked} AND l.value <> p.pressure`)).toBe(0);
+    // A meter flows exactly while its pump (the one of its rank at its site) runs.
+    const paired = `FROM (SELECT *, row_number() OVER (PARTITION BY site_id ORDER BY meter_id) rk FROM flow_meters) m
+                    JOIN (SELECT *, row_number() OVER (PARTITION BY site_id ORDER BY pump_id) rk FROM pumps) p USING (site_id, rk)
+                    JOIN meter_logs ml ON ml.meter_id = m.meter_id JOIN pump_logs pl ON pl.pump_id = p.pump_id AND pl.ts = ml.ts`;
+    expect(await count(`SELECT count(*) AS n ${paired} WHERE pl.running`)).toBeGreaterThan(0);
+    expect(await count(`SELECT count(*) AS n ${paired} WHERE NOT pl.running`)).toBeGreaterThan(0);
+    expect(
+      await count(
+        `SELECT count(*) AS n ${paired} WHERE (pl.running AND ml.flow_rate < 5000) OR (NOT pl.running AND ml.flow_rate <> 0)`,
+      ),
+    ).toBe(0);
+    // Volumes add up the flow: the total never falls, the day's volume starts again at local midnight.
+    expect(
+      await count(
+        `SELECT count(*) AS n FROM (SELECT total_volume - lag(total_volume) OVER w AS d, day_volume, lag(day_volume) OVER w AS prev,
+                start_ts, lag(start_ts) OVER w AS prev_start FROM meter_logs WINDOW w AS (PARTITION BY meter_id ORDER BY ts)) x
+          WHERE d < 0 OR (start_ts = prev_start AND day_volume < prev)`,
+      ),
+    ).toBe(0);
+    expect(
+      await count(
+        `SELECT count(*) AS n FROM meter_logs l JOIN flow_meters m USING (meter_id) JOIN sites s USING (site_id)
+          WHERE to_char(l.start_ts AT TIME ZONE s.time_zone, 'HH24:MI') <> '00:00' OR l.start_ts > l.ts`,
+      ),
+    ).toBe(0);
+  });
+
+  it('gives every value a unit that fits it: valve positions in %, levels in ft', async () => {
+    expect(await count(`SELECT count(*) AS n FROM sensors WHERE coalesce(units, '') = ''`)).toBe(0);
+    const valves = await db.query<{ units: string; lo: number; hi: number }>(
+      `SELECT s.units, min(l.value) AS lo, max(l.value) AS hi FROM sensors s JOIN sensor_logs l USING (sensor_id)
+        WHERE s.equipment_type_id = 4 GROUP BY s.units`,
+    );
+    expect(valves).toHaveLength(1);
+    expect(valves[0].units).toBe('%');
+    expect(valves[0].lo).toBeGreaterThanOrEqual(0);
+    expect(valves[0].hi).toBeLessThanOrEqual(100);
+    // Every unit the sensors carry, per kind of sensor, with a plausible range.
+    const ranges = await db.query<{ units: string; lo: number; hi: number }>(
+      `SELECT s.units, min(l.value) AS lo, max(l.value) AS hi FROM sensors s JOIN sensor_logs l USING (sensor_id)
+        WHERE s.equipment_type_id IS DISTINCT FROM 4 GROUP BY s.units ORDER BY 1`,
+    );
+    const within: Record<string, [number, number]> = {
+      'bbl/d': [0, 20_000],
+      degF: [30, 130],
+      ft: [0, 20],
+      ppm: [0, 20],
+      psi: [0, 1500],
+    };
+    for (const r of ranges) {
+      expect(Object.keys(within), r.units).toContain(r.units);
+      expect(r.lo, r.units).toBeGreaterThanOrEqual(within[r.units][0]);
+      expect(r.hi, r.units).toBeLessThanOrEqual(within[r.units][1]);
+    }
+    // Meters and pumps carry theirs in the configuration.
+    expect(
+      await count(
+        `SELECT count(*) AS n FROM flow_meters WHERE flow_units IS NULL OR volume_units IS NULL`,
+      ),
+    ).toBe(0);
+  });
+
+  it('gives every piece of equipment its latest log as its current reading, and every site a LastCommunication', async () => {
     const equipment = await count(
       `SELECT (SELECT count(*) FROM sensors) + (SELECT count(*) FROM flow_meters) + (SELECT count(*) FROM pumps) + (SELECT count(*) FROM tank_groups) AS n`,
     );
     expect(await count(`SELECT count(*) AS n FROM current_readings`)).toBe(equipment);
+    for (const [logs, , id] of LOGS) {
+      const kind = {
+        sensor_logs: 'sensor',
+        meter_logs: 'meter',
+        pump_logs: 'pump',
+        tank_logs: 'tank',
+      }[logs];
+      expect(
+        await count(
+          `SELECT count(*) AS n FROM current_readings c
+            WHERE c.equipment_kind = $1 AND c.ts <> (SELECT max(ts) FROM ${logs} l WHERE l.${id} = c.equipment_id)`,
+          [kind],
+        ),
+        logs,
+      ).toBe(0);
+    }
     const [pump] = await db.query<{ record: Record<string, unknown> }>(
       `SELECT record FROM current_readings WHERE equipment_kind = 'pump' LIMIT 1`,
     );
@@ -85,6 +219,36 @@ describeEachBackend('demo telemetry', (backend) => {
       'timestamp',
     ]);
     expect(pump.record.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d[05]:00\.000Z$/);
-    expect(await count(`SELECT count(*) AS n FROM sites WHERE last_communication IS NULL`)).toBe(0);
+    expect(
+      await count(
+        `SELECT count(*) AS n FROM sites s WHERE last_communication IS DISTINCT FROM (SELECT max(ts) FROM current_readings c WHERE c.site_id = s.site_id)`,
+      ),
+    ).toBe(0);
   });
+
+  it('raises no alarm the history contradicts: none about pressure on a stopped pump', async () => {
+    const open = await db.query<{ alarm_type: string; running: boolean }>(
+      `SELECT a.alarm_type, (c.record->>'running')::boolean AS running FROM site_alarms a
+         JOIN current_readings c ON c.equipment_kind = 'pump' AND c.equipment_id = a.equipment_id
+        WHERE a.resolved_at IS NULL AND a.equipment_type_id = 2`,
+    );
+    expect(open.length).toBeGreaterThan(0);
+    for (const a of open)
+      if (/pressure/i.test(a.alarm_type)) expect(a.running, a.alarm_type).toBe(true);
+      else expect(a.alarm_type).toBe('PumpTrip');
+    expect(open.find((a) => a.alarm_type === 'PumpTrip')?.running).toBe(false);
+  });
+});
+
+it('draws ticket photos and motion frames larger than the console thumbnails (120×90), still small files', () => {
+  const doc = generateDemo({ sites: 1, transactionsPerSite: 3, imagesPerSite: 2 });
+  expect(doc.images.length).toBe(4);
+  for (const image of doc.images) {
+    const png = Buffer.from(image.DataBase64!, 'base64');
+    expect(png.subarray(1, 4).toString()).toBe('PNG');
+    const [width, height] = [png.readUInt32BE(16), png.readUInt32BE(20)];
+    expect(width, image.Kind).toBeGreaterThan(2 * 120);
+    expect(height, image.Kind).toBeGreaterThan(2 * 90);
+    expect(png.length, image.Kind).toBeLessThan(50_000);
+  }
 });

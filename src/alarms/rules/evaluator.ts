@@ -1,5 +1,5 @@
 import type { Database, Queryable } from '../../db/index.js';
-import { EQUIPMENT } from '../../equipment.js';
+import { EQUIPMENT, type TelemetryKind } from '../../equipment.js';
 import type { Logger } from '../../logger.js';
 import { PeriodicTask } from '../../periodic-task.js';
 import { advance, covers, decode, encode, fromSnapshot } from '../../stream/cursor.js';
@@ -174,6 +174,26 @@ export async function evaluatePass(
 
 const savePosition = (tx: Queryable, position: string) =>
   tx.query(`UPDATE alarm_rule_cursor SET position = $1`, [position]);
+
+/**
+ * Evaluates the rules of the given equipment on their logs stored in [from, to] (epoch ms), as a pass
+ * would for an upload of them: for history loaded around the upload path (the demo's), which makes no
+ * stream events. Returns the alarms changed.
+ */
+export async function evaluateStoredLogs(
+  tx: Queryable,
+  equipment: { kind: TelemetryKind; id: number }[],
+  range: { from: number; to: number },
+  now = Date.now(),
+): Promise<number> {
+  const work: Work = { equipment: new Map(), sites: new Set() };
+  for (const e of equipment)
+    work.equipment.set(`${e.kind}:${e.id}`, {
+      ...e,
+      stored: [{ logs: [range.from, range.to] }],
+    });
+  return evaluateRules(tx, work, now);
+}
 
 /** Evaluates the rules of the equipment in `work`, and those whose delay the clock ended; returns the alarms changed. */
 async function evaluateRules(tx: Queryable, work: Work, now: number): Promise<number> {

@@ -80,10 +80,13 @@ export const AlarmKpisDto = Type.Object(
     }),
     Series: Type.Optional(
       Type.Array(
-        Type.Object({
-          Start: { ...DateTimeOutput, description: "the window's UTC-aligned start" },
-          Raised: Type.Integer(),
-        }),
+        Type.Object(
+          {
+            Start: { ...DateTimeOutput, description: "the window's UTC-aligned start" },
+            Raised: Type.Integer({ description: 'alarms raised (RaisedAt) in the window' }),
+          },
+          { title: 'AlarmKpisWindowDto', description: 'Alarms raised in one window of the series' },
+        ),
         {
           description:
             'with series only: one element per window overlapping [start, end), empty ones included',

@@ -23,14 +23,17 @@ const Note = Type.Optional(
   ),
 );
 
-const ActionEntry = Type.Object({
-  SiteAlarmLogID: {
-    ...BigIdInput,
-    description:
-      'an alarm of the site (from the active list or the alarm list); string or integer, a string above 2^53',
+const ActionEntry = Type.Object(
+  {
+    SiteAlarmLogID: {
+      ...BigIdInput,
+      description:
+        'an alarm of the site (from the active list or the alarm list); string or integer, a string above 2^53',
+    },
+    note: Note,
   },
-  note: Note,
-});
+  { title: 'AlarmActionEntryDto', description: 'One alarm of the site, with an optional note' },
+);
 
 const alarmsOf = (max: number) =>
   Type.Array(ActionEntry, { maxItems: max, description: `at most ${max} alarms of this site` });
