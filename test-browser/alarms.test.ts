@@ -248,7 +248,9 @@ describe('alarm management in the console', () => {
     expect(done.status).toBe(200);
     const { page, errors, context } = await as('operator');
     await page.goto(`${ctx.svc.base}/console/alarms`);
-    await page.getByLabel('Show').selectOption({ label: 'Resolved, not acknowledged (7 days)' });
+    await page
+      .getByLabel('Show', { exact: true })
+      .selectOption({ label: 'Resolved, not acknowledged (7 days)' });
     expect(page.url()).toContain('show=resolved');
     const row = rowOf(page, 'ReturnedCheck');
     await row.waitFor();
