@@ -235,8 +235,15 @@ async function main() {
     );
 
     say('');
-    say('| signal | samples | encoded B/sample (level ' + DEFAULT_LEVEL + ') |');
-    say('|---|---|---|');
+    const rollupRowsOf = new Map<Signal, number>();
+    for (const r of await db.query<{ id: number; n: number }>(
+      `SELECT sensor_id AS id, count(*)::int AS n FROM sensor_rollups GROUP BY 1`,
+    ))
+      rollupRowsOf.set(signalOf(r.id), (rollupRowsOf.get(signalOf(r.id)) ?? 0) + r.n);
+    say(
+      `| signal | samples | encoded B/sample (level ${DEFAULT_LEVEL}) | rollup rows a sample (${(rollups.heap / rollupRows).toFixed(0)} B of heap a row on average) |`,
+    );
+    say('|---|---|---|---|');
     const by = new Map<Signal, { n: number; bytes: number }>();
     days.forEach((d, i) => {
       const s = by.get(signalOf(d.id)) ?? { n: 0, bytes: 0 };
@@ -245,7 +252,9 @@ async function main() {
       by.set(signalOf(d.id), s);
     });
     for (const [signal, s] of by)
-      say(`| ${signal} | ${int(s.n)} | ${(s.bytes / s.n).toFixed(3)} |`);
+      say(
+        `| ${signal} | ${int(s.n)} | ${(s.bytes / s.n).toFixed(3)} | ${((rollupRowsOf.get(signal) ?? 0) / s.n).toFixed(3)} |`,
+      );
     await db.close();
   } finally {
     await admin.query(`DROP SCHEMA ${schema} CASCADE`);
