@@ -226,6 +226,9 @@ describe('archive codec', () => {
       decodeDay('sensor', Buffer.from([ARCHIVE_VERSION + 1, ...data.subarray(1)])),
     ).toThrow(/version/);
     expect(() => decodeDay('sensor', data.subarray(0, data.length - 1))).toThrow(/ends early/);
+    // A damaged count of 2^40 samples is refused before anything that long is made.
+    const huge = Buffer.from([ARCHIVE_VERSION, 1, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20, 2]);
+    expect(() => decodeDay('sensor', huge)).toThrow(/ends early/);
     expect(() => decodeDay('sensor', Buffer.concat([data, Buffer.from([0])]))).toThrow(
       /past its end/,
     );

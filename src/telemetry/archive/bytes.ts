@@ -104,6 +104,11 @@ export class ByteReader {
     throw new RangeError('archive varint too long');
   }
 
+  /** Bytes not read yet. */
+  remaining(): number {
+    return this.buf.length - this.pos;
+  }
+
   /** Whether every byte was read. */
   done(): boolean {
     return this.pos === this.buf.length;

@@ -100,6 +100,9 @@ export function decodeDay(kind: TelemetryKind, data: Uint8Array): ArchiveDay {
   const payload = data.subarray(3);
   const r = new ByteReader(data[2] & Flags.Deflated ? inflateRawSync(payload) : payload);
   const n = r.uint();
+  // Each time after the first takes a byte at least: a count beyond that is damage, refused before
+  // any array of that length is made.
+  if (n > r.remaining()) throw new RangeError('archive data ends early');
   const ts = readInts(r, n);
   const columns = KINDS[kind].fields.map((field) => {
     const presence = r.byte();
