@@ -38,7 +38,7 @@ function describe(e: Equipment, r: Reading | undefined): string {
     case 'sensor':
       return n('value', e.units);
     case 'meter':
-      return `${n('totalVolume', e.units)} total · ${n('flowRate')} rate`;
+      return `${n('totalVolume', e.units)} total · ${n('flowRate', e.flowUnits)}${e.flowUnits ? '' : ' rate'}`;
     case 'pump':
       return `${r.running === true ? 'Running' : r.running === false ? 'Stopped' : '—'} · ${n('frequency', 'Hz')} · ${n('pressure', 'psi')}`;
     case 'tank':
