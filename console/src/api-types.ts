@@ -11770,6 +11770,8 @@ export interface operations {
             /** @description the event stream */
             200: {
                 headers: {
+                    /** @description milliseconds between heartbeat comments (STREAM_HEARTBEAT_MS): a stream with neither an event nor a heartbeat for twice as long is stale */
+                    "stream-heartbeat-ms"?: unknown;
                     [name: string]: unknown;
                 };
                 content: {
