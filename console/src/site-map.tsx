@@ -59,6 +59,7 @@ export function SiteMap({ sites }: { sites: MappedSite[] }) {
   const map = useRef<L.Map>();
   const markers = useRef<L.LayerGroup>();
   const fitted = useRef('');
+  const bounds = useRef<L.LatLngBounds>();
   const [ready, setReady] = useState(false);
 
   useEffect(() => {
@@ -93,8 +94,16 @@ export function SiteMap({ sites }: { sites: MappedSite[] }) {
       back.addTo(m);
       setReady(true);
     });
+    // The box changes size after the map is made (the page settles, a banner appears, the window
+    // is resized): Leaflet is told, and the sites are fitted again.
+    const resized = new ResizeObserver(() => {
+      m.invalidateSize({ pan: false });
+      if (bounds.current) m.fitBounds(bounds.current, { maxZoom: 9, animate: false });
+    });
+    resized.observe(box.current);
     return () => {
       gone = true;
+      resized.disconnect();
       m.remove();
     };
   }, []);
@@ -135,7 +144,8 @@ export function SiteMap({ sites }: { sites: MappedSite[] }) {
       .join(',');
     if (key && key !== fitted.current) {
       fitted.current = key;
-      m.fitBounds(L.latLngBounds(placed.map((s) => [s.lat, s.lng])).pad(0.3), { maxZoom: 9 });
+      bounds.current = L.latLngBounds(placed.map((s) => [s.lat, s.lng])).pad(0.3);
+      m.fitBounds(bounds.current, { maxZoom: 9, animate: false });
     }
   }, [sites]);
 
