@@ -11771,7 +11771,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description milliseconds between heartbeat comments (STREAM_HEARTBEAT_MS): a stream with neither an event nor a heartbeat for twice as long is stale */
-                    "stream-heartbeat-ms"?: unknown;
+                    "stream-heartbeat-ms"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -41,9 +41,9 @@ const streamSchema = {
       description: 'the event stream',
       headers: {
         'stream-heartbeat-ms': {
+          type: 'integer',
           description:
             'milliseconds between heartbeat comments (STREAM_HEARTBEAT_MS): a stream with neither an event nor a heartbeat for twice as long is stale',
-          schema: { type: 'integer' },
         },
       },
       content: { 'text/event-stream': { schema: StreamEvents } },
