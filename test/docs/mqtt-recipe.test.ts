@@ -9,7 +9,8 @@ import { freePort, ROOT, waitFor } from '../operations/process.js';
 // docs/mqtt.md's "Trying it: the gateway simulator" recipe, run as written: its shell block, line by
 // line, from the repository's root, after the first `npm start` it asks for. Only the environment
 // is the test's own (a fresh DATA_DIR, free ports), so that it touches nothing of the developer's. It
-// needs the broker the recipe names (Mosquitto at 127.0.0.1:1883).
+// needs the broker the recipe names (Mosquitto at 127.0.0.1:1883), and runs with the embedded database
+// (the recipe's own), so not in a run that leaves it out (TEST_BACKENDS=postgres).
 
 const DOC = join(ROOT, 'docs/mqtt.md');
 
@@ -31,7 +32,7 @@ interface Shell {
   exited: Promise<number | null>;
 }
 
-describeWith(['mosquitto'], 'the gateway simulator recipe of docs/mqtt.md', () => {
+describeWith(['mosquitto', 'pglite'], 'the gateway simulator recipe of docs/mqtt.md', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'site-monitor-recipe-'));
   const bindings = join(ROOT, 'bindings.json');
   const kept = `${bindings}.before-recipe-test`;
@@ -54,19 +55,22 @@ describeWith(['mosquitto'], 'the gateway simulator recipe of docs/mqtt.md', () =
     running.push(shell);
     return shell;
   };
+  /** Whether any process of the line's group is still there (npm's children outlive its shell). */
+  const alive = (s: Shell) => {
+    try {
+      process.kill(-s.child.pid!, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  /** Stops every process of the line, the server's own shutdown included (it releases DATA_DIR). */
   const stop = async (s: Shell) => {
-    if (s.child.exitCode !== null) return;
-    try {
-      process.kill(-s.child.pid!, 'SIGTERM');
-    } catch {
-      /* gone */
-    }
-    await Promise.race([s.exited, new Promise((r) => setTimeout(r, 10_000))]);
-    try {
-      process.kill(-s.child.pid!, 'SIGKILL');
-    } catch {
-      /* gone */
-    }
+    if (!alive(s)) return;
+    process.kill(-s.child.pid!, 'SIGTERM');
+    await waitFor(() => (alive(s) ? undefined : true), 20_000).catch(() => {
+      if (alive(s)) process.kill(-s.child.pid!, 'SIGKILL');
+    });
   };
 
   afterAll(async () => {
