@@ -117,7 +117,9 @@ describeEachBackend('archived days: exact both ways', (backend) => {
                 [id, iso(DAY0 - 1), iso(DAY0 + DAY)],
               );
             }
-            const before = await db.query(exactNullSafe(kind, spec.table));
+            const before = await db.query<{ id: number; ts: string; v: string }>(
+              exactNullSafe(kind, spec.table),
+            );
             const moved = await db.query<{ id: number; n: number }>(moveDaySql(kind), [
               ids,
               iso(DAY0),
