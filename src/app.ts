@@ -115,6 +115,9 @@ export async function buildApp(
     onStored: metrics
       ? ({ kind, type, source, count }) => metrics.ingested(kind, type, source, count)
       : undefined,
+    onArchived: metrics
+      ? (kind, result, count) => metrics.archived(kind, result, count)
+      : undefined,
   });
   app.decorate('telemetry', telemetry);
   app.addHook('onReady', async () => telemetry.start());

@@ -16,6 +16,8 @@ import { ImportError, importDocument } from './provisioning/import.js';
 import { generateDemo } from './provisioning/demo.js';
 import { backupDataDir, restoreDataDir } from './db/backup.js';
 import { runRetention } from './telemetry/retention/pass.js';
+import { runArchive } from './telemetry/archive/pass.js';
+import { ARCHIVE_OFF, describeArchive } from './telemetry/archive/report.js';
 import { describeRetention, RETENTION_OFF } from './telemetry/retention/report.js';
 import { describeQuarantine, listQuarantined, quarantineLine } from './telemetry/quarantine.js';
 
@@ -36,6 +38,9 @@ const USAGE = `usage: npm run site-monitor -- <command>
   restore FILE                     embedded database only: restore a backup into an empty or new DATA_DIR
   retention                        one retention pass (RETENTION_DAYS): remove the logs of the months
                                    past the horizon, keeping their rollups; prints what it dropped
+  archive                          one archive pass (ARCHIVE_AFTER_DAYS): move the days of logs that
+                                   are due into the compact archive; prints what, and the bytes
+                                   before and after
   quarantine                       list the logs moved out because a value in them was beyond 1e15
                                    (kind, id, time, the record as stored), one a line
 
@@ -106,6 +111,9 @@ async function run(argv: string[]): Promise<void> {
     else process.stdout.write(`${json}\n`);
   } else if (command === 'backup' || command === 'restore') {
     await runBackupCommand(command, sub, rest);
+  } else if (command === 'archive') {
+    if (sub) throw new UsageError('archive takes no arguments (the setting is ARCHIVE_AFTER_DAYS)');
+    await runArchiveCommand(loadSettings().ARCHIVE_AFTER_DAYS);
   } else if (command === 'retention') {
     if (sub) throw new UsageError('retention takes no arguments (the setting is RETENTION_DAYS)');
     await runRetentionCommand(loadSettings().RETENTION_DAYS);
@@ -158,6 +166,26 @@ async function runRetentionCommand(days: number): Promise<void> {
   const report = await withDatabase((db) => runRetention(db, { days, progress }));
   for (const line of describeRetention(report)) out(line);
   if (!report.ran) throw new Error('retention did not run; try again later');
+  log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+/** One archive pass: its progress on stderr, its report on stdout. */
+async function runArchiveCommand(days: number): Promise<void> {
+  if (days <= 0) {
+    out(ARCHIVE_OFF); // no database to open
+    return;
+  }
+  const started = Date.now();
+  const report = await withDatabase((db) =>
+    runArchive(db, {
+      days,
+      progress: (m: string) => {
+        log(`  ${m}`);
+      },
+    }),
+  );
+  for (const line of describeArchive(report)) out(line);
+  if (!report.ran) throw new Error('the archive pass did not run; try again later');
   log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 

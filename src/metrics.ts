@@ -24,6 +24,8 @@ export interface ServiceMetrics {
   mqttMessage(result: MqttResult): void;
   /** One notification delivery attempt, by channel type and what became of it. */
   notification(channel: 'webhook' | 'email', result: 'delivered' | 'retried' | 'failed'): void;
+  /** Equipment-days the archive pass moved into the archive, or that failed and were set aside. */
+  archived(kind: TelemetryKind, result: 'archived' | 'failed', count: number): void;
 }
 
 export function createMetrics(): ServiceMetrics {
@@ -46,6 +48,14 @@ export function createMetrics(): ServiceMetrics {
     labelNames: ['channel', 'result'] as const,
     registers: [registry],
   });
+  const archive = new Counter({
+    name: 'site_monitor_archive_days_total',
+    help: 'Equipment-days of logs the archive pass handled, by equipment kind and result: archived, or failed (set aside until the next pass)',
+    labelNames: ['kind', 'result'] as const,
+    registers: [registry],
+  });
+  for (const kind of TELEMETRY_KINDS)
+    for (const result of ['archived', 'failed']) archive.inc({ kind, result }, 0);
   for (const channel of ['webhook', 'email'])
     for (const result of ['delivered', 'retried', 'failed'])
       notifications.inc({ channel, result }, 0);
@@ -59,6 +69,7 @@ export function createMetrics(): ServiceMetrics {
     ingested: (kind, type, source, count) => ingested.inc({ kind, source, type }, count),
     mqttMessage: (result) => mqtt.inc({ result }),
     notification: (channel, result) => notifications.inc({ channel, result }),
+    archived: (kind, result, count) => archive.inc({ kind, result }, count),
   };
 }
 

@@ -54,6 +54,11 @@ export const SettingsSchema = Type.Object({
   // stay); 0 keeps everything. A pass runs this often (an hour; shorter in tests).
   RETENTION_DAYS: Type.Integer({ minimum: 0, maximum: 36_500, default: 0 }),
   RETENTION_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: 86_400_000, default: 3_600_000 }),
+  // Archive (docs/storage.md): each UTC day of logs that ended at least this many days ago is moved into
+  // its compact archive form (2 at the least: a smaller value counts as 2); 0 archives nothing. A pass
+  // runs this often (an hour; shorter in tests), the first a minute after start.
+  ARCHIVE_AFTER_DAYS: Type.Integer({ minimum: 0, maximum: 36_500, default: 35 }),
+  ARCHIVE_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: 86_400_000, default: 3_600_000 }),
   // Live stream (GET /v1/stream): how long events stay for replay after a reconnect, the comment
   // that keeps idle streams open, a subscriber's unsent bytes before it is disconnected, streams per
   // instance (503 beyond), and how often an instance looks for events when no wake-up came.

@@ -64,6 +64,7 @@ export const testSettings = (overrides: Partial<Settings> = {}): Settings =>
     {},
     {
       LOG_LEVEL: 'silent',
+      ARCHIVE_AFTER_DAYS: 0,
       JWT_SECRET: 'test-secret-of-at-least-32-characters!!',
       RATE_LIMIT_MAX: 100_000,
       CLIENT_CACHE_MS: 0,

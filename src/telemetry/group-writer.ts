@@ -5,6 +5,7 @@ import type { Job, StoredByKind } from './jobs.js';
 import type { TelemetryKind } from './kinds.js';
 import type { Partitions } from './partitions.js';
 import { buildStatement, type LogMode } from './statement.js';
+import { oldBefore, oldDays, restoreOldDays } from './archive/upload-days.js';
 
 // The database side of the group commit (writer.ts): a group of rounds written in one statement, or
 // one transaction of a statement per round. Logs are first written with a plain INSERT (new data is
@@ -130,7 +131,18 @@ export class GroupWriter {
         );
       }
     };
-    if (rounds.length === 1) await run(db);
+    // Logs older than yesterday may fall in archived days: those move back to rows first, in the
+    // same transaction (archive/upload-days.ts).
+    const old = oldDays(
+      rounds.flat().filter((j) => j.role === 'log'),
+      oldBefore(Date.now()),
+    );
+    if (old.size)
+      await db.transaction(async (tx) => {
+        await restoreOldDays(tx, old);
+        await run(tx);
+      });
+    else if (rounds.length === 1) await run(db);
     else await db.transaction(run);
     return results.flat();
   }

@@ -13,6 +13,8 @@ import { describeRetention } from './retention/report.js';
 import { RetentionScheduler } from './retention/scheduler.js';
 import { pruneOutcomes } from '../db/outcome.js';
 import { PeriodicTask } from '../periodic-task.js';
+import { describeArchive } from './archive/report.js';
+import { runArchive } from './archive/pass.js';
 
 /** How often the outcomes older than OUTCOME_KEEP are removed. */
 const OUTCOME_PRUNE_MS = 60_000;
@@ -29,6 +31,8 @@ export interface TelemetryServiceOptions {
   log: Logger;
   /** Records committed, per kind, type and source (the ingest counter); called once per commit and kind. */
   onStored?: (stored: { kind: TelemetryKind; type: Role; source: Source; count: number }) => void;
+  /** Equipment-days an archive pass archived, or that failed (the archive metric). */
+  onArchived?: (kind: TelemetryKind, result: 'archived' | 'failed', count: number) => void;
 }
 
 export class TelemetryService {
@@ -37,6 +41,8 @@ export class TelemetryService {
   private readonly refresher: RollupRefresher | undefined;
   /** The hourly retention pass; none with RETENTION_DAYS=0. */
   readonly retention: RetentionScheduler | undefined;
+  /** The hourly archive pass; none with ARCHIVE_AFTER_DAYS=0. */
+  readonly archive: PeriodicTask | undefined;
   private readonly horizon: UploadHorizon;
   /** Removes the outcomes uploads recorded (src/db/outcome.ts) once no request can need them. */
   private readonly outcomes: PeriodicTask;
@@ -115,6 +121,41 @@ export class TelemetryService {
             },
           )
         : undefined;
+    // Logged once per equipment-day and process: a day that keeps failing is retried by each pass.
+    const failedBefore = new Set<string>();
+    this.archive =
+      settings.ARCHIVE_AFTER_DAYS > 0
+        ? new PeriodicTask(
+            async (signal) => {
+              const report = await runArchive(unbounded, {
+                days: settings.ARCHIVE_AFTER_DAYS,
+                signal,
+                onFailure: (f, err) => {
+                  const key = `${f.kind}:${f.id}:${f.day}`;
+                  if (failedBefore.has(key)) return;
+                  failedBefore.add(key);
+                  opts.log.warn(
+                    {
+                      err,
+                      archive: { kind: f.kind, id: f.id, day: new Date(f.day).toISOString() },
+                    },
+                    'a day of logs could not be archived; set aside, the next pass tries again (it stays rows meanwhile)',
+                  );
+                },
+              });
+              for (const k of report.kinds)
+                if (k.days) opts.onArchived?.(k.kind, 'archived', k.days);
+              for (const f of report.failed) opts.onArchived?.(f.kind, 'failed', 1);
+              if (report.kinds.some((k) => k.days) || report.failed.length)
+                opts.log.info({ archive: report }, describeArchive(report).join('; '));
+            },
+            {
+              intervalMs: settings.ARCHIVE_INTERVAL_MS,
+              firstDelayMs: Math.min(settings.ARCHIVE_INTERVAL_MS, 60_000),
+              onError: (err) => opts.log.warn({ err }, 'archive pass failed; the next one retries'),
+            },
+          )
+        : undefined;
   }
 
   /** `db` bounds every request's call (the app's bounded view); `onCommit` follows every commit. */
@@ -132,6 +173,7 @@ export class TelemetryService {
   start(): void {
     this.refresher?.start();
     this.retention?.start();
+    this.archive?.start();
     this.outcomes.start();
   }
 
@@ -160,6 +202,7 @@ export class TelemetryService {
       this.writer.idle(),
       this.refresher?.stop(),
       this.retention?.stop(),
+      this.archive?.stop(),
       this.outcomes.stop(),
     ]);
   }

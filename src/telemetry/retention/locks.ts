@@ -13,18 +13,22 @@ const LOCK_WAIT_MS = 2000;
 const LOCK_ATTEMPTS = 3;
 export const LOCKED_TOO_LONG = `the log tables stayed locked (long reads or writes) for ${LOCK_ATTEMPTS} × ${LOCK_WAIT_MS / 1000} s`;
 
-let localPass = false;
+const localPasses = new Set<number>();
 
-/** Runs work unless another pass holds the lock; true when it ran. */
-export async function exclusively(db: Database, work: () => Promise<void>): Promise<boolean> {
+/** Runs work unless another pass holds the lock (`key`: retention's, or another pass's); true when it ran. */
+export async function exclusively(
+  db: Database,
+  work: () => Promise<void>,
+  key = LOCK_KEY,
+): Promise<boolean> {
   if (db.kind === 'pglite') {
-    if (localPass) return false;
-    localPass = true;
+    if (localPasses.has(key)) return false;
+    localPasses.add(key);
     try {
       await work();
       return true;
     } finally {
-      localPass = false;
+      localPasses.delete(key);
     }
   }
   // The lock's transaction stays open, idle, while the work runs on other connections of the pool
@@ -32,7 +36,7 @@ export async function exclusively(db: Database, work: () => Promise<void>): Prom
   // lock goes with it.
   return db.transaction(async (tx) => {
     const [row] = await tx.query<{ locked: boolean }>(
-      `SELECT pg_try_advisory_xact_lock(${LOCK_KEY}, hashtext(current_schema())) AS locked`,
+      `SELECT pg_try_advisory_xact_lock(${key}, hashtext(current_schema())) AS locked`,
     );
     if (!row.locked) return false;
     await work();

@@ -13,6 +13,7 @@ import {
   archiveBound,
   countRows,
   deleteArchiveRows,
+  deleteArchivedDays,
   dropMonth,
   LOG_TABLES,
   partitionMonths,
@@ -148,7 +149,10 @@ async function archiveStep(
   const step = await locked(db, whole, async (tx) => {
     const marks = await pendingMarks(tx, from, upto);
     const until = marks ? monthStart(marks.first) : upto;
-    if (until > (from ?? -Infinity)) await writeHorizon(tx, until);
+    if (until > (from ?? -Infinity)) {
+      await writeHorizon(tx, until);
+      await deleteArchivedDays(tx, until);
+    }
     if (until === archive.end)
       for (const t of archive.tables) await tx.query(`DROP TABLE IF EXISTS ${t}`);
     return { until, marks };

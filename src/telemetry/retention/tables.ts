@@ -3,6 +3,7 @@ import type { Transaction } from '../../db/types.js';
 import { EQUIPMENT } from '../../equipment.js';
 import { KIND_LIST } from '../kinds.js';
 import { monthName, monthStart, nextMonth } from './horizon.js';
+import { daysTable } from '../archive/days.js';
 
 // What retention does to the log tables (migrations/002_telemetry.sql): each is partitioned by UTC
 // month, <table>_pYYYY_MM, behind <table>_archive, which holds everything older than the first
@@ -55,7 +56,14 @@ export async function pendingMarks(
 
 export async function dropMonth(tx: Transaction, month: number): Promise<void> {
   for (const t of LOG_TABLES) await tx.query(`DROP TABLE IF EXISTS ${partitionName(t, month)}`);
+  await deleteArchivedDays(tx, nextMonth(month));
   await tx.query(`DELETE FROM telemetry_months WHERE month = $1::timestamptz`, [iso(month)]);
+}
+
+/** Removes the archived days (archive/days.ts) before `until`: retention removes them with their rows' months. */
+export async function deleteArchivedDays(tx: Queryable, until: number): Promise<void> {
+  for (const kind of KIND_LIST)
+    await tx.query(`DELETE FROM ${daysTable(kind.kind)} WHERE day < $1::timestamptz`, [iso(until)]);
 }
 
 export async function countRows(db: Queryable, table: string): Promise<number> {
