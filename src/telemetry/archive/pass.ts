@@ -2,7 +2,7 @@ import type { Database } from '../../db/index.js';
 import { EPOCH, UNITS } from '../rollups/units.js';
 import { nextMonth, readHorizon } from '../retention/horizon.js';
 import { exclusively } from '../retention/locks.js';
-import { partitionMonths, partitionName } from '../retention/tables.js';
+import { archiveBound, partitionMonths, partitionName } from '../retention/tables.js';
 import { KIND_LIST, KINDS, type TelemetryKind } from '../kinds.js';
 import { daysTable, lockDays, moveDaySql } from './days.js';
 
@@ -250,9 +250,16 @@ async function truncateEmptyMonths(
   report: ArchiveReport,
   progress: (m: string) => Promise<void>,
 ): Promise<void> {
-  for (const month of await partitionMonths(db)) {
-    if (nextMonth(month) > until) break;
-    const parts = KIND_LIST.map((k) => partitionName(k.table, month));
+  const first = await archiveBound(db);
+  const parts = [
+    // Everything before the first month created (old data loaded later lands there): truncated
+    // only once empty, like the others.
+    ...(first?.tables ?? []),
+    ...(await partitionMonths(db))
+      .filter((month) => nextMonth(month) <= until)
+      .flatMap((month) => KIND_LIST.map((k) => partitionName(k.table, month))),
+  ];
+  {
     for (const part of parts) {
       try {
         const done = await db.transaction(async (tx) => {
