@@ -102,7 +102,7 @@ export async function runArchive(db: Database, opts: ArchiveOptions): Promise<Ar
         const done = await archiveKind(db, spec.kind, horizon, until, report, opts, progress);
         report.kinds.push(done);
       }
-      await truncateEmptyMonths(db, until, report, progress);
+      await truncateEmptyMonths(db, now, report, progress);
       report.tableBytes.after = await tableBytes(db);
     },
     ARCHIVE_LOCK_KEY,
@@ -240,13 +240,13 @@ function archiveRowBytes(kind: TelemetryKind): string {
 }
 
 /**
- * Monthly partitions wholly before `until` that hold no row any more (every day archived) are
+ * Monthly partitions of months ended before `now` that hold no row any more (every day archived) are
  * truncated: a DELETE leaves the rows' space in the table, TRUNCATE gives it back. Under a short lock
  * wait: a partition in use is left for the next pass.
  */
 async function truncateEmptyMonths(
   db: Database,
-  until: number,
+  now: number,
   report: ArchiveReport,
   progress: (m: string) => Promise<void>,
 ): Promise<void> {
@@ -256,7 +256,7 @@ async function truncateEmptyMonths(
     // only once empty, like the others.
     ...(first?.tables ?? []),
     ...(await partitionMonths(db))
-      .filter((month) => nextMonth(month) <= until)
+      .filter((month) => nextMonth(month) <= now)
       .flatMap((month) => KIND_LIST.map((k) => partitionName(k.table, month))),
   ];
   {
