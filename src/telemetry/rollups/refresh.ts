@@ -129,7 +129,10 @@ async function rebuildTaken(
   });
 }
 
-/** Marks every 15-minute bucket that holds logs in [from, to) (all of them without bounds), for data written around the upload path. */
+/**
+ * Marks every 15-minute bucket that holds logs in [from, to) (all of them without bounds), for data
+ * written around the upload path. Rows only: archived days (archive/days.ts) are never marked.
+ */
 export async function markAll(
   db: Queryable,
   spec: UnitSpec,
@@ -169,6 +172,8 @@ export async function rebuildAll(db: Database): Promise<void> {
       // lets summaries keep reading the old rows meanwhile.
       if (horizon !== undefined) await tx.query(`DELETE FROM ${table}${since('bucket')}`);
       else await tx.query(db.kind === 'pglite' ? `TRUNCATE ${table}` : `DELETE FROM ${table}`);
+      // Rows only (archive/days.ts): for logs loaded before any of their days is archived; run after
+      // days were archived, it would delete their rollups and not build them again.
       await tx.query(
         insert(15, `(SELECT ${rawUnits(spec)} FROM ${spec.logTable} g${since('g.ts')})`),
       );
