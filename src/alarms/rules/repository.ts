@@ -111,6 +111,7 @@ export async function readLogSamples(
   const spec = KINDS[kind];
   const columns = [...new Set(wanted.map((w) => w.column))];
   // One statement per kind: each rule's range by key (a lateral lookup), its field picked by name.
+  // Rows only: the rules read recent logs, and only days long past are archived (archive/days.ts).
   const pick = `CASE w.col ${columns.map((c, n) => `WHEN $${n + 7} THEN l.${c}::float8`).join(' ')} END`;
   return db.query<{ i: number; ts: Date; v: number | null }>(
     `SELECT w.i, l.ts, ${pick} AS v

@@ -1,3 +1,4 @@
+import { daysTable, nearestLog } from '../archive/days.js';
 import { EPOCH } from '../rollups/units.js';
 import { float8Bytes } from './float8-rows.js';
 import { MINUTES, type GridInterval } from './interpolated-request.js';
@@ -46,6 +47,29 @@ const window = (part: string) => `CROSS JOIN LATERAL (
         AND ts > q.t - i.delta * interval '1 millisecond' AND ts <= q.t + i.delta * interval '1 millisecond'
         LIMIT ${WINDOW_ROWS}) x) w`;
 
+const DAYS = daysTable('sensor');
+const ms = (c: string) => `round(date_part('epoch', ${c}) * 1000)`;
+/**
+ * Archived days (archive/days.ts) can hold a nearer sample than the rows' (prev, next: from the
+ * window and the probes above, which read rows only) where the sensor has archived logs on that side
+ * of t and the rows' sample is not past all of them (the archive's first and last log: one lookup of
+ * the days' key per sensor, in `i`). There the sample is looked up again among rows and archive
+ * (nearestLog: the rows' index, then the nearest archived day that can hold a nearer one, decoded
+ * whole). Only instants among or next to archived days pay for it: one day decoded per side.
+ */
+const ARCHIVED_PREV = `v.afirst <= v.qt AND (v.prev IS NULL OR v.prev[1] <= ${ms('v.alast')})`;
+const ARCHIVED_NEXT = `v.alast > v.qt AND (v.next IS NULL OR v.next[1] >= ${ms('v.afirst')})`;
+/** The sample at or before (before t + 1 µs) or after (at or after t + 1 µs) v.qt, rows and archive. */
+const nearest = (side: 'before' | 'after') =>
+  nearestLog(
+    'sensor',
+    'v.id',
+    `v.qt + interval '1 microsecond'`,
+    side,
+    'value',
+    `ARRAY[${ms('g.ts')}, g.value]`,
+  );
+
 /**
  * For each sensor and instant: the samples around it, the instants in the branch of the partition
  * that holds them (`parts`: the partitions holding some instant; none given: the partitioned table).
@@ -61,7 +85,7 @@ const window = (part: string) => `CROSS JOIN LATERAL (
  */
 export const valuesSql = (instants: string, parts: LogPartition[] | undefined) => {
   const branch = (part: string, where: string) =>
-    `SELECT i.id, q.n, round(date_part('epoch', q.t) * 1000) AS t, i.latest, ${around(part, '<=', 'DESC')} AS prev,
+    `SELECT i.id, q.n, q.t AS qt, round(date_part('epoch', q.t) * 1000) AS t, i.latest, i.step, i.afirst, i.alast, ${around(part, '<=', 'DESC')} AS prev,
       CASE WHEN i.step THEN NULL ELSE ${around(part, '>', 'ASC')} END AS next
     FROM i CROSS JOIN LATERAL (SELECT * FROM q0 WHERE i.id IS NOT NULL${where} OFFSET 0) q ${window(part)}`;
   const at = (x: number) => `to_timestamp(${x / 1000})`;
@@ -74,11 +98,17 @@ export const valuesSql = (instants: string, parts: LogPartition[] | undefined) =
     : [branch('sensor_logs', '')];
   return `
   WITH q0 AS MATERIALIZED (${instants}),
-  i AS MATERIALIZED (SELECT u.id, u.step, u.delta, (SELECT round(date_part('epoch', ts) * 1000) FROM sensor_logs
-          WHERE sensor_id = u.id ORDER BY ts DESC LIMIT 1) AS latest
-        FROM unnest($4::int[], $5::boolean[], $6::float8[]) AS u(id, step, delta))
+  i0 AS MATERIALIZED (SELECT u.id, u.step, u.delta, (SELECT round(date_part('epoch', ts) * 1000) FROM sensor_logs
+          WHERE sensor_id = u.id ORDER BY ts DESC LIMIT 1) AS latest,
+          (SELECT first_ts FROM ${DAYS} WHERE sensor_id = u.id ORDER BY day LIMIT 1) AS afirst,
+          (SELECT last_ts FROM ${DAYS} WHERE sensor_id = u.id ORDER BY day DESC LIMIT 1) AS alast
+        FROM unnest($4::int[], $5::boolean[], $6::float8[]) AS u(id, step, delta)),
+  i AS MATERIALIZED (SELECT id, step, delta, greatest(latest, ${ms('i0.alast')}) AS latest, afirst, alast FROM i0)
   SELECT string_agg(${float8Bytes(['id', 't', 'latest', 'prev[1]', 'prev[2]', 'next[1]', 'next[2]'])}, ''::bytea ORDER BY id, n) AS nums
-  FROM (${branches.join('\n  UNION ALL ')} OFFSET 0) v`;
+  FROM (SELECT v.id, v.n, v.t, v.latest,
+      CASE WHEN ${ARCHIVED_PREV} THEN ${nearest('before')} ELSE v.prev END AS prev,
+      CASE WHEN v.step THEN NULL WHEN ${ARCHIVED_NEXT} THEN ${nearest('after')} ELSE v.next END AS next
+    FROM (${branches.join('\n  UNION ALL ')} OFFSET 0) v OFFSET 0) v`;
 };
 
 /** The numbers of a value in valuesSql's rows. */

@@ -1,4 +1,5 @@
 import type { Access } from '../../auth/access.js';
+import { logRows } from '../archive/days.js';
 import { requireEquipment } from '../../auth/access.js';
 import { numericArray, takesBinary, type NumericArrayType } from '../../db/array-params.js';
 import type { Queryable } from '../../db/index.js';
@@ -79,7 +80,9 @@ const ROLLUPS = overSegments(
 
 /**
  * Log rows: part, time, value. A lookup (plot-segments.ts) reads the logs of [a, b); those from
- * `split` on belong to the next part.
+ * `split` on belong to the next part. The logs are the rows and the archived days of [a, b)
+ * (archive/days.ts logRows: the days found by key, each decoded whole, then cut to [a, b)); their
+ * order does not matter (Extremes keeps the earliest of equal values).
  */
 const LOGS = overSegments(
   [
@@ -88,8 +91,7 @@ const LOGS = overSegments(
     ['b', 'float8[]'],
     ['part', 'int4[]'],
   ],
-  `SELECT g.ts, g.value FROM sensor_logs g
-     WHERE g.sensor_id = $1 AND g.ts >= to_timestamp(s.a / 1000) AND g.ts < to_timestamp(s.b / 1000)`,
+  `SELECT g.ts, g.value FROM ${logRows('sensor', { ids: '= $1', from: 'to_timestamp(s.a / 1000)', to: 'to_timestamp(s.b / 1000)' })} g`,
   'g',
   [
     'CASE WHEN g.ts < to_timestamp(s.split / 1000) THEN s.part ELSE s.part + 1 END',

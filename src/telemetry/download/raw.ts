@@ -4,6 +4,7 @@ import type { Queryable } from '../../db/index.js';
 import { keysetPages, pagesInTurn } from '../../db/pager.js';
 import type { Format } from '../../export/records.js';
 import { isoSql, parseRange } from '../../time.js';
+import { daysTable, decodeDays } from '../archive/days.js';
 import { SQL_SEPARATOR } from './encode-sql.js';
 import { MAX_RAW_DAYS, type Download } from './index.js';
 
@@ -65,6 +66,23 @@ export async function rawSpans(
   return spans;
 }
 
+/**
+ * A page of logs: the first PAGE_ROWS in time order of those after (>) or from (>=) $2 and before $3,
+ * among the rows and the archived days (archive/days.ts). Each branch is ordered and cut at a page
+ * and the two are merged (a Merge Append: no sort of the page), so the rows branch reads its index
+ * as before, and the archive branch decodes only the days that can hold logs of the page's range
+ * (by key), those of a span, found in day order (an archived day is decoded by every page that
+ * reads from it: a day of more than a page's logs is decoded once per page of it).
+ */
+const pageSql = (op: '>=' | '>') => `SELECT ts, value FROM (
+      (SELECT ts, value FROM sensor_logs WHERE sensor_id = $1 AND ts ${op} $2::timestamptz AND ts < $3::timestamptz ORDER BY ts LIMIT ${PAGE_ROWS})
+      UNION ALL
+      (SELECT d.ts, d.value FROM ${daysTable('sensor')} a ${decodeDays('sensor')}
+        WHERE a.sensor_id = $1 AND a.day > $2::timestamptz - interval '1 day' AND a.last_ts ${op} $2::timestamptz
+          AND a.day < $3::timestamptz AND a.first_ts < $3::timestamptz AND d.ts ${op} $2::timestamptz AND d.ts < $3::timestamptz
+        ORDER BY d.ts LIMIT ${PAGE_ROWS})) g
+    ORDER BY ts LIMIT ${PAGE_ROWS}`;
+
 export async function openRawSensorLogs(
   db: Queryable,
   access: Access,
@@ -73,8 +91,7 @@ export async function openRawSensorLogs(
 ): Promise<Download> {
   const { start, end } = parseRange(body.start, body.end, MAX_RAW_DAYS);
   await requireEquipment(db, access, 'sensor', [body.sensorId]);
-  const sql = (op: string) => `WITH p AS (
-      SELECT ts, value FROM sensor_logs WHERE sensor_id = $1 AND ts ${op} $2::timestamptz AND ts < $3::timestamptz ORDER BY ts LIMIT ${PAGE_ROWS})
+  const sql = (op: '>=' | '>') => `WITH p AS (${pageSql(op)})
     SELECT count(*)::int AS n, max(ts)::text AS last, string_agg(${LINE[format]}, ${SQL_SEPARATOR[format]}) AS text FROM p`;
   type RawPage = { n: number; last: string | null; text: string | null };
   // In each span, the first page from its start (included), each later one after the last time of

@@ -1,3 +1,4 @@
+import { logRows, nearestLog } from '../archive/days.js';
 import { HORIZON_SQL } from '../retention/horizon.js';
 import { rawUnits, rollupUnits } from '../rollups/merge-units.js';
 import type { UnitSpec } from '../rollups/unit-columns.js';
@@ -27,13 +28,14 @@ const staleCte = (spec: UnitSpec, level: number) =>
     : '';
 
 /**
- * Each meter's last total before start: the first link of the volume chain (no bucket of its own).
+ * Each meter's last total before start: the first link of the volume chain (no bucket of its own),
+ * among its rows and archived days (archive/days.ts nearestLog).
  * Where the logs before start were removed by retention, the last quarter rollup before the cut
  * (whole quarters only: before quartersFrom, and before the horizon, under which every rollup is
  * final).
  */
 function chainStart(spec: UnitSpec): string {
-  const { rollupTable: table, idColumn: idc, logTable } = spec;
+  const { rollupTable: table, idColumn: idc } = spec;
   const values = spec.columns.map((column) =>
     column.name === 'tv_first' || column.name === 'tv_last'
       ? 'p.total_volume'
@@ -47,8 +49,7 @@ function chainStart(spec: UnitSpec): string {
   );
   return `SELECT p.id, '-infinity'::timestamptz, ${values.join(', ')} FROM (
          SELECT i.id, coalesce(
-           (SELECT total_volume FROM ${logTable} WHERE ${idc} = i.id AND ts < $2
-               AND total_volume IS NOT NULL ORDER BY ts DESC LIMIT 1),
+           ${nearestLog(spec.kind, 'i.id', '$2::timestamptz', 'before', 'total_volume', 'g.total_volume')},
            (SELECT tv_last FROM ${table} r WHERE r.${idc} = i.id AND r.level = 15 AND r.bucket < least($5::timestamptz, ${HORIZON_SQL})
                AND r.tv_last IS NOT NULL ORDER BY r.bucket DESC LIMIT 1)) AS total_volume
          FROM unnest($1::int[]) AS i(id)) p WHERE p.total_volume IS NOT NULL`;
@@ -82,7 +83,8 @@ export function summaryUnits(spec: UnitSpec, level: number, direct: boolean): st
       // Clean quarters at the edges, [quartersFrom, levelFrom) and [levelTo, quartersTo).
       `SELECT ${rollupUnits(spec)} FROM ${table} r WHERE r.${idc} = ANY($1) AND r.level = 15 AND r.bucket >= $5 AND r.bucket < $7 AND ${clean('r')}`,
       `SELECT ${rollupUnits(spec)} FROM ${table} r WHERE r.${idc} = ANY($1) AND r.level = 15 AND r.bucket >= $8 AND r.bucket < $6 AND ${clean('r')}`,
-      // Logs of stale quarters.
+      // Logs of stale quarters: rows only, since an archived day holds no stale quarter (the archive
+      // pass moves only days without marks, and an upload into an archived day moves it back first).
       `SELECT g.* FROM rollup_dirty d CROSS JOIN LATERAL (
          SELECT ${rawUnits(spec)} FROM ${logTable} g WHERE g.${idc} = d.equipment_id
             AND g.ts >= d.bucket AND g.ts < d.bucket + interval '15 minutes' OFFSET 0) g
@@ -91,10 +93,10 @@ export function summaryUnits(spec: UnitSpec, level: number, direct: boolean): st
   }
   // Logs of the edges finer than a quarter (with level 0: the whole range, since then the quarters'
   // range is empty at end).
-  parts.push(
-    `SELECT ${rawUnits(spec)} FROM ${logTable} g WHERE g.${idc} = ANY($1) AND g.ts >= $2 AND g.ts < $5`,
-    `SELECT ${rawUnits(spec)} FROM ${logTable} g WHERE g.${idc} = ANY($1) AND g.ts >= $6 AND g.ts < $3`,
-  );
+  // Rows and archived days (archive/days.ts logRows: the days by key, each decoded, cut to the edge).
+  const logs = (from: string, to: string) =>
+    `SELECT ${rawUnits(spec)} FROM ${logRows(spec.kind, { ids: '= ANY($1)', from: `${from}::timestamptz`, to: `${to}::timestamptz` })} g`;
+  parts.push(logs('$2', '$5'), logs('$6', '$3'));
   if (spec.chain) parts.push(chainStart(spec));
   return `${staleCte(spec, level)} units AS (${parts.join('\n  UNION ALL\n  ')})`;
 }

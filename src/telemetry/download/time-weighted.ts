@@ -1,6 +1,7 @@
 import type { Queryable } from '../../db/index.js';
 import { EQUIPMENT } from '../../equipment.js';
 import type { Format } from '../../export/records.js';
+import { nearestLog } from '../archive/days.js';
 import type { TelemetryKind } from '../kinds.js';
 import type { IntegralField, UnitSpec } from '../rollups/unit-columns.js';
 import { UNITS } from '../rollups/units.js';
@@ -21,15 +22,17 @@ import type { Sample } from './value-function.js';
 // logs than the event-weighted one, plus two rows per equipment and field, and buckets between
 // samples (gap buckets) get elements with count 0.
 
-/** Each equipment's last sample of each field before start and first one at or after end: one indexed row each. */
+/**
+ * Each equipment's last sample of each field before start and first one at or after end, among its
+ * rows and its archived days (archive/days.ts nearestLog): one indexed row each, and where the rows
+ * hold none on that side, the nearest archived day that holds one, decoded.
+ */
 function edgesSql(spec: UnitSpec): string {
-  const { logTable, idColumn: idc } = spec;
-  const sampleOf = ({ column, value }: IntegralField, where: string, order: string) =>
-    `(SELECT ARRAY[${epochMs('ts')}, ${value}] FROM ${logTable} g WHERE g.${idc} = i.id AND ${where}
-        AND g.${column} IS NOT NULL ORDER BY g.ts${order} LIMIT 1)`;
+  const sampleOf = ({ column, value }: IntegralField, t: string, side: 'before' | 'after') =>
+    nearestLog(spec.kind, 'i.id', t, side, column, `ARRAY[${epochMs('g.ts')}, ${value}]`);
   const cols = spec.integrals.flatMap((field) => [
-    `${sampleOf(field, 'g.ts < $2::timestamptz', ' DESC')} AS ${field.prefix}__prev`,
-    `${sampleOf(field, 'g.ts >= $3::timestamptz', '')} AS ${field.prefix}__next`,
+    `${sampleOf(field, '$2::timestamptz', 'before')} AS ${field.prefix}__prev`,
+    `${sampleOf(field, '$3::timestamptz', 'after')} AS ${field.prefix}__next`,
   ]);
   // A sensor's interpolation mode comes along (one statement fewer per request).
   const { table, idColumn } = EQUIPMENT[spec.kind];

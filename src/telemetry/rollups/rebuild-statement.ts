@@ -72,6 +72,7 @@ export function rebuildCtes(
        WHERE (g.${idc}, ${binOf(15, 'g.ts')}) IN (SELECT id, b FROM ${quarters})`
     : '';
   // Quarters from the logs: by key, one quarter at a time (OFFSET 0 keeps each lookup a lookup).
+  // Rows only: a marked quarter is never in an archived day (archive/days.ts).
   const fromLogs = `(SELECT g.* FROM ${quarters} q CROSS JOIN LATERAL (
         SELECT ${rawUnits(spec)} FROM ${logTable} g WHERE g.${idc} = q.id AND g.ts >= q.b
            AND g.ts < q.b + interval '15 minutes'${notReplaced} OFFSET 0) g${freshUnits})`;

@@ -5,6 +5,8 @@ import type { UnitSpec } from './unit-columns.js';
 import { binOf, UNIT_LIST } from './units.js';
 import { HORIZON_SQL, readHorizon } from '../retention/horizon.js';
 import { ELIGIBLE, isDatabaseTrouble, setAside, type SetAside } from './set-aside.js';
+import { daysTable } from '../archive/days.js';
+import { TELEMETRY_KINDS } from '../../equipment.js';
 
 // Keeps the rollups (migrations/003_rollups.sql) in step with the logs. Uploads mark the 15-minute
 // buckets they change in rollup_dirty, in their own statement; the refresher takes a batch of marks
@@ -129,7 +131,10 @@ async function rebuildTaken(
   });
 }
 
-/** Marks every 15-minute bucket that holds logs in [from, to) (all of them without bounds), for data written around the upload path. */
+/**
+ * Marks every 15-minute bucket that holds logs in [from, to) (all of them without bounds), for data
+ * written around the upload path. Rows only: archived days (archive/days.ts) are never marked.
+ */
 export async function markAll(
   db: Queryable,
   spec: UnitSpec,
@@ -149,6 +154,11 @@ export async function markAll(
  * (the demo history, bulk loads) while nothing else writes: much faster than marking every bucket.
  */
 export async function rebuildAll(db: Database): Promise<void> {
+  // Rows only: archived days' rollups would be deleted and never rebuilt.
+  const [{ archived }] = await db.query<{ archived: boolean }>(
+    `SELECT ${TELEMETRY_KINDS.map((k) => `EXISTS (SELECT 1 FROM ${daysTable(k)})`).join(' OR ')} AS archived`,
+  );
+  if (archived) throw new Error('rollups cannot be rebuilt from the logs once days are archived');
   // Rollups before the retention horizon are all that is left of their months: they stay. The horizon
   // is the start of a UTC month, so no hour or day above it holds a quarter below it.
   const horizon = await readHorizon(db);
@@ -169,6 +179,8 @@ export async function rebuildAll(db: Database): Promise<void> {
       // lets summaries keep reading the old rows meanwhile.
       if (horizon !== undefined) await tx.query(`DELETE FROM ${table}${since('bucket')}`);
       else await tx.query(db.kind === 'pglite' ? `TRUNCATE ${table}` : `DELETE FROM ${table}`);
+      // Rows only (archive/days.ts): for logs loaded before any of their days is archived; run after
+      // days were archived, it would delete their rollups and not build them again.
       await tx.query(
         insert(15, `(SELECT ${rawUnits(spec)} FROM ${spec.logTable} g${since('g.ts')})`),
       );
