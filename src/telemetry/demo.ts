@@ -41,7 +41,7 @@ export const DEMO_STORY = {
 
 /** What each haul-off leaves in its tank (bbl): about a quarter of the tank, never far from the last. */
 const HAUL = {
-  left: (k: string) => `(s1.capacity * 0.25 + 25 * sin((${k}) * 1.3 + s1.id))`,
+  left: (t: string, k: string) => `(${t}.capacity * 0.25 + 25 * sin((${k}) * 1.3 + ${t}.id))`,
 };
 
 /** Sensor type ids of the demo (src/provisioning/demo-site.ts SENSOR_TYPES). */
@@ -139,30 +139,38 @@ export async function seedDemoTelemetry(db: Database, now = new Date()): Promise
         FROM transactions x JOIN tank_groups t ON t.site_id = x.site_id AND x.notes = '${HAULED_FROM}' || t.name
        WHERE x.volume > 0),
     s0 AS (
-      SELECT t.tank_group_id AS id, t.capacity, t.maximum_height_level AS hmax, g.ts,
-             x.rate * date_part('epoch', g.ts - lag(g.ts, 1, g.ts) OVER (PARTITION BY t.tank_group_id ORDER BY g.ts)) / 86400 AS inflow,
-             (SELECT count(*) FROM tk WHERE tk.id = t.tank_group_id AND tk.at <= g.ts) AS k
+      SELECT t.tank_group_id AS id, t.capacity, t.maximum_height_level AS hmax, g.ts, x.rate
         FROM ${ranked('tank_groups', 'tank_group_id')} t
         LEFT JOIN ${ranked('flow_meters', 'meter_id')} m ON m.site_id = t.site_id AND m.rk = t.rk
         LEFT JOIN ${ranked('pumps', 'pump_id')} p ON p.site_id = m.site_id AND p.rk = m.rk
         ${series('t')},
         LATERAL (SELECT CASE WHEN m.meter_id IS NULL THEN 7200 ELSE ${meterRate} END AS rate) x),
-    -- e: the inflow so far, none while the inlet is shut (the sample that follows a ticket).
+    -- k: the tickets of the group at or before the sample (samples and tickets in one time order).
     s1 AS (
-      SELECT *, sum(CASE WHEN shut THEN 0 ELSE inflow END) OVER (PARTITION BY id ORDER BY ts) AS e
-        FROM (SELECT *, k > lag(k, 1, k) OVER (PARTITION BY id ORDER BY ts) AS shut FROM s0) s),
-    -- Each stretch k (after ticket k, before ticket k+1): its inflow at its start and at its end.
-    st AS (
-      SELECT id, k, min(e) AS e0, lead(min(e)) OVER (PARTITION BY id ORDER BY k) AS e1 FROM s1 GROUP BY id, k),
+      SELECT id, ts, capacity, hmax, rate, ticket,
+             count(*) FILTER (WHERE ticket) OVER (PARTITION BY id ORDER BY ts, ticket DESC) AS k
+        FROM (SELECT id, ts, capacity, hmax, rate, false AS ticket FROM s0
+              UNION ALL SELECT id, at, NULL, NULL, NULL, true FROM tk) ev),
+    -- Each sample's inflow since the one before; none where a ticket came between (the inlet shut).
+    s2 AS (
+      SELECT id, ts, capacity, hmax, k,
+             CASE WHEN k > lag(k, 1, k) OVER w THEN 0
+                  ELSE rate * date_part('epoch', ts - lag(ts, 1, ts) OVER w) / 86400 END AS inflow
+        FROM s1 WHERE NOT ticket WINDOW w AS (PARTITION BY id ORDER BY ts)),
+    -- e: the inflow so far.
+    s3 AS (SELECT *, sum(inflow) OVER (PARTITION BY id ORDER BY ts) AS e FROM s2),
+    -- Each stretch k (after ticket k, before ticket k+1): its inflow at its start and at its end, and
+    -- the share of it the tank receives (the last stretch, whose end is not yet, the one before's).
+    st0 AS (
+      SELECT id, k, min(capacity) AS capacity, min(e) AS e0, lead(min(e)) OVER (PARTITION BY id ORDER BY k) AS e1
+        FROM s3 GROUP BY id, k),
+    st1 AS (
+      SELECT s.*, CASE WHEN s.e1 > s.e0 THEN (${HAUL.left('s', 's.k + 1')} + nx.v - ${HAUL.left('s', 's.k')}) / (s.e1 - s.e0) END AS share
+        FROM st0 s LEFT JOIN tk nx ON nx.id = s.id AND nx.k = s.k + 1),
+    st AS (SELECT id, k, e0, coalesce(share, lag(share) OVER (PARTITION BY id ORDER BY k), 0) AS share FROM st1),
     lv AS (
-      SELECT s1.id, s1.ts, s1.capacity, s1.hmax,
-             ${HAUL.left('s1.k')} + CASE
-               WHEN st.e1 > st.e0 THEN (${HAUL.left('s1.k + 1')} + nx.v - ${HAUL.left('s1.k')}) * (s1.e - st.e0) / (st.e1 - st.e0)
-               ELSE coalesce((SELECT (${HAUL.left('s1.k')} + pv.v - ${HAUL.left('s1.k - 1')}) / nullif(pst.e1 - pst.e0, 0)
-                                FROM tk pv JOIN st pst ON pst.id = pv.id AND pst.k = pv.k - 1
-                               WHERE pv.id = s1.id AND pv.k = s1.k), 0) * (s1.e - st.e0) END AS volume
-        FROM s1 JOIN st ON st.id = s1.id AND st.k = s1.k
-        LEFT JOIN tk nx ON nx.id = s1.id AND nx.k = s1.k + 1)
+      SELECT s.id, s.ts, s.capacity, s.hmax, ${HAUL.left('s', 's.k')} + st.share * (s.e - st.e0) AS volume
+        FROM s3 s JOIN st ON st.id = s.id AND st.k = s.k)
     SELECT id, ts, volume, volume / capacity * hmax AS level FROM lv`;
   return db.transaction(async (tx) => {
     // Tank logs first: a tank group's level sensor reads what the group logs.
