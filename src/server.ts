@@ -7,6 +7,9 @@ import { gatherDemoStatistics, seedDemo } from './provisioning/seed.js';
 
 type Credentials = NonNullable<Awaited<ReturnType<typeof seedDemo>>>;
 
+/** When no request comes, the demo data's statistics are gathered this long after the server listens. */
+const STATISTICS_AFTER_MS = 5_000;
+
 async function main() {
   const settings = loadSettings();
   // Milliseconds of each step of the start before the server listens, logged once it does.
@@ -53,8 +56,33 @@ async function start(
   const building = performance.now();
   const metrics = settings.METRICS_PORT ? createMetrics() : undefined;
   const app = await buildApp(settings, { db, metrics });
-  let statistics: Promise<unknown> = Promise.resolve();
+  // The demo data's statistics (or those a start that stopped left due): gathered once the server has
+  // answered its first request, or STATISTICS_AFTER_MS after it listens if none came. The embedded
+  // database holds this thread while it analyzes, so not before: the first answer would wait for it.
+  let statistics: Promise<unknown> | undefined;
+  let statisticsTimer: NodeJS.Timeout | undefined = undefined;
+  const gatherStatistics = () => {
+    if (statistics || closing) return;
+    clearTimeout(statisticsTimer);
+    const gathering = performance.now();
+    statistics = gatherDemoStatistics(db).then(
+      (done) => {
+        if (done)
+          app.log.info(
+            { ms: Math.round(performance.now() - gathering) },
+            'demo data statistics gathered',
+          );
+      },
+      (err) =>
+        app.log.warn({ err }, 'demo data statistics not gathered (the next start tries again)'),
+    );
+  };
+  let listening = false;
+  app.addHook('onResponse', async () => {
+    if (listening) gatherStatistics();
+  });
   app.addHook('onClose', async () => {
+    clearTimeout(statisticsTimer);
     await statistics;
     await db.close();
   });
@@ -92,19 +120,9 @@ async function start(
   }
   timings.listen = Math.round(performance.now() - building);
   app.log.info({ ms: timings }, 'started: milliseconds of each step');
-  // The demo data's statistics, gathered now that the service answers (or left from a start that stopped).
-  const gathering = performance.now();
-  statistics = gatherDemoStatistics(db).then(
-    (done) => {
-      if (done)
-        app.log.info(
-          { ms: Math.round(performance.now() - gathering) },
-          'demo data statistics gathered',
-        );
-    },
-    (err) =>
-      app.log.warn({ err }, 'demo data statistics not gathered (the next start tries again)'),
-  );
+  listening = true;
+  statisticsTimer = setTimeout(gatherStatistics, STATISTICS_AFTER_MS);
+  statisticsTimer.unref();
   // Shown once, on the console only: the database keeps just a hash of the secret.
   process.stdout.write(
     credentials

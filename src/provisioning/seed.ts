@@ -70,9 +70,9 @@ export async function seedDemo(
 
 /**
  * Gathers the statistics of the service's tables after the demo data was loaded (seedDemo), once:
- * the server runs it as soon as it listens, so that the first start is not kept waiting for it, and
- * at every later start, which finds nothing to do unless a first start stopped before. Returns
- * whether it gathered them.
+ * the server runs it once it has answered its first request, so that the first start is not kept
+ * waiting for it, and at every later start, which finds nothing to do unless a first start stopped
+ * before. Returns whether it gathered them.
  *
  * The service bulk-loaded these tables itself: it gathers their statistics too, rather than leave the
  * planner to guess until autovacuum comes by (PGlite has none). Plans do not depend on them
