@@ -80,10 +80,10 @@ export function templateFor(dataDir: string, file = TEMPLATE): boolean {
 }
 
 /**
- * Unpacks the template `file` (a gzipped tar, as PGlite's dumpDataDir writes it) into `dataDir`, in
- * this process's native code rather than through the database's own file system layer (about a
- * second less at the first start). PG_VERSION, which marks a directory as holding a database, is
- * written last: an unpacking cut short is unpacked again at the next start.
+ * Unpacks the template `file` (a gzipped tar, as PGlite's dumpDataDir writes it) into `dataDir`, here
+ * rather than through PGlite's loadDataDir (about as fast: creating the files is most of it), so that
+ * PG_VERSION, which marks a directory as holding a database, is written last: an unpacking cut short
+ * is unpacked again at the next start.
  */
 export function unpackTemplate(dataDir: string, file = TEMPLATE): void {
   const tar = gunzipSync(readFileSync(file));
