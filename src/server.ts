@@ -3,17 +3,22 @@ import { SettingsError, loadSettings, type Settings } from './settings.js';
 import { connect, type Database } from './db/index.js';
 import { DataDirBusyError } from './db/lock.js';
 import { createMetrics, serveMetrics, type MetricsListener } from './metrics.js';
-import { seedDemo } from './provisioning/seed.js';
+import { gatherDemoStatistics, seedDemo } from './provisioning/seed.js';
 
 type Credentials = NonNullable<Awaited<ReturnType<typeof seedDemo>>>;
 
+/** When no request comes, the demo data's statistics are gathered this long after the server listens. */
+const STATISTICS_AFTER_MS = 5_000;
+
 async function main() {
   const settings = loadSettings();
-  const db = await connect(settings);
+  // Milliseconds of each step of the start before the server listens, logged once it does.
+  const timings: Record<string, number> = {};
+  const db = await connect(settings, timings);
   const demo = settings.DEMO ?? !settings.DATABASE_URL;
-  const credentials = demo ? await seedDemo(db) : undefined;
+  const credentials = demo ? await seedDemo(db, timings) : undefined;
   try {
-    await start(settings, db, credentials);
+    await start(settings, db, credentials, timings);
   } catch (err) {
     // The demo client exists from here on and its secret is shown only once: a start that fails
     // after seeding still shows it, so the next start (which seeds nothing) can be signed in to.
@@ -42,10 +47,45 @@ function demoBanner(credentials: Credentials, port: number, started: boolean): s
   );
 }
 
-async function start(settings: Settings, db: Database, credentials: Credentials | undefined) {
+async function start(
+  settings: Settings,
+  db: Database,
+  credentials: Credentials | undefined,
+  timings: Record<string, number>,
+) {
+  const building = performance.now();
   const metrics = settings.METRICS_PORT ? createMetrics() : undefined;
   const app = await buildApp(settings, { db, metrics });
-  app.addHook('onClose', async () => db.close());
+  // The demo data's statistics (or those a start that stopped left due): gathered once the server has
+  // answered its first request, or STATISTICS_AFTER_MS after it listens if none came. The embedded
+  // database holds this thread while it analyzes, so not before: the first answer would wait for it.
+  let statistics: Promise<unknown> | undefined;
+  let statisticsTimer: NodeJS.Timeout | undefined = undefined;
+  const gatherStatistics = () => {
+    if (statistics || closing) return;
+    clearTimeout(statisticsTimer);
+    const gathering = performance.now();
+    statistics = gatherDemoStatistics(db).then(
+      (done) => {
+        if (done)
+          app.log.info(
+            { ms: Math.round(performance.now() - gathering) },
+            'demo data statistics gathered',
+          );
+      },
+      (err) =>
+        app.log.warn({ err }, 'demo data statistics not gathered (the next start tries again)'),
+    );
+  };
+  let listening = false;
+  app.addHook('onResponse', async () => {
+    if (listening) gatherStatistics();
+  });
+  app.addHook('onClose', async () => {
+    clearTimeout(statisticsTimer);
+    await statistics;
+    await db.close();
+  });
   let metricsListener: MetricsListener | undefined;
   // Scrapes stop when shutdown begins, before the database closes.
   app.addHook('preClose', async () => metricsListener?.close());
@@ -78,6 +118,11 @@ async function start(settings: Settings, db: Database, credentials: Credentials 
     await app.close().catch(() => undefined);
     throw err;
   }
+  timings.listen = Math.round(performance.now() - building);
+  app.log.info({ ms: timings }, 'started: milliseconds of each step');
+  listening = true;
+  statisticsTimer = setTimeout(gatherStatistics, STATISTICS_AFTER_MS);
+  statisticsTimer.unref();
   // Shown once, on the console only: the database keeps just a hash of the secret.
   process.stdout.write(
     credentials

@@ -93,6 +93,11 @@ describe('the console in Chromium', () => {
     const row = page.getByRole('row', { name: new RegExp(`^${SENSOR.name}`) });
     await expect.poll(() => row.textContent()).toMatch(/psi/);
     expect(await row.textContent()).not.toContain('4,321.5 psi');
+    // A tank group's every figure with its unit: levels from its level registers, its total in its volume's.
+    const tank = page.getByRole('row', { name: /^Skim Tanks/ });
+    await expect
+      .poll(() => tank.textContent())
+      .toMatch(/entry [\d.,]+ ft · exit [\d.,]+ ft · [\d.,]+ bbl total/);
 
     const upload = await ctx.svc.post('/v1/edge/readings/sensor', {
       sensorID: SENSOR.id,

@@ -146,7 +146,7 @@ export function toSeries(r: ChartRequest, rows: ChartRows, units?: string): Char
           'maxEntryTankLevel',
           tw,
         ),
-        units: 'ft',
+        units: units ?? 'ft',
         rows: rows.length,
       };
   }

@@ -11,10 +11,16 @@ export interface Equipment {
   kind: Kind;
   id: number;
   name: string;
+  /** A sensor's units, a meter's or a tank group's volume units. */
   units?: string;
   /** A meter's flow rate units. */
   flowUnits?: string;
+  /** A tank group's level units. */
+  levelUnits?: string;
 }
+
+/** A tank group's level units: its level registers', feet where they have none. */
+export const levelUnits = (e: { levelUnits?: string }): string => e.levelUnits || 'ft';
 
 export const KIND_LABEL: Record<Kind, string> = {
   sensor: 'Sensors',
@@ -60,10 +66,14 @@ export async function loadSiteEquipment(
         flowUnits: m.meter.FlowUnits ?? undefined,
       })),
       ...c.pumps.map((p) => ({ kind: 'pump' as const, id: p.pump.SitePumpID, name: p.pump.Name })),
+      // A tank group's units are those of the registers of its roles.
       ...c.tankGroups.map((t) => ({
         kind: 'tank' as const,
         id: t.tankGroup.SiteTankGroupID,
         name: t.tankGroup.Name,
+        units: t.tankRegisters.Volume?.Units ?? undefined,
+        levelUnits:
+          t.tankRegisters.EntryLevel?.Units ?? t.tankRegisters.ExitLevel?.Units ?? undefined,
       })),
     ],
   };

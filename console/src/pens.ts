@@ -20,6 +20,7 @@ export interface Pen {
 interface Units {
   units?: string;
   flowUnits?: string;
+  levelUnits?: string;
 }
 
 interface Field {
@@ -30,6 +31,8 @@ interface Field {
   timeWeighted: boolean;
 }
 const none = () => undefined;
+/** A tank group's level units: its level registers', feet where they have none (as model.ts levelUnits). */
+const level = (e: Units) => e.levelUnits || 'ft';
 /** The fields a pen may draw, per kind, in the summary routes' names. */
 export const FIELDS: Record<Kind, Record<string, Field>> = {
   sensor: {
@@ -50,12 +53,12 @@ export const FIELDS: Record<Kind, Record<string, Field>> = {
     maxPressure: { label: 'Max pressure', unit: none, timeWeighted: false },
   },
   tank: {
-    avgEntryTankLevel: { label: 'Average entry level', unit: none, timeWeighted: true },
-    minEntryTankLevel: { label: 'Min entry level', unit: none, timeWeighted: false },
-    maxEntryTankLevel: { label: 'Max entry level', unit: none, timeWeighted: false },
-    avgExitTankLevel: { label: 'Average exit level', unit: none, timeWeighted: true },
-    minExitTankLevel: { label: 'Min exit level', unit: none, timeWeighted: false },
-    maxExitTankLevel: { label: 'Max exit level', unit: none, timeWeighted: false },
+    avgEntryTankLevel: { label: 'Average entry level', unit: level, timeWeighted: true },
+    minEntryTankLevel: { label: 'Min entry level', unit: level, timeWeighted: false },
+    maxEntryTankLevel: { label: 'Max entry level', unit: level, timeWeighted: false },
+    avgExitTankLevel: { label: 'Average exit level', unit: level, timeWeighted: true },
+    minExitTankLevel: { label: 'Min exit level', unit: level, timeWeighted: false },
+    maxExitTankLevel: { label: 'Max exit level', unit: level, timeWeighted: false },
   },
 };
 /** A sensor's raw values: the plot route's `value`. */

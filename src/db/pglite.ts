@@ -2,7 +2,7 @@ import { PGlite, types } from '@electric-sql/pglite';
 import type { Database, Transaction } from './types.js';
 import { INDEX_ORDER, queryWithIndexOrder } from './index-order.js';
 import { DatabaseTimeout, withinDeadline } from './deadline.js';
-import { TEMPLATE, templateFor } from './pglite-template.js';
+import { TEMPLATE, templateFor, unpackTemplate } from './pglite-template.js';
 
 /** The embedded database is in this process: a call out of time is one it was working on. */
 const RUNNING = () => true;
@@ -40,8 +40,9 @@ const startParams = [
  * data directory (a backup) to unpack into a dataDir that holds no database yet.
  */
 export function createPglite(dataDir?: string, from: string | Blob = TEMPLATE): Promise<PGlite> {
-  const loadDataDir =
-    typeof from !== 'string' ? from : dataDir ? templateFor(dataDir, from) : undefined;
+  if (typeof from === 'string' && dataDir && templateFor(dataDir, from))
+    unpackTemplate(dataDir, from);
+  const loadDataDir = typeof from !== 'string' ? from : undefined;
   return PGlite.create(dataDir, { parsers, loadDataDir, startParams });
 }
 
@@ -50,7 +51,11 @@ export async function openPglite(
   dataDir?: string,
   from: string | Blob = TEMPLATE,
 ): Promise<Database> {
-  const pg = await createPglite(dataDir, from);
+  return wrapPglite(await createPglite(dataDir, from));
+}
+
+/** An open embedded database behind the Database interface; its close() closes it. */
+export function wrapPglite(pg: PGlite): Database {
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Transaction => {
     const plain: Transaction = {
       query: async <T>(sql: string, params?: unknown[]) => (await q.query<T>(sql, params)).rows,

@@ -74,7 +74,8 @@ export function addEquipment(
       SiteTankGroupID: tankId,
       SiteID: siteId,
       Name: i === 1 ? 'Skim Tanks' : `Storage Tanks ${i}`,
-      Capacity: 4_000 * (i + 1),
+      // 500-bbl tanks: a truckload (80-130 bbl) moves the level by a foot or so.
+      Capacity: 500 * (2 + i),
       MaximumHeightLevel: 18,
       MinimumHeightLevel: 1.5,
       NumberOfTanks: 2 + i,

@@ -15,15 +15,25 @@ const HAULERS = [
   'Sandhills Water Haulers',
 ];
 const DRIVERS = ['J. Ortega', 'M. Reyes', 'T. Walker', 'D. Nguyen', 'R. Castillo', 'A. Brooks'];
-const FLUIDS = ['Produced Water', 'Flowback', 'Fresh Water', 'Brine'];
+const FLUIDS = ['Produced Water', 'Flowback', 'Brine'];
 
-/** Adds the site's two cameras, its transactions (6 hours apart, the newest just before `now`) and images. */
+/** What a haul-off ticket's note says about the tank group it was loaded from (the demo history reads it). */
+export const HAULED_FROM = 'Hauled off from ';
+
+/**
+ * Adds the site's two cameras, its transactions (6 hours apart, the newest just before `now`) and
+ * images. Each transaction is a truck hauling off from one of the site's tank groups (`tanks`), in
+ * turn; its note names the tank group, and the demo history lowers that group's level by the
+ * ticket's volume at its time (src/telemetry/demo.ts).
+ */
 export function addTickets(
   site: DemoSite,
   counts: { transactions: number; images: number },
   companyName: (c: number) => string,
+  tanks: number[] = [],
 ): void {
   const { doc, siteId, id, rnd, pick, round, now } = site;
+  const groups = tanks.map((t) => doc.tankGroups.find((g) => g.SiteTankGroupID === t)!);
   const cameras = [id(701), id(702)];
   cameras.forEach((c, i) =>
     doc.cameras.push({ CameraID: c, SiteID: siteId, Name: i ? 'Offload Bay' : 'Gate' }),
@@ -34,6 +44,8 @@ export function addTickets(
     const txId = id(1000 + i);
     const when = new Date(now - (nTx - i) * 6 * 3_600_000 - Math.floor(rnd() * 3_600_000));
     const volume = round(80 + rnd() * 50, 1);
+    const tank = groups.length ? groups[(i - 1) % groups.length] : undefined;
+    const fluid = pick(FLUIDS);
     doc.transactions.push({
       TransactionID: txId,
       TicketNumber: siteId * 100_000 + i,
@@ -42,10 +54,10 @@ export function addTickets(
       HaulerCompany: pick(HAULERS),
       DriverName: pick(DRIVERS),
       TruckNumber: `T-${100 + Math.floor(rnd() * 900)}`,
-      FluidType: pick(FLUIDS),
+      FluidType: tank?.IsOil ? 'Skim Oil' : fluid,
       Volume: volume,
       VolumeUnits: 'bbl',
-      Notes: rnd() < 0.2 ? 'Offloaded at bay 2' : null,
+      Notes: tank ? `${HAULED_FROM}${tank.Name}` : null,
       Changes: [
         {
           LogTypeName: 'Main Ticket',

@@ -115,6 +115,7 @@ export function generateDemo(opts: DemoOptions = {}): DemoDocument {
       site,
       { transactions: opts.transactionsPerSite ?? 30, images: opts.imagesPerSite ?? 3 },
       companyName,
+      tanks,
     );
   }
   if (opts.alarmManagement) addDemoAlarmManagement(doc, base);

@@ -1,6 +1,7 @@
 import type { Database } from '../db/index.js';
 import { Partitions } from './partitions.js';
 import { isoSql as iso } from '../time.js';
+import { HAULED_FROM } from '../provisioning/demo-tickets.js';
 
 // The demo history: DEMO_DAYS whole days (from midnight in each site's zone) up to now, for every
 // piece of equipment of a freshly seeded database, made by the database itself (INSERT ... SELECT
@@ -15,7 +16,8 @@ import { isoSql as iso } from '../time.js';
 // to the static head and the speed to 0; the sensor that reports its discharge pressure reads the
 // same. A flow meter follows the pump of its rank at its site (its flow is 0 while that pump is
 // stopped, its volumes add up the flow: the total only grows, the day's volume starts again at
-// midnight in the site's zone). Tank levels rise with inflow and fall at each haul-off. And, so that
+// midnight in the site's zone). A tank group fills with the flow of the site's meter of its rank and
+// each haul-off ticket takes its volume out of it, at its time. And, so that
 // the demo's alarms are true (src/alarms/demo.ts), by the sites' order: the first site's first pump
 // is climbing past its pressure limit over the last DEMO_STORY.surgeMinutes, its first H2S sensor
 // read 11.2 ppm for a while about ten hours ago; the second site's first pump tripped
@@ -35,6 +37,11 @@ export const DEMO_STORY = {
   silentMinutesAgo: 150,
   /** The first site's H2S reading above its limit, minutes before now: [from, to). */
   h2sSpike: [610, 585] as const,
+};
+
+/** What each haul-off leaves in its tank (bbl): about a quarter of the tank, never far from the last. */
+const HAUL = {
+  left: (t: string, k: string) => `(${t}.capacity * 0.25 + 25 * sin((${k}) * 1.3 + ${t}.id))`,
 };
 
 /** Sensor type ids of the demo (src/provisioning/demo-site.ts SENSOR_TYPES). */
@@ -119,16 +126,63 @@ export async function seedDemoTelemetry(db: Database, now = new Date()): Promise
     `${r(`120 + 12 * sin(${day} + ${m}.meter_id) + ${noise(`${m}.meter_id`, 3)}`, 1)}`;
   const ranked = (table: string, id: string) =>
     `(SELECT *, row_number() OVER (PARTITION BY site_id ORDER BY ${id}) AS rk FROM ${table})`;
-  // A tank group's entry level (ft): it fills over 10 hours, then a truck hauls most of it off.
-  const level = `t.minimum_height_level + (t.maximum_height_level - t.minimum_height_level) *
-                   (0.15 + 0.7 * mod((g.e / 60 + t.tank_group_id * 37)::numeric, 600)::float8 / 600)`;
+  // A tank group's volume (bbl) and levels (ft, in proportion to its capacity at its maximum height).
+  // Its haul-offs are the tickets whose note names it (src/provisioning/demo-tickets.ts): ticket k
+  // leaves HAUL.left(k) bbl in the tank, and between tickets the tank fills with the inflow of the
+  // site's meter of its rank (the flow that meter logs; a constant flow without one), so that it holds
+  // exactly what ticket k+1 then takes off on top of what that one leaves. As when a tank is gauged
+  // for a run ticket, its inlet is shut from the last sample before a ticket to the first after it:
+  // across the ticket the samples drop by the ticket's volume.
+  const tank = `WITH tk AS (
+      SELECT t.tank_group_id AS id, x.transaction_date AS at, x.volume AS v,
+             row_number() OVER (PARTITION BY t.tank_group_id ORDER BY x.transaction_date, x.transaction_id) AS k
+        FROM transactions x JOIN tank_groups t ON t.site_id = x.site_id AND x.notes = '${HAULED_FROM}' || t.name
+       WHERE x.volume > 0),
+    s0 AS (
+      SELECT t.tank_group_id AS id, t.capacity, t.maximum_height_level AS hmax, g.ts, x.rate
+        FROM ${ranked('tank_groups', 'tank_group_id')} t
+        LEFT JOIN ${ranked('flow_meters', 'meter_id')} m ON m.site_id = t.site_id AND m.rk = t.rk
+        LEFT JOIN ${ranked('pumps', 'pump_id')} p ON p.site_id = m.site_id AND p.rk = m.rk
+        ${series('t')},
+        LATERAL (SELECT CASE WHEN m.meter_id IS NULL THEN 7200 ELSE ${meterRate} END AS rate) x),
+    -- k: the tickets of the group at or before the sample (samples and tickets in one time order).
+    s1 AS (
+      SELECT id, ts, capacity, hmax, rate, ticket,
+             count(*) FILTER (WHERE ticket) OVER (PARTITION BY id ORDER BY ts, ticket DESC) AS k
+        FROM (SELECT id, ts, capacity, hmax, rate, false AS ticket FROM s0
+              UNION ALL SELECT id, at, NULL, NULL, NULL, true FROM tk) ev),
+    -- Each sample's inflow since the one before; none where a ticket came between (the inlet shut).
+    s2 AS (
+      SELECT id, ts, capacity, hmax, k,
+             CASE WHEN k > lag(k, 1, k) OVER w THEN 0
+                  ELSE rate * date_part('epoch', ts - lag(ts, 1, ts) OVER w) / 86400 END AS inflow
+        FROM s1 WHERE NOT ticket WINDOW w AS (PARTITION BY id ORDER BY ts)),
+    -- e: the inflow so far.
+    s3 AS (SELECT *, sum(inflow) OVER (PARTITION BY id ORDER BY ts) AS e FROM s2),
+    -- Each stretch k (after ticket k, before ticket k+1): its inflow at its start and at its end, and
+    -- the share of it the tank receives (the last stretch, whose end is not yet, the one before's).
+    st0 AS (
+      SELECT id, k, min(capacity) AS capacity, min(e) AS e0, lead(min(e)) OVER (PARTITION BY id ORDER BY k) AS e1
+        FROM s3 GROUP BY id, k),
+    st1 AS (
+      SELECT s.*, CASE WHEN s.e1 > s.e0 THEN (${HAUL.left('s', 's.k + 1')} + nx.v - ${HAUL.left('s', 's.k')}) / (s.e1 - s.e0) END AS share
+        FROM st0 s LEFT JOIN tk nx ON nx.id = s.id AND nx.k = s.k + 1),
+    st AS (SELECT id, k, e0, coalesce(share, lag(share) OVER (PARTITION BY id ORDER BY k), 0) AS share FROM st1),
+    lv AS (
+      SELECT s.id, s.ts, s.capacity, s.hmax, ${HAUL.left('s', 's.k')} + st.share * (s.e - st.e0) AS volume
+        FROM s3 s JOIN st ON st.id = s.id AND st.k = s.k)
+    SELECT id, ts, volume, volume / capacity * hmax AS level FROM lv`;
   return db.transaction(async (tx) => {
+    // Tank logs first: a tank group's level sensor reads what the group logs.
     const statements = [
+      `INSERT INTO tank_logs (tank_group_id, ts, entry_tank_level, exit_tank_level, total_volume)
+         SELECT id, ts, ${r('level', 2)}, ${r('greatest(level - 0.4, 0)', 2)}, ${r('volume', 1)} FROM (${tank}) l`,
       `INSERT INTO sensor_logs (sensor_id, ts, value)
          SELECT s.sensor_id, g.ts, CASE
              WHEN p.pump_id IS NOT NULL THEN ${pumpPsi('p')}
              WHEN m.meter_id IS NOT NULL THEN ${meterPsi('m')}
-             WHEN t.tank_group_id IS NOT NULL THEN ${r(level, 2)}
+             WHEN t.tank_group_id IS NOT NULL THEN (SELECT l.entry_tank_level FROM tank_logs l
+                                                     WHERE l.tank_group_id = t.tank_group_id AND l.ts = g.ts)
              ELSE ${r(
                `CASE coalesce(s.site_sensor_type_id, ${TYPE.discharge})
                  WHEN ${TYPE.discharge} THEN 850 + 60 * sin(${day} + s.sensor_id) + ${noise('s.sensor_id', 10)}
@@ -162,14 +216,10 @@ export async function seedDemoTelemetry(db: Database, now = new Date()): Promise
          SELECT p.pump_id, g.ts, ${pumpPsi('p')}, on_, ${pumpHz('p')},
                 CASE WHEN on_ THEN 1 ELSE 2 END, CASE WHEN on_ THEN 'Running' ELSE 'Stopped' END
            FROM pumps p ${series('p')}, LATERAL (SELECT ${pumpOn('p')} AS on_) run`,
-      `INSERT INTO tank_logs (tank_group_id, ts, entry_tank_level, exit_tank_level, total_volume)
-         SELECT t.tank_group_id, g.ts, ${r('l.level', 2)}, ${r('greatest(l.level - 0.4, 0)', 2)},
-                ${r('l.level / t.maximum_height_level * t.capacity', 1)}
-           FROM tank_groups t ${series('t')}, LATERAL (SELECT ${level} AS level) l`,
     ];
     // On the empty tables of a fresh database, building each primary key once after the rows are in
     // is about twice as fast as maintaining it row by row.
-    for (const [i, table] of ['sensor_logs', 'meter_logs', 'pump_logs', 'tank_logs'].entries()) {
+    for (const [i, table] of ['tank_logs', 'sensor_logs', 'meter_logs', 'pump_logs'].entries()) {
       const [pk] = await tx.query<{ name: string; def: string }>(
         `SELECT conname AS name, pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'p'`,
         [table],

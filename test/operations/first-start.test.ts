@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { describeWith } from '../helper.js';
+import { until } from '../wait.js';
 import { freePort, runTs, startServerProcess, type Running } from './process.js';
 
 // A first start that fails after the demo data is made (here: the metrics port is held by another
@@ -38,8 +39,9 @@ describeWith(['pglite'], 'a first start that fails', () => {
     expect(secret, failed.stdout()).toBeTruthy();
     expect(failed.stdout()).toContain('did not start');
 
-    // The next start finds the demo data in place, seeds nothing and prints no new secret.
-    const started = await startServerProcess({ DATA_DIR: dataDir });
+    // The next start finds the demo data in place, seeds nothing and prints no new secret; it gathers
+    // the statistics the failed one left due, once it has answered.
+    const started = await startServerProcess({ DATA_DIR: dataDir, LOG_LEVEL: 'info' });
     server = started.server;
     expect(server.stdout()).not.toContain('clientSecret');
     const res = await fetch(`${started.base}/token`, {
@@ -48,5 +50,6 @@ describeWith(['pglite'], 'a first start that fails', () => {
       body: JSON.stringify({ clientId: 'demo', clientSecret: secret }),
     });
     expect(res.status).toBe(200);
+    await until(() => server!.stdout().includes('demo data statistics gathered'), 'the statistics');
   }, 300_000);
 });

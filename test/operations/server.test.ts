@@ -54,7 +54,16 @@ describeWith(['pglite'], 'the server process (embedded database)', () => {
     expect(sites.body.total).toBeGreaterThanOrEqual(3);
     // Logs are JSON lines and never carry the secret.
     expect(server!.stderr()).not.toContain(secret);
-    // The demo data directory stays small (the week of history, rollups and log files included).
+    // Each step of the start is logged with its milliseconds; the demo's statistics are gathered
+    // once the server answers.
+    const stepsLine = /"ms":(\{[^}]*\}),"msg":"started: milliseconds of each step"/;
+    await until(() => stepsLine.test(server!.stdout()), 'the steps of the start');
+    const steps = stepsLine.exec(server!.stdout())?.[1];
+    expect(Object.keys(JSON.parse(steps ?? '{}'))).toEqual(
+      expect.arrayContaining(['open', 'migrate', 'configuration', 'history', 'rollups', 'listen']),
+    );
+    await until(() => server!.stdout().includes('demo data statistics gathered'), 'the statistics');
+    // The demo data directory stays small (the 90 days of history, rollups and log files included).
     expect(sizeOf(dataDir)).toBeLessThan(100 * 1024 * 1024);
 
     // The CLI refuses to open the embedded database while the server has it...

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/db/index.js';
-import { seedDemo } from '../../src/provisioning/seed.js';
+import { gatherDemoStatistics, seedDemo } from '../../src/provisioning/seed.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
+import { HAULED_FROM } from '../../src/provisioning/demo-tickets.js';
 import {
   DEMO_COARSE_STEP_MINUTES,
   DEMO_DAYS,
@@ -46,13 +47,19 @@ describeEachBackend('demo telemetry', (backend) => {
     (await db.query<{ id: number }>(`SELECT site_id AS id FROM sites ORDER BY site_id OFFSET 2`))[0]
       .id;
 
-  it('gathers statistics of the tables it loaded, and of no other schema', async () => {
+  it('gathers statistics of the tables it loaded when asked (the server: once it answers), once, and of no other schema', async () => {
     const stats = (schema: string, table: string) =>
       count(
         `SELECT count(*) AS n FROM pg_stats WHERE schemaname = ${schema} AND tablename = '${table}'`,
       );
+    // Not while seeding (the embedded database has no autovacuum that could gather them meanwhile).
+    if (backend === 'pglite') expect(await stats('current_schema()', 'sensor_logs')).toBe(0);
+    expect(await gatherDemoStatistics(db)).toBe(true);
     expect(await stats('current_schema()', 'sensor_logs')).toBeGreaterThan(0);
+    expect(await stats('current_schema()', 'sensor_rollups')).toBeGreaterThan(0);
     if (backend === 'postgres') expect(await stats(`'${other}'`, 't')).toBe(0);
+    // Once: a later start finds nothing left to do.
+    expect(await gatherDemoStatistics(db)).toBe(false);
   });
 
   it(`holds ${DEMO_DAYS} whole days in each site's zone, finer towards now, up to the current step`, async () => {
@@ -150,6 +157,72 @@ describeEachBackend('demo telemetry', (backend) => {
     ).toBe(0);
   });
 
+  it("lowers a tank group's level by each haul-off ticket's volume at its time, and fills it between them as its meter flows", async () => {
+    // Every ticket names the tank group it hauled off from; every tank group has tickets.
+    const tickets = `SELECT t.tank_group_id AS id, t.capacity, t.maximum_height_level AS hmax, x.transaction_date AS at, x.volume
+                       FROM transactions x JOIN tank_groups t ON t.site_id = x.site_id AND x.notes = $1 || t.name`;
+    expect(await count(`SELECT count(*) AS n FROM (${tickets}) k`, [HAULED_FROM])).toBe(
+      await count(`SELECT count(*) AS n FROM transactions`),
+    );
+    expect(await count(`SELECT count(DISTINCT id) AS n FROM (${tickets}) k`, [HAULED_FROM])).toBe(
+      await count(`SELECT count(*) AS n FROM tank_groups`),
+    );
+    // Across each ticket (its last sample before, its first at or after it), the volume drops by the
+    // ticket's, and the level by as many feet of the group's capacity at its maximum height.
+    const across = await db.query<{
+      volume: number;
+      dropped: number;
+      feet: number;
+      fell: number;
+    }>(
+      `SELECT k.volume, b.total_volume - a.total_volume AS dropped,
+              k.volume / k.capacity * k.hmax AS feet, b.entry_tank_level - a.entry_tank_level AS fell
+         FROM (${tickets}) k
+        CROSS JOIN LATERAL (SELECT * FROM tank_logs l WHERE l.tank_group_id = k.id AND l.ts < k.at ORDER BY ts DESC LIMIT 1) b
+        CROSS JOIN LATERAL (SELECT * FROM tank_logs l WHERE l.tank_group_id = k.id AND l.ts >= k.at ORDER BY ts LIMIT 1) a`,
+      [HAULED_FROM],
+    );
+    // All but the latest few (after the last sample of their group, or of the silent site).
+    expect(across.length).toBeGreaterThan(
+      (await count(`SELECT count(*) AS n FROM transactions`)) - 10,
+    );
+    for (const t of across) {
+      expect(Math.abs(t.dropped - t.volume), JSON.stringify(t)).toBeLessThanOrEqual(0.1 + 1e-9);
+      expect(Math.abs(t.fell - t.feet), JSON.stringify(t)).toBeLessThanOrEqual(0.01 + 1e-9);
+    }
+    // Between tickets the volume never falls, and it rises only while the group's meter (the site's of
+    // its rank) flows; the level stays between the group's minimum and maximum height.
+    const steps = `SELECT l.tank_group_id AS id, l.ts, lag(l.ts) OVER w AS prev, l.total_volume - lag(l.total_volume) OVER w AS d
+                     FROM tank_logs l WINDOW w AS (PARTITION BY l.tank_group_id ORDER BY l.ts)`;
+    const noTicket = `NOT EXISTS (SELECT 1 FROM (${tickets}) k WHERE k.id = x.id AND k.at > x.prev AND k.at <= x.ts)`;
+    expect(
+      await count(`SELECT count(*) AS n FROM (${steps}) x WHERE x.d < 0 AND ${noTicket}`, [
+        HAULED_FROM,
+      ]),
+    ).toBe(0);
+    const rose = `FROM (${steps}) x
+        JOIN (SELECT *, row_number() OVER (PARTITION BY site_id ORDER BY tank_group_id) rk FROM tank_groups) t ON t.tank_group_id = x.id
+        JOIN (SELECT *, row_number() OVER (PARTITION BY site_id ORDER BY meter_id) rk FROM flow_meters) m USING (site_id, rk)
+        JOIN meter_logs ml ON ml.meter_id = m.meter_id AND ml.ts = x.ts
+       WHERE x.d > 0.1 AND ${noTicket}`;
+    expect(await count(`SELECT count(*) AS n ${rose}`, [HAULED_FROM])).toBeGreaterThan(0);
+    expect(await count(`SELECT count(*) AS n ${rose} AND ml.flow_rate = 0`, [HAULED_FROM])).toBe(0);
+    expect(
+      await count(
+        `SELECT count(*) AS n FROM tank_logs l JOIN tank_groups t USING (tank_group_id)
+          WHERE l.entry_tank_level NOT BETWEEN t.minimum_height_level AND t.maximum_height_level`,
+      ),
+    ).toBe(0);
+    // The group's level sensor reads what the group logs.
+    expect(
+      await count(
+        `SELECT count(*) AS n FROM sensors s JOIN sensor_logs sl USING (sensor_id)
+           JOIN tank_logs l ON l.tank_group_id = s.equipment_id AND l.ts = sl.ts
+          WHERE s.equipment_type_id = 3 AND sl.value <> l.entry_tank_level`,
+      ),
+    ).toBe(0);
+  });
+
   it('gives every value a unit that fits it: valve positions in %, levels in ft', async () => {
     expect(await count(`SELECT count(*) AS n FROM sensors WHERE coalesce(units, '') = ''`)).toBe(0);
     const valves = await db.query<{ units: string; lo: number; hi: number }>(
@@ -177,12 +250,22 @@ describeEachBackend('demo telemetry', (backend) => {
       expect(r.lo, r.units).toBeGreaterThanOrEqual(within[r.units][0]);
       expect(r.hi, r.units).toBeLessThanOrEqual(within[r.units][1]);
     }
-    // Meters and pumps carry theirs in the configuration.
+    // Meters and pumps carry theirs in the configuration; a tank group's levels and volume in the
+    // registers of its roles.
     expect(
       await count(
         `SELECT count(*) AS n FROM flow_meters WHERE flow_units IS NULL OR volume_units IS NULL`,
       ),
     ).toBe(0);
+    const tankUnits = await db.query<{ role: string; units: string | null }>(
+      `SELECT DISTINCT r.role, g.units FROM equipment_register_roles r JOIN registers g USING (register_id)
+        WHERE r.equipment_kind = 'tank' ORDER BY 1`,
+    );
+    expect(tankUnits).toEqual([
+      { role: 'EntryLevel', units: 'ft' },
+      { role: 'ExitLevel', units: 'ft' },
+      { role: 'Volume', units: 'bbl' },
+    ]);
   });
 
   it('gives every piece of equipment its latest log as its current reading, and every site a LastCommunication', async () => {

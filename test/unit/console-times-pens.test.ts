@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fromLocalInput, toLocalInput } from '../../console/src/format.js';
-import { readPens, toTrend, trendCsv, writePens } from '../../console/src/pens.js';
+import { FIELDS, readPens, toTrend, trendCsv, writePens } from '../../console/src/pens.js';
 
 // The console's wall-clock conversions (custom ranges and ticket days are typed in the zone shown)
 // and its multi-pen addresses and CSV, without a browser.
@@ -92,5 +92,12 @@ describe('multi-pen addresses', () => {
       `${h(2)},,,7`,
       '',
     ]);
+  });
+
+  it("gives every tank group field a unit: its level registers', feet where they have none", () => {
+    for (const [name, field] of Object.entries(FIELDS.tank)) {
+      expect(field.unit({ levelUnits: 'm', units: 'bbl' }), name).toBe('m');
+      expect(field.unit({}), name).toBe('ft');
+    }
   });
 });

@@ -14,7 +14,13 @@ import { chartQuery, readChartView, zoneChoiceOf } from '../chart-view.js';
 import { useChartWidth } from '../chart-width.js';
 import { formatTime, toLocalInput, zoneOf } from '../format.js';
 import { Status, useLoad } from '../load.js';
-import { loadAllSites, loadSiteEquipment, type Equipment, type SiteEquipment } from '../model.js';
+import {
+  levelUnits,
+  loadAllSites,
+  loadSiteEquipment,
+  type Equipment,
+  type SiteEquipment,
+} from '../model.js';
 import { readPens, writePens, type Pen } from '../pens.js';
 import { navigate, useRoute, withQuery } from '../router.js';
 import { TrendPanel } from '../trend.js';
@@ -118,7 +124,7 @@ export function ChartsPage() {
             ...toSeries(
               request,
               (await (await fetchChart(request, 'application/json', signal)).json()) as ChartRows,
-              picked?.units,
+              picked && (picked.kind === 'tank' ? levelUnits(picked) : picked.units),
             ),
             caption,
             raw,

@@ -6,7 +6,7 @@ import { applyAlarmEvent } from '../alarm-store.js';
 import { applyEdgeEvent, EdgeHealth, edgeKey, type EdgeState } from '../edge-health.js';
 import { ago, formatNumber, formatTime, isSilent, toLocalInput } from '../format.js';
 import { Status, useLoad } from '../load.js';
-import { ID_FIELD, KIND_LABEL, loadSiteEquipment, type Equipment } from '../model.js';
+import { ID_FIELD, KIND_LABEL, levelUnits, loadSiteEquipment, type Equipment } from '../model.js';
 import { Link, withQuery } from '../router.js';
 import { openStream, type StreamState } from '../stream.js';
 import { currentZone, useSiteZone } from '../zone.js';
@@ -42,7 +42,7 @@ function describe(e: Equipment, r: Reading | undefined): string {
     case 'pump':
       return `${r.running === true ? 'Running' : r.running === false ? 'Stopped' : '—'} · ${n('frequency', 'Hz')} · ${n('pressure', 'psi')}`;
     case 'tank':
-      return `entry ${n('entryTankLevel', 'ft')} · exit ${n('exitTankLevel', 'ft')} · ${n('totalVolume')} total`;
+      return `entry ${n('entryTankLevel', levelUnits(e))} · exit ${n('exitTankLevel', levelUnits(e))} · ${n('totalVolume', e.units)} total`;
   }
 }
 
