@@ -119,12 +119,14 @@ export class RuleEvaluator {
       const waiting = this.waiting.splice(0);
       try {
         for (;;) {
+          const began = performance.now();
           const { more, changed, busy, idle, saved } = await evaluatePass(this.db, {
             log: this.opts.log,
             batch: this.batch,
             recent: this.recent,
           });
           if (!busy) this.idle = idle === true;
+          if (!busy && !more) this.recent.readPast(began);
           if (saved)
             await this.vacuum
               .note(saved)

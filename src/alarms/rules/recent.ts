@@ -11,46 +11,88 @@ import { jobLogGroups } from '../../telemetry/statement-log-events.js';
 
 /** Entries kept at most (the oldest uploads go first): a few seconds of the fastest ingest. */
 const MAX_ENTRIES = 300_000;
-/** Uploads kept at most this long: the evaluator runs within a second of each commit. */
-const MAX_AGE_MS = 30_000;
+/** Texts of uploads dropped before a pass read them, remembered at most. */
+const MAX_DROPPED = 100_000;
+
+// Two committed events may have the same text (site, kind, equipment, first and last time, count)
+// and different entries: such a text is kept without entries (read back). So is one whose earlier
+// namesake was dropped unread (too many entries kept), which `dropped` remembers until a pass has read
+// past it; should that list overflow, nothing is kept until a pass has read past the overflow.
+
+interface Held {
+  /** When it was added (performance.now()): after its commit. */
+  at: number;
+  size: number;
+  /** By equipment id; undefined: its text is not enough to know (read back). */
+  entries: Map<number, Entry[]> | undefined;
+}
 
 export class RecentLogs {
-  private readonly byEvent = new Map<
-    string,
-    { at: number; size: number; entries: Map<number, Entry[]> }
-  >();
+  private readonly byEvent = new Map<string, Held>();
+  private readonly dropped = new Map<string, number>();
   private size = 0;
+  /** Set when `dropped` overflowed: nothing is kept until a pass has read past this time. */
+  private unsureSince: number | undefined;
 
   constructor(
     private readonly maxEntries = MAX_ENTRIES,
-    private readonly maxAgeMs = MAX_AGE_MS,
+    private readonly maxDropped = MAX_DROPPED,
   ) {}
 
   /** Jobs just committed. */
   add(jobs: Job[], now = performance.now()): void {
+    if (this.unsureSince !== undefined) return;
     for (const job of jobs) {
       if (job.role !== 'log') continue;
       for (const { group, data } of jobLogGroups(job, true)) {
         const held = this.byEvent.get(data);
-        if (held) this.drop(data, held.size);
-        this.byEvent.set(data, { at: now, size: group.count, entries: group.entries! });
+        const twice = held !== undefined || this.dropped.has(data);
+        if (held) this.remove(data, held);
+        this.byEvent.set(data, {
+          at: now,
+          size: group.count,
+          entries: twice ? undefined : group.entries,
+        });
         this.size += group.count;
       }
     }
-    for (const [data, e] of this.byEvent) {
-      if (this.size <= this.maxEntries && now - e.at <= this.maxAgeMs) break;
-      this.drop(data, e.size);
+    for (const [data, held] of this.byEvent) {
+      if (this.size <= this.maxEntries) break;
+      this.remove(data, held);
+      this.dropped.set(data, held.at);
+    }
+    if (this.dropped.size > this.maxDropped) {
+      this.byEvent.clear();
+      this.dropped.clear();
+      this.size = 0;
+      this.unsureSince = now;
     }
   }
 
-  /** The entries of one equipment that the `logs` event with this data stored (undefined: not known here). */
-  entriesOf(data: string, id: number): Entry[] | undefined {
-    const e = this.byEvent.get(data);
-    return e ? (e.entries.get(id) ?? []) : undefined;
+  /**
+   * A pass has read every event committed before `t` (performance.now() before it began, and it
+   * read to the end): what was added before then is done with.
+   */
+  readPast(t: number): void {
+    for (const [data, held] of this.byEvent) {
+      if (held.at >= t) break;
+      this.remove(data, held);
+    }
+    for (const [data, at] of this.dropped) {
+      if (at >= t) break;
+      this.dropped.delete(data);
+    }
+    if (this.unsureSince !== undefined && this.unsureSince < t) this.unsureSince = undefined;
   }
 
-  private drop(data: string, size: number) {
+  /** The entries of one equipment that the `logs` event with this text stored (undefined: not known here). */
+  entriesOf(data: string, id: number): Entry[] | undefined {
+    const entries = this.byEvent.get(data)?.entries;
+    return entries ? (entries.get(id) ?? []) : undefined;
+  }
+
+  private remove(data: string, held: Held) {
     this.byEvent.delete(data);
-    this.size -= size;
+    this.size -= held.size;
   }
 }
