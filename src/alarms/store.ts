@@ -31,20 +31,21 @@ export interface AlarmGroup {
   firstSeen: number;
   lastSeen: number;
   occurrences: number;
-  /** Who raises this group, when not the statement's `raisedBy.by` (rules' raises, batched). */
+  /** With upsertAlarms' `siteId` null: who raises this group (else `raisedBy.by`), and its site. */
   by?: string;
-  /** The group's site, when not the statement's (upsertAlarmsOfSites). */
   siteId?: number;
 }
 
 // On a duplicate: count every send; FirstSeen and LastSeen only widen (an out-of-order send never
 // moves LastSeen backwards); severity, message and value follow the send that is not older than LastSeen.
-const UPSERT = withAlarmEvents(
-  `
+// `ofGroups`: each group has its own site ($15) and raiser ($14), for the rule evaluator's raises.
+const upsertSql = (ofGroups: boolean) =>
+  withAlarmEvents(
+    `
 INSERT INTO site_alarms AS a (site_id, equipment_type_id, equipment_id, alarm_type, severity, message, value, first_seen, last_seen, occurrences, source)
-SELECT COALESCE(t.site_id, $1::int), t.type_id, t.equipment_id, t.alarm_type, t.severity, t.message, t.value, t.first_seen, t.last_seen, t.occurrences, $12::text
-  FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::timestamptz[], $9::timestamptz[], $10::int[], $15::int[])
-       WITH ORDINALITY AS t(type_id, equipment_id, alarm_type, severity, message, value, first_seen, last_seen, occurrences, site_id, ord)
+SELECT ${ofGroups ? 'COALESCE(t.site_id, $1::int)' : '$1::int'}, t.type_id, t.equipment_id, t.alarm_type, t.severity, t.message, t.value, t.first_seen, t.last_seen, t.occurrences, $12::text
+  FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::timestamptz[], $9::timestamptz[], $10::int[]${ofGroups ? ', $15::int[]' : ''})
+       WITH ORDINALITY AS t(type_id, equipment_id, alarm_type, severity, message, value, first_seen, last_seen, occurrences${ofGroups ? ', site_id' : ''}, ord)
  ORDER BY t.ord
 ON CONFLICT (site_id, (COALESCE(equipment_type_id, 0)), (COALESCE(equipment_id, 0)), alarm_type) WHERE resolved_at IS NULL
 DO UPDATE SET
@@ -55,23 +56,28 @@ DO UPDATE SET
   message = CASE WHEN EXCLUDED.last_seen >= a.last_seen THEN EXCLUDED.message ELSE a.message END,
   value = CASE WHEN EXCLUDED.last_seen >= a.last_seen THEN EXCLUDED.value ELSE a.value END
 RETURNING (xmax = 0) AS created, ${RECORD_COLUMNS}`,
-  `CASE WHEN created THEN 'created' ELSE 'duplicate' END`,
-  [
-    // The request's outcome, in the same commit: what it answers, should its connection break at commit.
-    outcomeCte('$11', `COALESCE(jsonb_agg(to_jsonb(changed)), '[]'::jsonb)`, 'changed'),
-    // Only a new alarm is a change; a duplicate send bumps its counters (contract 16).
-    journalEntries({
-      event: 'raised',
-      by: 'COALESCE(g.who, $13::text)',
-      from: `JOIN unnest($2::int[], $3::int[], $4::text[], $14::text[], $15::int[]) AS g(type_id, equipment_id, alarm_type, who, site_id)
-               ON g.alarm_type = changed."AlarmType" AND g.type_id IS NOT DISTINCT FROM changed."EquipmentTypeID"
-              AND g.equipment_id::text IS NOT DISTINCT FROM changed."EquipmentID" AND COALESCE(g.site_id, $1::int) = changed."SiteID"`,
-      where: 'changed.created',
-    }),
-    // Its notification steps, recorded with it (src/alarms/notify/).
-    scheduleRaised('changed.created'),
-  ],
-);
+    `CASE WHEN created THEN 'created' ELSE 'duplicate' END`,
+    [
+      // The request's outcome, in the same commit: what it answers, should its connection break at commit.
+      outcomeCte('$11', `COALESCE(jsonb_agg(to_jsonb(changed)), '[]'::jsonb)`, 'changed'),
+      // Only a new alarm is a change; a duplicate send bumps its counters (contract 16).
+      ofGroups
+        ? journalEntries({
+            event: 'raised',
+            by: 'COALESCE(g.who, $13::text)',
+            from: `JOIN unnest($2::int[], $3::int[], $4::text[], $14::text[], $15::int[]) AS g(type_id, equipment_id, alarm_type, who, site_id)
+               ON g.site_id = changed."SiteID" AND g.alarm_type = changed."AlarmType"
+              AND g.type_id IS NOT DISTINCT FROM changed."EquipmentTypeID"
+              AND g.equipment_id::text IS NOT DISTINCT FROM changed."EquipmentID"`,
+            where: 'changed.created',
+          })
+        : journalEntries({ event: 'raised', by: '$13::text', where: 'changed.created' }),
+      // Its notification steps, recorded with it (src/alarms/notify/).
+      scheduleRaised('changed.created'),
+    ],
+  );
+const UPSERT = upsertSql(false);
+const UPSERT_OF_GROUPS = upsertSql(true);
 
 /** Who raises: the source a new alarm gets, and the journal's By (a client id, "rule:<id>", "communication"). */
 export interface RaisedBy {
@@ -87,8 +93,8 @@ export interface RaisedBy {
  * rows its commit recorded, or the same send again (same request id) when it did not commit, so an
  * occurrence is never counted twice; `until` (epoch ms) bounds that. A created alarm gets
  * `raisedBy.source` and a `raised` journal entry by `raisedBy.by` (default: an edge send of nobody named).
- * With `siteId` null, each group names its own site (`siteId`; the rule evaluator's raises of many
- * sites, sorted by site, then key), and the result's keys are "<site>|<key>".
+ * With `siteId` null, each group names its own site and raiser (`siteId`, `by`: the rule evaluator's
+ * raises of many sites, sorted by site, then key), and the result's keys are "<site>|<key>".
  */
 export async function upsertAlarms(
   db: Queryable,
@@ -113,11 +119,11 @@ export async function upsertAlarms(
     id,
     raisedBy.source,
     raisedBy.by,
-    col((g) => g.by ?? null),
-    col((g) => g.siteId ?? null),
+    ...(siteId === null ? [col((g) => g.by ?? raisedBy.by), col((g) => g.siteId)] : []),
   ];
   type Stored = RecordRow & { created: boolean };
-  const rows = await settle(() => db.query<Stored>(UPSERT, params), {
+  const sql = siteId === null ? UPSERT_OF_GROUPS : UPSERT;
+  const rows = await settle(() => db.query<Stored>(sql, params), {
     ids: [id],
     until,
     lookup: () => db,
