@@ -31,16 +31,21 @@ export interface AlarmGroup {
   firstSeen: number;
   lastSeen: number;
   occurrences: number;
+  /** With upsertAlarms' `siteId` null: who raises this group (else `raisedBy.by`), and its site. */
+  by?: string;
+  siteId?: number;
 }
 
 // On a duplicate: count every send; FirstSeen and LastSeen only widen (an out-of-order send never
 // moves LastSeen backwards); severity, message and value follow the send that is not older than LastSeen.
-const UPSERT = withAlarmEvents(
-  `
+// `ofGroups`: each group has its own site ($15) and raiser ($14), for the rule evaluator's raises.
+const upsertSql = (ofGroups: boolean) =>
+  withAlarmEvents(
+    `
 INSERT INTO site_alarms AS a (site_id, equipment_type_id, equipment_id, alarm_type, severity, message, value, first_seen, last_seen, occurrences, source)
-SELECT $1::int, t.type_id, t.equipment_id, t.alarm_type, t.severity, t.message, t.value, t.first_seen, t.last_seen, t.occurrences, $12::text
-  FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::timestamptz[], $9::timestamptz[], $10::int[])
-       WITH ORDINALITY AS t(type_id, equipment_id, alarm_type, severity, message, value, first_seen, last_seen, occurrences, ord)
+SELECT ${ofGroups ? 'COALESCE(t.site_id, $1::int)' : '$1::int'}, t.type_id, t.equipment_id, t.alarm_type, t.severity, t.message, t.value, t.first_seen, t.last_seen, t.occurrences, $12::text
+  FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::timestamptz[], $9::timestamptz[], $10::int[]${ofGroups ? ', $15::int[]' : ''})
+       WITH ORDINALITY AS t(type_id, equipment_id, alarm_type, severity, message, value, first_seen, last_seen, occurrences${ofGroups ? ', site_id' : ''}, ord)
  ORDER BY t.ord
 ON CONFLICT (site_id, (COALESCE(equipment_type_id, 0)), (COALESCE(equipment_id, 0)), alarm_type) WHERE resolved_at IS NULL
 DO UPDATE SET
@@ -51,16 +56,28 @@ DO UPDATE SET
   message = CASE WHEN EXCLUDED.last_seen >= a.last_seen THEN EXCLUDED.message ELSE a.message END,
   value = CASE WHEN EXCLUDED.last_seen >= a.last_seen THEN EXCLUDED.value ELSE a.value END
 RETURNING (xmax = 0) AS created, ${RECORD_COLUMNS}`,
-  `CASE WHEN created THEN 'created' ELSE 'duplicate' END`,
-  [
-    // The request's outcome, in the same commit: what it answers, should its connection break at commit.
-    outcomeCte('$11', `COALESCE(jsonb_agg(to_jsonb(changed)), '[]'::jsonb)`, 'changed'),
-    // Only a new alarm is a change; a duplicate send bumps its counters (contract 16).
-    journalEntries({ event: 'raised', by: '$13::text', where: 'changed.created' }),
-    // Its notification steps, recorded with it (src/alarms/notify/).
-    scheduleRaised('changed.created'),
-  ],
-);
+    `CASE WHEN created THEN 'created' ELSE 'duplicate' END`,
+    [
+      // The request's outcome, in the same commit: what it answers, should its connection break at commit.
+      outcomeCte('$11', `COALESCE(jsonb_agg(to_jsonb(changed)), '[]'::jsonb)`, 'changed'),
+      // Only a new alarm is a change; a duplicate send bumps its counters (contract 16).
+      ofGroups
+        ? journalEntries({
+            event: 'raised',
+            by: 'COALESCE(g.who, $13::text)',
+            from: `JOIN unnest($2::int[], $3::int[], $4::text[], $14::text[], $15::int[]) AS g(type_id, equipment_id, alarm_type, who, site_id)
+               ON g.site_id = changed."SiteID" AND g.alarm_type = changed."AlarmType"
+              AND g.type_id IS NOT DISTINCT FROM changed."EquipmentTypeID"
+              AND g.equipment_id::text IS NOT DISTINCT FROM changed."EquipmentID"`,
+            where: 'changed.created',
+          })
+        : journalEntries({ event: 'raised', by: '$13::text', where: 'changed.created' }),
+      // Its notification steps, recorded with it (src/alarms/notify/).
+      scheduleRaised('changed.created'),
+    ],
+  );
+const UPSERT = upsertSql(false);
+const UPSERT_OF_GROUPS = upsertSql(true);
 
 /** Who raises: the source a new alarm gets, and the journal's By (a client id, "rule:<id>", "communication"). */
 export interface RaisedBy {
@@ -76,10 +93,12 @@ export interface RaisedBy {
  * rows its commit recorded, or the same send again (same request id) when it did not commit, so an
  * occurrence is never counted twice; `until` (epoch ms) bounds that. A created alarm gets
  * `raisedBy.source` and a `raised` journal entry by `raisedBy.by` (default: an edge send of nobody named).
+ * With `siteId` null, each group names its own site and raiser (`siteId`, `by`: the rule evaluator's
+ * raises of many sites, sorted by site, then key), and the result's keys are "<site>|<key>".
  */
 export async function upsertAlarms(
   db: Queryable,
-  siteId: number,
+  siteId: number | null,
   groups: AlarmGroup[],
   until = Date.now() + 30_000,
   raisedBy: RaisedBy = { source: 'edge', by: null },
@@ -100,9 +119,11 @@ export async function upsertAlarms(
     id,
     raisedBy.source,
     raisedBy.by,
+    ...(siteId === null ? [col((g) => g.by ?? raisedBy.by), col((g) => g.siteId)] : []),
   ];
   type Stored = RecordRow & { created: boolean };
-  const rows = await settle(() => db.query<Stored>(UPSERT, params), {
+  const sql = siteId === null ? UPSERT_OF_GROUPS : UPSERT;
+  const rows = await settle(() => db.query<Stored>(sql, params), {
     ids: [id],
     until,
     lookup: () => db,
@@ -111,7 +132,9 @@ export async function upsertAlarms(
   });
   return new Map(
     rows.map((r) => [
-      keyOf(r.EquipmentTypeID, r.EquipmentID, r.AlarmType),
+      siteId === null
+        ? `${r.SiteID}|${keyOf(r.EquipmentTypeID, r.EquipmentID, r.AlarmType)}`
+        : keyOf(r.EquipmentTypeID, r.EquipmentID, r.AlarmType),
       { created: r.created, record: toRecord(r) },
     ]),
   );
@@ -133,33 +156,40 @@ export async function findSiteAlarmIds(
 /**
  * Resolves those of the alarms (distinct ids) that are still unresolved, recording the time, the
  * client (or "rule:<id>", "communication") and the note, with a `resolved` journal entry each;
- * returns their records. Of two concurrent resolves of one alarm, the second waits for the first's
- * row lock, then finds it resolved and leaves it alone.
+ * returns their records (an item's own `by` replaces `clientId` for it; `siteId` null: alarms of
+ * any site, for the rule evaluator, which found them itself). Of two concurrent resolves of one
+ * alarm, the second waits for the first's row lock, then finds it resolved and leaves it alone.
  */
 export async function markResolved(
   db: Queryable,
-  siteId: number,
-  items: { id: string; note: string | null }[],
+  siteId: number | null,
+  items: { id: string; note: string | null; by?: string }[],
   clientId: string,
 ): Promise<AlarmRecord[]> {
   const rows = await db.query<RecordRow>(
     withAlarmEvents(
-      `UPDATE site_alarms AS a SET resolved_at = now(), resolved_by = $2, resolve_note = r.note
-         FROM unnest($3::int8[], $4::text[]) AS r(id, note) -- names that site_alarms lacks, so RETURNING needs no prefix
-        WHERE a.alarm_id = r.id AND a.site_id = $1 AND a.resolved_at IS NULL
+      `UPDATE site_alarms AS a SET resolved_at = now(), resolved_by = COALESCE(r.who, $2), resolve_note = r.note
+         FROM unnest($3::int8[], $4::text[], $5::text[]) AS r(id, note, who) -- names that site_alarms lacks, so RETURNING needs no prefix
+        WHERE a.alarm_id = r.id AND ($1::int IS NULL OR a.site_id = $1) AND a.resolved_at IS NULL
         RETURNING ${RECORD_COLUMNS}`,
       `'resolved'`,
       [
         journalEntries({
           event: 'resolved',
-          by: '$2::text',
+          by: 'COALESCE(r.who, $2::text)',
           note: 'r.note',
-          from: `JOIN unnest($3::int8[], $4::text[]) AS r(id, note) ON r.id = changed."SiteAlarmLogID"::int8`,
+          from: `JOIN unnest($3::int8[], $4::text[], $5::text[]) AS r(id, note, who) ON r.id = changed."SiteAlarmLogID"::int8`,
         }),
         NOTIFY_RESOLVED,
       ],
     ),
-    [siteId, clientId, items.map((i) => i.id), items.map((i) => i.note)],
+    [
+      siteId,
+      clientId,
+      items.map((i) => i.id),
+      items.map((i) => i.note),
+      items.map((i) => i.by ?? null),
+    ],
   );
   return rows.map(toRecord);
 }

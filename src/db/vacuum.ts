@@ -8,7 +8,8 @@ import type { Queryable } from './types.js';
 // PostgreSQL 15 with autovacuum off: after 2 million marks taken, the refresher's look for marks
 // that finds none took 98.5 ms; with a VACUUM every 100,000 marks, 0.5-2.8 ms throughout, each
 // VACUUM about 14 ms. So the service vacuums these tables itself, once enough rows have been
-// deleted since the last time.
+// deleted since the last time. The same goes for alarm_rules, whose rows the rule evaluator
+// rewrites (each rule's state) on every pass that evaluates them: there it counts rows updated.
 
 /** Rows deleted from a queue table after which the service vacuums it. */
 export const VACUUM_AFTER_ROWS = 100_000;
@@ -23,7 +24,7 @@ export class QueueVacuum {
   constructor(
     private readonly db: Queryable,
     /** A table name of the service's schema (not user input). */
-    private readonly table: 'rollup_dirty' | 'stream_events',
+    private readonly table: 'rollup_dirty' | 'stream_events' | 'alarm_rules',
     private readonly after = VACUUM_AFTER_ROWS,
   ) {}
 

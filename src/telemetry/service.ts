@@ -3,7 +3,7 @@ import type { Settings } from '../settings.js';
 import type { Database } from '../db/index.js';
 import type { Logger } from '../logger.js';
 import { EquipmentDirectory } from './equipment.js';
-import { makeJob, type Counts, type Role, type Source } from './jobs.js';
+import { makeJob, type Counts, type Job, type Role, type Source } from './jobs.js';
 import type { Entry, TelemetryKind } from './kinds.js';
 import { Partitions } from './partitions.js';
 import { RollupRefresher } from './rollups/refresher.js';
@@ -28,6 +28,8 @@ import { TelemetryWriter } from './writer.js';
 export interface TelemetryServiceOptions {
   /** Follows every commit (the live stream looks for new events). */
   onCommit: () => void;
+  /** Follows every commit of uploads, before onCommit, with their jobs (the rule evaluator's). */
+  onJobs?: (jobs: Job[]) => void;
   log: Logger;
   /** Records committed, per kind, type and source (the ingest counter); called once per commit and kind. */
   onStored?: (stored: { kind: TelemetryKind; type: Role; source: Source; count: number }) => void;
@@ -64,6 +66,7 @@ export class TelemetryService {
       maxPerLane: db.kind === 'pglite' ? 1 : 3,
       maxReadings: db.kind === 'pglite' ? 1 : 2,
       onCommit: opts.onCommit,
+      onJobs: opts.onJobs,
       onStored: onStored
         ? (job, stored) => {
             for (const [kind, count] of Object.entries(stored) as [TelemetryKind, number][])

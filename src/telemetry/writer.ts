@@ -31,6 +31,11 @@ export interface WriterOptions {
   maxReadings?: number;
   /** Called after each commit (the live stream looks for the events the write stored). */
   onCommit?: () => void;
+  /**
+   * Called after each commit, before onCommit, with its jobs (the rule evaluator keeps their
+   * entries for a while: the samples of the events it is about to read).
+   */
+  onJobs?: (jobs: Job[]) => void;
   /** Called after each commit for every job of it, with the records it stored per kind (the ingest metrics). */
   onStored?: (job: Job, stored: StoredByKind) => void;
 }
@@ -211,6 +216,12 @@ export class TelemetryWriter {
         rounds.map((r) => r.map((p) => p.job)),
         Math.max(...all.map((p) => p.deadline)),
       );
+      if (this.opts.onJobs)
+        try {
+          this.opts.onJobs(all.map((p) => p.job));
+        } catch {
+          // An observer only: a failing one must not turn a committed write into a failure.
+        }
       this.opts.onCommit?.();
       settle();
       all.forEach((p, i) => {

@@ -111,6 +111,31 @@ describeEachBackend('alarm rules across restarts', (backend) => {
     expect(await alarmsOf(db, 'R2')).toMatchObject([{ occurrences: 1, value: -1, source: 'rule' }]);
     await one.app.close();
   });
+
+  it('a pass that began before an upload stamped "now" committed evaluates it (not ahead of the clock)', async () => {
+    await importRules(db, [
+      { AlarmRuleID: 3, SiteSensorID: SENSOR_2, Condition: 'above', Limit: 100, AlarmType: 'R3' },
+    ]);
+    const one = await instance(db);
+    await one.app.alarmRules.close();
+    // The pass begins; the upload, stamped after that, commits before the pass reads the events.
+    const began = Date.now();
+    const late: Database = {
+      ...db,
+      transaction: async (fn) => {
+        await until(async () => Date.now() > began, 'the clock to move on');
+        await upload(one, 'readings/sensor', {
+          sensorID: SENSOR_2,
+          value: 150,
+          timestamp: new Date().toISOString(),
+        });
+        return db.transaction(fn);
+      },
+    };
+    await evaluatePass(late, { log: one.app.log });
+    expect(await alarmsOf(db, 'R3')).toMatchObject([{ value: 150, source: 'rule' }]);
+    await one.app.close();
+  });
 });
 
 describeWith(['postgres'], 'alarm rules on two instances [postgres]', () => {

@@ -1,23 +1,28 @@
 import type { Database, Queryable } from '../../db/index.js';
 import { EQUIPMENT, type TelemetryKind } from '../../equipment.js';
 import type { Logger } from '../../logger.js';
+import { QueueVacuum } from '../../db/vacuum.js';
 import { PeriodicTask } from '../../periodic-task.js';
 import { advance, covers, decode, encode, fromSnapshot } from '../../stream/cursor.js';
 import { readEvents } from '../../stream/events.js';
 import { messageOf } from './definition.js';
 import { evaluateClock, evaluateSample, type Transition } from './evaluate.js';
 import { endCommunicationLoss } from './comm-loss.js';
-import { raiseAlarm, resolveOwnAlarms } from './raise.js';
+import { keyOf } from '../record.js';
+import { raiseAlarms, resolveOwnAlarmsBy } from './raise.js';
 import { loadRulesToEvaluate, openAlarms, saveStates, type RuleWithState } from './repository.js';
+import type { Job } from '../../telemetry/jobs.js';
+import { RecentLogs } from './recent.js';
 import { collect, gatherSamples, type Work } from './samples.js';
 
 // Evaluates the limit rules on what was stored. It follows stream_events (written by the very
 // statement that stores each upload, HTTP or MQTT, so an event exists exactly when its data is
 // committed) from a position kept in the database: each pass, in one transaction, reads the events
-// after that position, evaluates the rules of the equipment they name on the samples stored (log
-// rows from the log tables, readings from their events), applies the transitions (alarms raised and
-// resolved through the alarm store), saves every rule's state and moves the position. A crash
-// before the commit leaves position and state as they were: the next pass, on any instance, does
+// after that position, evaluates the rules of the equipment they name on the samples stored (logs
+// that this instance has just stored from memory, recent.ts, other logs read back from the log
+// tables, readings from their events), applies the transitions (alarms raised and resolved through
+// the alarm store, all of a pass in a few statements), saves every rule's state and moves the
+// position. A crash before the commit leaves position and state as they were: the next pass, on any instance, does
 // the same work again; after it, nothing is done twice. The position's row lock lets one pass run
 // at a time across instances (another instance skips, and its next kick or poll comes soon).
 // A pass runs after each local commit (kick), at least every pollMs (events of other instances,
@@ -31,9 +36,17 @@ export interface RuleEvaluatorOptions {
   minGapMs?: number;
   /** Events per pass (per transaction). */
   batch?: number;
+  /** The entries of this instance's latest uploads (the samples of their events, not read back). */
+  recent?: RecentLogs;
 }
 
 const POLL_MS = 1000;
+/**
+ * Rule states written after which the evaluator vacuums alarm_rules (db/vacuum.ts): 500 rules
+ * evaluated 10 times a second leave 5,000 dead rows a second, which every later pass walks over
+ * where autovacuum does not run.
+ */
+const VACUUM_AFTER_STATES = 20_000;
 const MIN_GAP_MS = 100;
 const BATCH = 5000;
 export class RuleEvaluator {
@@ -46,12 +59,17 @@ export class RuleEvaluator {
   private closed = false;
   /** Events per pass: halved after a failed pass (one too big for its deadline), doubled back after each success. */
   private batch: number;
+  private readonly recent = new RecentLogs();
+  private readonly vacuum: QueueVacuum;
+  /** The last pass found no rule to evaluate: uploads need not be kept for it. */
+  private idle = false;
 
   constructor(
     private readonly db: Database,
     private readonly opts: RuleEvaluatorOptions,
   ) {
     this.batch = opts.batch ?? BATCH;
+    this.vacuum = new QueueVacuum(db, 'alarm_rules', VACUUM_AFTER_STATES);
   }
 
   start(): void {
@@ -60,6 +78,11 @@ export class RuleEvaluator {
       firstDelayMs: 0,
       onError: (err) => this.opts.log.warn({ err }, 'alarm rules: evaluation failed'),
     }).start();
+  }
+
+  /** Uploads this instance committed (before their kick): their entries are kept for the passes. */
+  stored(jobs: Job[]): void {
+    if (!this.idle && !this.closed) this.recent.add(jobs);
   }
 
   /** Something was committed: evaluate (soon). */
@@ -96,10 +119,20 @@ export class RuleEvaluator {
       const waiting = this.waiting.splice(0);
       try {
         for (;;) {
-          const { more, changed, busy } = await evaluatePass(this.db, {
+          const began = performance.now();
+          const { more, changed, busy, idle, saved } = await evaluatePass(this.db, {
             log: this.opts.log,
             batch: this.batch,
+            recent: this.recent,
           });
+          if (!busy) this.idle = idle === true;
+          if (!busy && !more) this.recent.readPast(began);
+          if (saved)
+            await this.vacuum
+              .note(saved)
+              .catch((err: unknown) =>
+                this.opts.log.warn({ err }, 'alarm rules: could not vacuum alarm_rules'),
+              );
           this.batch = Math.min(this.opts.batch ?? BATCH, this.batch * 2);
           if (changed) this.opts.onChange?.();
           if (busy) this.again = true; // another instance is at it: look again after the gap
@@ -122,12 +155,13 @@ export class RuleEvaluator {
 /**
  * One pass (one transaction): the events after the stored position, at most `batch`. `more`: the
  * batch was full; `busy`: another pass holds the position; `changed`: alarms were raised or resolved.
+ * `clock`: the time samples are evaluated at (default: when the events have been read).
  */
 export async function evaluatePass(
   db: Database,
-  opts: Pick<RuleEvaluatorOptions, 'log' | 'batch'>,
-  now = Date.now(),
-): Promise<{ more: boolean; changed: boolean; busy: boolean }> {
+  opts: Pick<RuleEvaluatorOptions, 'log' | 'batch' | 'recent'>,
+  clock?: number,
+): Promise<{ more: boolean; changed: boolean; busy: boolean; idle?: boolean; saved?: number }> {
   const batch = opts.batch ?? BATCH;
   return db.transaction(async (tx) => {
     const held = await tx.query<{ position: string | null }>(
@@ -153,9 +187,12 @@ export async function evaluatePass(
     if (idle) {
       const probe = await readEvents(tx, from, 1);
       if (probe.rows.length) await savePosition(tx, encode(probe.snapshot));
-      return { more: false, changed: false, busy: false };
+      return { more: false, changed: false, busy: false, idle: true };
     }
     const page = await readEvents(tx, from, batch);
+    // The service's time once the events are read (not when the pass began: a sample stamped just
+    // before its upload committed, read by a pass that began meanwhile, is not ahead of the clock).
+    const now = clock ?? Date.now();
     if (page.pruned && !covers(from, page.pruned))
       opts.log.warn(
         { pruned: encode(page.pruned) },
@@ -164,11 +201,11 @@ export async function evaluatePass(
     const complete = page.rows.length < batch;
     const to = advance(from, page.snapshot, page.rows, complete, () => {});
     const work = collect(page.rows);
-    const changed =
-      (await evaluateRules(tx, work, now)) + (await endCommunicationLoss(tx, work.sites));
+    const { changed, saved } = await evaluateRules(tx, work, now, opts.recent);
+    const ended = await endCommunicationLoss(tx, work.sites);
     // Without events the position only moved past transactions that stored none: not worth a write.
     if (page.rows.length) await savePosition(tx, encode(to));
-    return { more: !complete, changed: changed > 0, busy: false };
+    return { more: !complete, changed: changed + ended > 0, busy: false, saved };
   });
 }
 
@@ -192,73 +229,118 @@ export async function evaluateStoredLogs(
       ...e,
       stored: [{ logs: [range.from, range.to] }],
     });
-  return evaluateRules(tx, work, now);
+  return (await evaluateRules(tx, work, now)).changed;
 }
 
-/** Evaluates the rules of the equipment in `work`, and those whose delay the clock ended; returns the alarms changed. */
-async function evaluateRules(tx: Queryable, work: Work, now: number): Promise<number> {
+/**
+ * Evaluates the rules of the equipment in `work`, and those whose delay the clock ended; returns the
+ * alarms changed and the rule states saved.
+ */
+async function evaluateRules(
+  tx: Queryable,
+  work: Work,
+  now: number,
+  recent?: RecentLogs,
+): Promise<{ changed: number; saved: number }> {
   const rules = await loadRulesToEvaluate(
     tx,
     [...work.equipment.values()].map((e) => ({ kind: e.kind, id: e.id })),
     now,
   );
-  if (!rules.length) return 0;
-  const samples = await gatherSamples(tx, rules, work, now);
+  if (!rules.length) return { changed: 0, saved: 0 };
+  const samples = await gatherSamples(tx, rules, work, now, recent);
   const open = await openAlarms(
     tx,
     rules.filter((r) => r.state.raised && r.alarmId).map((r) => r.alarmId!),
   );
-  let changed = 0;
+  // Every rule evaluated in memory first; its transitions (in sample order) join the lane of its
+  // alarm key (rules of one key in id order), and are applied below, a few statements per round.
+  const lanes = new Map<string, Lane>();
   const touched: RuleWithState[] = [];
-  // Rules in id order, each's transitions in sample order: one order of locks for every pass.
   for (const [i, r] of rules.entries()) {
     const before = r.state;
     let alarmOpen = r.alarmId !== null && open.has(r.alarmId);
-    const apply = async (t: Transition) => {
+    const steps: Lane['steps'] = [];
+    const note = (t: Transition) => {
       if (!t) return;
-      changed += await applyTransition(tx, r, t);
+      steps.push({ r, t });
       alarmOpen = t.type === 'raise';
     };
     for (const s of samples[i]) {
       const out = evaluateSample(r.rule, r.state, s.ts, s.value, now, alarmOpen);
       if (!out) continue;
       r.state = out.state;
-      await apply(out.transition);
+      note(out.transition);
     }
     const byClock = evaluateClock(r.rule, r.state, now);
     if (byClock) {
       r.state = byClock.state;
-      await apply(byClock.transition);
+      note(byClock.transition);
     }
-    if (r.state !== before) touched.push(r);
+    if (steps.length) {
+      const { typeId } = EQUIPMENT[r.rule.kind];
+      const key = `${r.rule.siteId}|${keyOf(typeId, r.rule.equipmentId, r.rule.alarmType)}`;
+      const lane = lanes.get(key);
+      if (lane) lane.steps.push(...steps);
+      else lanes.set(key, { steps });
+    }
+    if (r.state !== before || steps.length) touched.push(r);
   }
+  const changed = await applyTransitions(tx, [...lanes.values()]);
   await saveStates(tx, touched);
-  return changed;
+  return { changed, saved: touched.length };
 }
 
-/** Raises or resolves the rule's alarm; returns 1 when an alarm changed. */
-async function applyTransition(
-  tx: Queryable,
-  r: RuleWithState,
-  t: NonNullable<Transition>,
-): Promise<number> {
-  const key = {
+/** The transitions of one alarm key (site and key), in the order they are to be applied. */
+interface Lane {
+  steps: { r: RuleWithState; t: NonNullable<Transition> }[];
+}
+
+/**
+ * Applies the lanes' transitions in rounds: round k takes the k-th transition of every lane (so each
+ * key's stay in order), in one statement for its raises and two for its resolves, whatever the
+ * sites. Returns the alarms changed.
+ */
+async function applyTransitions(tx: Queryable, lanes: Lane[]): Promise<number> {
+  let changed = 0;
+  const keyOfRule = (r: RuleWithState) => ({
     siteId: r.rule.siteId,
     typeId: EQUIPMENT[r.rule.kind].typeId,
     equipmentId: r.rule.equipmentId,
     alarmType: r.rule.alarmType,
-  };
-  if (t.type === 'raise') {
-    const { record } = await raiseAlarm(
+    by: `rule:${r.rule.id}`,
+  });
+  for (let k = 0; ; k++) {
+    const steps = lanes.flatMap((lane) => (lane.steps[k] ? [lane.steps[k]] : []));
+    if (!steps.length) return changed;
+    const raises = steps.filter((s) => s.t.type === 'raise');
+    const stored = await raiseAlarms(
       tx,
-      key,
-      { severity: r.rule.severity, message: messageOf(r.rule, t.value), value: t.value, at: t.at },
-      { source: 'rule', by: `rule:${r.rule.id}` },
+      raises.map(({ r, t }) => {
+        const value = (t as { value: number }).value;
+        return {
+          ...keyOfRule(r),
+          severity: r.rule.severity,
+          message: messageOf(r.rule, value),
+          value,
+          at: t.at,
+        };
+      }),
+      'rule',
     );
-    r.alarmId = record.SiteAlarmLogID;
-    return 1;
+    for (const { r } of raises) {
+      const key = keyOf(EQUIPMENT[r.rule.kind].typeId, r.rule.equipmentId, r.rule.alarmType);
+      r.alarmId = stored.get(`${r.rule.siteId}|${key}`)!.record.SiteAlarmLogID;
+      changed++;
+    }
+    const clears = steps.filter((s) => s.t.type === 'clear');
+    changed += (
+      await resolveOwnAlarmsBy(
+        tx,
+        clears.map(({ r }) => keyOfRule(r)),
+        'rule',
+      )
+    ).length;
+    for (const { r } of clears) r.alarmId = null;
   }
-  const resolved = await resolveOwnAlarms(tx, key.siteId, [key], 'rule', `rule:${r.rule.id}`);
-  r.alarmId = null;
-  return resolved.length;
 }

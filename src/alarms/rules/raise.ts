@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/index.js';
-import type { AlarmRecord, Severity } from '../record.js';
+import { keyOf, type AlarmRecord, type Severity } from '../record.js';
 import { markResolved, upsertAlarms } from '../store.js';
 
 // Alarms the service raises itself (rules, communication loss) go through the same store entry
@@ -83,3 +83,86 @@ export async function resolveOwnAlarms(
     by,
   );
 }
+
+/**
+ * Raises several alarms (distinct keys, any sites) in one statement, each by its own `by`, as
+ * raiseAlarm does one: returns, by "<site>|<key>" (keyOf), whether it was created and its record.
+ */
+export async function raiseAlarms(
+  tx: Queryable,
+  raises: (RaisedKey & {
+    severity: Severity;
+    message: string;
+    value: number | null;
+    at: number;
+    by: string;
+  })[],
+  source: AlarmSource,
+): Promise<Map<string, { created: boolean; record: AlarmRecord }>> {
+  if (!raises.length) return new Map();
+  const sorted = [...raises].sort(bySiteAndKey);
+  return upsertAlarms(
+    tx,
+    null,
+    sorted.map((r) => ({
+      siteId: r.siteId,
+      typeId: r.typeId,
+      equipmentId: r.equipmentId,
+      alarmType: r.alarmType,
+      severity: r.severity,
+      message: r.message,
+      value: r.value,
+      firstSeen: r.at,
+      lastSeen: r.at,
+      occurrences: 1,
+      by: r.by,
+    })),
+    undefined,
+    { source, by: null },
+  );
+}
+
+/**
+ * Resolves, for each key (distinct, any sites), its open alarm if `source` raised it, recording that
+ * key's `by` as its resolver: resolveOwnAlarms for many keys at once, in two statements.
+ */
+export async function resolveOwnAlarmsBy(
+  tx: Queryable,
+  keys: (RaisedKey & { by: string })[],
+  source: AlarmSource,
+): Promise<AlarmRecord[]> {
+  if (!keys.length) return [];
+  const rows = await tx.query<{ id: string; i: number }>(
+    `SELECT a.alarm_id::text AS id, k.i::int AS i
+       FROM unnest($1::int[], $2::int[], $3::int[], $4::text[]) WITH ORDINALITY AS k(site_id, type_id, equipment_id, alarm_type, i)
+       JOIN site_alarms a ON a.site_id = k.site_id AND a.resolved_at IS NULL
+        AND COALESCE(a.equipment_type_id, 0) = COALESCE(k.type_id, 0)
+        AND COALESCE(a.equipment_id, 0) = COALESCE(k.equipment_id, 0) AND a.alarm_type = k.alarm_type
+      WHERE a.source = $5
+      ORDER BY 1`,
+    [
+      keys.map((k) => k.siteId),
+      keys.map((k) => k.typeId),
+      keys.map((k) => k.equipmentId),
+      keys.map((k) => k.alarmType),
+      source,
+    ],
+  );
+  if (!rows.length) return [];
+  return markResolved(
+    tx,
+    null,
+    rows.map((r) => ({ id: r.id, note: null, by: keys[r.i - 1].by })),
+    source,
+  );
+}
+
+/** By site, then key, as the edge's sends of one site lock them (src/alarms/send.ts). */
+const bySiteAndKey = (a: RaisedKey, b: RaisedKey) => {
+  if (a.siteId !== b.siteId) return a.siteId - b.siteId;
+  const [x, y] = [
+    keyOf(a.typeId, a.equipmentId, a.alarmType),
+    keyOf(b.typeId, b.equipmentId, b.alarmType),
+  ];
+  return x < y ? -1 : x > y ? 1 : 0;
+};

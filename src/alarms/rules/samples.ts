@@ -2,6 +2,8 @@ import type { Queryable } from '../../db/index.js';
 import { EQUIPMENT, TELEMETRY_KINDS, type TelemetryKind } from '../../equipment.js';
 import type { Page } from '../../stream/events.js';
 import { columnOf } from './definition.js';
+import { KINDS, type Entry } from '../../telemetry/kinds.js';
+import type { RecentLogs } from './recent.js';
 import { readLogSamples, type RuleWithState } from './repository.js';
 
 // What a pass of the evaluator (evaluator.ts) evaluates: the equipment its events name, and each
@@ -10,8 +12,12 @@ import { readLogSamples, type RuleWithState } from './repository.js';
 /** Log samples per rule and pass; more are evaluated by the next pass. */
 const SAMPLES_PER_RULE = 20_000;
 
-/** What one event stored of an equipment: a range of its logs (epoch ms), or one reading. */
-export type Stored = { logs: [number, number] } | { reading: Record<string, unknown> };
+/**
+ * What one event stored of an equipment: a range of its logs (epoch ms; `data`, the event's, names
+ * it in RecentLogs), or one reading.
+ */
+export type Stored =
+  { logs: [number, number]; data?: string } | { reading: Record<string, unknown> };
 
 export interface Work {
   /** Equipment with stored data: `kind:id` -> what each event stored of it, in stream order. */
@@ -37,7 +43,7 @@ export function collect(rows: Page['rows']): Work {
         to: string;
       };
       const logs: [number, number] = [Date.parse(d.from), Date.parse(d.to)];
-      for (const id of d.ids) add(d.kind, id, { logs });
+      for (const id of d.ids) add(d.kind, id, { logs, data: row.data });
       work.sites.add(row.siteId);
     } else if (row.type === 'reading') {
       const d = JSON.parse(row.data) as { kind: TelemetryKind; record: Record<string, unknown> };
@@ -55,13 +61,15 @@ export interface Sample {
 
 /**
  * Each rule's samples, in the order they were stored: event by event (stream order), the logs of an
- * event in time order (read from its log table: its range, not older than the rule's newest sample).
+ * event in time order (those this instance has just stored from `recent`, else read from its log
+ * table: its range, not older than the rule's newest sample).
  */
 export async function gatherSamples(
   tx: Queryable,
   rules: RuleWithState[],
   work: Work,
   now: number,
+  recent?: RecentLogs,
 ): Promise<Sample[][]> {
   const stored = rules.map(
     (r) => work.equipment.get(`${r.rule.kind}:${r.rule.equipmentId}`)?.stored ?? [],
@@ -81,6 +89,12 @@ export async function gatherSamples(
       if (r.rule.kind !== kind) return;
       stored[i].forEach((e, j) => {
         if (!('logs' in e) || e.logs[0] > now) return;
+        const known =
+          e.data === undefined ? undefined : recent?.entriesOf(e.data, r.rule.equipmentId);
+        if (known) {
+          parts[i][j] = fromEntries(known, fieldIndex(kind, r.rule.field), r.state.lastTs, now);
+          return;
+        }
         wanted.push({
           at: [i, j],
           equipmentId: r.rule.equipmentId,
@@ -106,4 +120,21 @@ export async function gatherSamples(
         : [];
     }),
   );
+}
+
+const fieldIndex = (kind: TelemetryKind, field: string) =>
+  KINDS[kind].fields.findIndex((f) => f.name === field);
+
+/**
+ * The samples of an upload's entries of one equipment, as readLogSamples reads them back: in time
+ * order, from `after` to `now`.
+ */
+function fromEntries(entries: Entry[], field: number, after: number | null, now: number): Sample[] {
+  const out: Sample[] = [];
+  for (const e of entries) {
+    const v = e.values[field];
+    if (typeof v === 'number' && e.ts <= now && (after === null || e.ts >= after))
+      out.push({ ts: e.ts, value: v });
+  }
+  return out.sort((a, b) => a.ts - b.ts);
 }

@@ -1,5 +1,6 @@
 import type { Database } from '../../db/index.js';
 import type { Logger } from '../../logger.js';
+import type { Job } from '../../telemetry/jobs.js';
 import { CommLossMonitor } from './comm-loss.js';
 import { RuleEvaluator } from './evaluator.js';
 
@@ -44,6 +45,11 @@ export class AlarmRulesService {
       );
     this.evaluator.start();
     this.commLoss.start();
+  }
+
+  /** Uploads this instance committed, before their kick (their entries: their events' samples). */
+  stored(jobs: Job[]): void {
+    this.evaluator.stored(jobs);
   }
 
   /** Something was committed: evaluate the rules soon. */
