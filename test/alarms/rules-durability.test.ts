@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildApp, type FastifyTypebox } from '../../src/app.js';
-import { evaluatePass } from '../../src/alarms/rules/evaluator.js';
+import { evaluatePass, RuleEvaluator } from '../../src/alarms/rules/evaluator.js';
 import type { Database } from '../../src/db/index.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
 import { upsertClient } from '../../src/auth/clients.js';
 import { bearer, describeEachBackend, describeWith, openTestDb, testSettings } from '../helper.js';
 import { SENSOR, SENSOR_2 } from '../telemetry/fixtures.js';
-import { until } from '../wait.js';
+import { signal, until } from '../wait.js';
 import { alarmsOf, importRules, secondsAgo } from './rules-fixtures.js';
 
 // Rule state lives in the database with the evaluator's position: an evaluator that stops (a
@@ -160,9 +160,11 @@ describeWith(['postgres'], 'alarm rules on two instances [postgres]', () => {
     const a = await instance(db);
     const b = await instance(db);
     const t0 = Date.now() - 600_000;
-    // 40 cycles of above / below for two sensors, half through each instance, concurrently.
+    // 41 cycles of above / below for two sensors, half through each instance, concurrently. Samples
+    // that commit after a newer one was evaluated are late (ignored), whatever their order; the
+    // newest sample of each sensor (above) never is.
     const uploads = [];
-    for (let n = 0; n < 40; n++)
+    for (let n = 0; n <= 40; n++)
       for (const [k, id] of [SENSOR, SENSOR_2].entries())
         uploads.push(
           upload(n % 2 ? a : b, 'logs/sensor', {
@@ -179,18 +181,82 @@ describeWith(['postgres'], 'alarm rules on two instances [postgres]', () => {
       b.app.alarmRules.evaluator.settle(),
     ]);
     await a.app.alarmRules.evaluator.settle();
-    for (const type of ['TWO_1', 'TWO_2']) {
-      const alarms = await alarmsOf(db, type);
-      // Every raise is followed by its clear; none twice: each alarm has one occurrence, at most one open.
-      expect(alarms.every((x) => x.occurrences === 1)).toBe(true);
-      expect(alarms.filter((x) => !x.resolved_at).length).toBeLessThanOrEqual(1);
-      const [{ n }] = await db.query<{ n: number }>(
-        `SELECT count(DISTINCT first_seen)::int AS n FROM site_alarms WHERE alarm_type = $1`,
-        [type],
-      );
-      expect(n).toBe(alarms.length);
-      expect(alarms.length).toBeGreaterThan(0);
-    }
+    const check = async (open: number) => {
+      for (const type of ['TWO_1', 'TWO_2']) {
+        const alarms = await alarmsOf(db, type);
+        // Every raise is followed by its clear; none twice: each alarm has one occurrence, and only
+        // the alarm of the newest sample (when above) is open.
+        expect(alarms.every((x) => x.occurrences === 1)).toBe(true);
+        expect(alarms.filter((x) => !x.resolved_at).length).toBe(open);
+        const [{ n }] = await db.query<{ n: number }>(
+          `SELECT count(DISTINCT first_seen)::int AS n FROM site_alarms WHERE alarm_type = $1`,
+          [type],
+        );
+        expect(n).toBe(alarms.length);
+        expect(alarms.length).toBeGreaterThan(0);
+      }
+    };
+    // The newest samples are above: each sensor's alarm is open.
+    await check(1);
+    // Newer samples below, through the other instance: both cleared.
+    for (const [k, id] of [SENSOR, SENSOR_2].entries())
+      await upload(a, 'logs/sensor', {
+        sensorID: id,
+        value: 5,
+        timestamp: new Date(t0 + 41_000 + k).toISOString(),
+      });
+    await a.app.alarmRules.evaluator.settle();
+    await check(0);
     await Promise.all([a.app.close(), b.app.close()]);
+  });
+
+  it('settles once a pass of its own has read what was committed before, not on finding the position taken', async () => {
+    await importRules(db, [
+      { AlarmRuleID: 3, SiteSensorID: SENSOR, Condition: 'above', Limit: 10, AlarmType: 'SETTLE' },
+    ]);
+    const one = await instance(db);
+    await one.app.alarmRules.close();
+    // An evaluator whose passes are seen as they end.
+    const passes: { busy: boolean }[] = [];
+    const seen: Database = {
+      ...db,
+      transaction: (fn) =>
+        db.transaction(fn).then((result) => {
+          passes.push(result as unknown as { busy: boolean });
+          return result;
+        }),
+    };
+    const evaluator = new RuleEvaluator(seen, { log: one.app.log });
+    await evaluator.settle();
+    // Another instance's pass holds the position while an upload commits.
+    const locked = signal();
+    const release = signal();
+    const other = db.transaction(async (tx) => {
+      await tx.query('SELECT 1 FROM alarm_rule_cursor FOR UPDATE');
+      locked.resolve();
+      await release.promise;
+    });
+    let settled = false;
+    let settling: Promise<unknown> | undefined;
+    try {
+      await locked.promise;
+      await upload(one, 'logs/sensor', { sensorID: SENSOR, value: 20, timestamp: secondsAgo(10) });
+      const before = passes.length;
+      settling = evaluator.settle().then(() => (settled = true));
+      await until(
+        () => passes.slice(before).some((p) => p.busy),
+        'a pass finding the position taken',
+      );
+      // That pass evaluated nothing: settle still waits.
+      await new Promise((r) => setImmediate(r));
+      expect(settled).toBe(false);
+    } finally {
+      release.resolve();
+      await other;
+    }
+    await settling;
+    expect(await alarmsOf(db, 'SETTLE')).toMatchObject([{ occurrences: 1, resolved_at: null }]);
+    await evaluator.close();
+    await one.app.close();
   });
 });

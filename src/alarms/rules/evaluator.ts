@@ -96,7 +96,11 @@ export class RuleEvaluator {
     this.current = this.loop();
   }
 
-  /** Resolves after a pass that began after this call has ended (tests; what was committed before is evaluated). */
+  /**
+   * Resolves once a pass of this instance that began after this call has read to the end (tests:
+   * what was committed before is evaluated). A pass that found the position taken (another
+   * instance's pass, which may have begun before what was committed) does not count: the next does.
+   */
   async settle(): Promise<void> {
     const done = new Promise<void>((resolve) => this.waiting.push(resolve));
     this.kick();
@@ -117,6 +121,8 @@ export class RuleEvaluator {
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       this.lastPass = performance.now();
       const waiting = this.waiting.splice(0);
+      // Whether a pass held the position and read to the end (or failed): then the waiting are done.
+      let done = true;
       try {
         for (;;) {
           const began = performance.now();
@@ -135,7 +141,11 @@ export class RuleEvaluator {
               );
           this.batch = Math.min(this.opts.batch ?? BATCH, this.batch * 2);
           if (changed) this.opts.onChange?.();
-          if (busy) this.again = true; // another instance is at it: look again after the gap
+          if (busy) {
+            // Another instance is at it: look again after the gap (the waiting wait for that pass).
+            this.again = true;
+            done = false;
+          }
           if (!more || this.closed) break;
         }
       } catch (err) {
@@ -145,7 +155,8 @@ export class RuleEvaluator {
           'alarm rules: evaluation failed; the next pass retries with fewer events',
         );
       }
-      waiting.forEach((wake) => wake());
+      if (done) waiting.forEach((wake) => wake());
+      else this.waiting.unshift(...waiting);
     } while (this.again && !this.closed);
     this.running = false;
     this.waiting.splice(0).forEach((wake) => wake());
