@@ -87,7 +87,7 @@ export async function seedDemoTelemetry(db: Database, now = new Date()): Promise
   // every parameter, so that each statement types them all.)
   // The 15-minute samples begin on the site's grid of older ones (from its midnight), at $8 or just before.
   const span = `(SELECT *, t0 + floor(date_part('epoch', $8::timestamptz - t0) / ${DEMO_OLD_STEP_MINUTES * 60}) * interval '${DEMO_OLD_STEP_MINUTES} minutes' AS mid
-                   FROM (SELECT site_id, date_trunc('day', $1::timestamptz - $3::int * interval '1 day', coalesce(time_zone, 'UTC')) AS t0,
+                   FROM (SELECT site_id, (date_trunc('day', $1::timestamptz AT TIME ZONE coalesce(time_zone, 'UTC')) - $3::int * interval '1 day') AT TIME ZONE coalesce(time_zone, 'UTC') AS t0,
                                 coalesce(time_zone, 'UTC') AS tz, $4::int AS surge, $5::int AS trip, $6::int8 AS h2s,
                                 CASE WHEN site_id = $7::int THEN ${min(DEMO_STORY.silentMinutesAgo)} ELSE $1::timestamptz END AS t1
                            FROM sites) s0)`;

@@ -73,11 +73,14 @@ describeEachBackend('demo telemetry', (backend) => {
            JOIN sites s USING (site_id) GROUP BY x.site_id ORDER BY 1`,
       );
       for (const f of firsts) {
+        // Days counted on the site's calendar, from the first sample to the seed's now (a span of
+        // hours is a day longer or shorter across a change of daylight saving time).
         const [s] = await db.query<{ first_local: string; days: number; last: Date }>(
           `SELECT to_char(min(ts) AT TIME ZONE $2, 'HH24:MI') AS first_local,
-                  date_part('day', max(ts) - min(ts))::int AS days, max(ts) AS last
+                  (($3::timestamptz AT TIME ZONE $2)::date - (min(ts) AT TIME ZONE $2)::date) AS days,
+                  max(ts) AS last
              FROM ${logs} WHERE ${id} = $1`,
-          [f.id, f.tz],
+          [f.id, f.tz, new Date(seeded.to).toISOString()],
         );
         // Whole days: the first sample at midnight where the site is, DEMO_DAYS days back.
         expect(s.first_local, `${logs} of site ${f.site}`).toBe('00:00');
