@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { logRows } from '../../src/telemetry/archive/days.js';
 import { runArchive } from '../../src/telemetry/archive/pass.js';
+import { rollupRows } from '../../src/telemetry/archive/rollup-days.js';
 import { describeArchive } from '../../src/telemetry/archive/report.js';
 import { KINDS, type TelemetryKind } from '../../src/telemetry/kinds.js';
 import { refreshAll } from '../../src/telemetry/rollups/refresh.js';
+import { UNITS } from '../../src/telemetry/rollups/units.js';
 import { runRetention } from '../../src/telemetry/retention/pass.js';
 import { describeEachBackend, startApp, type TestContext } from '../helper.js';
 import { count, METER, poster, PUMP, SENSOR, SENSOR_2, TANK } from './fixtures.js';
@@ -11,7 +13,8 @@ import { count, METER, poster, PUMP, SENSOR, SENSOR_2, TANK } from './fixtures.j
 // The archive pass on uploaded logs of every kind: what is due moves into the archive and reads back
 // the same; uploads into archived days (late, replayed, replacing) are answered and stored as for a
 // twin whose logs were never archived; a day with stale rollups waits; a day that cannot be archived
-// is set aside without stopping the others; retention removes archived days with their month.
+// is set aside without stopping the others; retention removes archived days with their month. An
+// archived day's quarters and hours move with it (compact rollups) and read back the same.
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 10, 20, 12);
@@ -51,6 +54,27 @@ async function logsOf(ctx: TestContext, kind: TelemetryKind, id: number) {
   ).map((r) => r.line);
 }
 
+/** Every rollup unit of an equipment (every level; rows and archived units) as text, doubles as their bytes. */
+async function rollupsOf(ctx: TestContext, kind: TelemetryKind, id: number) {
+  const spec = UNITS[kind];
+  const cols = spec.columns.map((c) =>
+    c.type === 'float8'
+      ? `coalesce(encode(float8send(${c.name}), 'hex'), '-')`
+      : `coalesce(${c.name}::text, '-')`,
+  );
+  const lines: string[] = [];
+  for (const level of [15, 60, 1440])
+    lines.push(
+      ...(
+        await ctx.db.query<{ line: string }>(
+          `SELECT level || ' ' || bucket::text || ' ' || ${cols.join(" || ' ' || ")} AS line
+             FROM ${rollupRows(kind, { ids: `= ${id}`, level, from: "'-infinity'", to: "'infinity'" })} x ORDER BY bucket`,
+        )
+      ).map((r) => r.line),
+    );
+  return lines;
+}
+
 describeEachBackend('archive pass', (backend) => {
   let ctx: TestContext;
   let post: ReturnType<typeof poster>;
@@ -77,6 +101,9 @@ describeEachBackend('archive pass', (backend) => {
       before[kind] = await logsOf(ctx, kind, ID[kind]);
     }
     await refreshAll(ctx.db);
+    const units: Record<string, string[]> = {};
+    for (const kind of Object.keys(records) as TelemetryKind[])
+      units[kind] = await rollupsOf(ctx, kind, ID[kind]);
     const report = await runArchive(ctx.db, { days: 35, now: NOW });
     expect(report.ran).toBe(true);
     expect(report.failed).toEqual([]);
@@ -88,6 +115,17 @@ describeEachBackend('archive pass', (backend) => {
       // Only the day 10 days ago is still rows.
       expect(await count(ctx.db, KINDS[kind].table)).toBe(90);
       expect(await count(ctx.db, `${kind}_log_days`)).toBe(4);
+      // Their quarters and hours are archived too (a row per day and level), their days stay rows;
+      // every unit reads back the same, to the bit.
+      expect(k.units).toBeGreaterThan(0);
+      expect(await count(ctx.db, `${kind}_rollup_days`)).toBe(8);
+      expect(
+        await count(ctx.db, `${kind}_rollups`, 'level < 1440 AND bucket < $1', [at(46, 0)]),
+      ).toBe(0);
+      expect(
+        await count(ctx.db, `${kind}_rollups`, 'level = 1440 AND bucket < $1', [at(46, 0)]),
+      ).toBe(4);
+      expect(await rollupsOf(ctx, kind, ID[kind])).toEqual(units[kind]);
     }
     expect(describeArchive(report).join('\n')).toMatch(/sensor: 4 equipment-days, 360 logs/);
     // Nothing is due a second time.
@@ -130,11 +168,18 @@ describeEachBackend('archive pass', (backend) => {
     // The four days are rows again, until a pass archives them again, with day 45 and the twin's
     // five (their uploads rolled up what they wrote, so no stale quarter holds them back).
     expect(await count(ctx.db, 'sensor_log_days', 'sensor_id = $1', [SENSOR])).toBe(0);
+    // Their rollups came back with them, and were rolled up again as the twin's were.
+    expect(await count(ctx.db, 'sensor_rollup_days', 'sensor_id = $1', [SENSOR])).toBe(0);
     await refreshAll(ctx.db);
+    const r = await rollupsOf(ctx, 'sensor', SENSOR);
+    expect(r.length).toBeGreaterThan(10);
+    expect(r).toEqual(await rollupsOf(ctx, 'sensor', SENSOR_2));
     const report = await runArchive(ctx.db, { days: 35, now: NOW });
     expect(report.kinds[0]).toMatchObject({ kind: 'sensor', days: 10 });
     expect(await logsOf(ctx, 'sensor', SENSOR)).toEqual(a);
     expect(await logsOf(ctx, 'sensor', SENSOR_2)).toEqual(a);
+    expect(await rollupsOf(ctx, 'sensor', SENSOR)).toEqual(r);
+    expect(await rollupsOf(ctx, 'sensor', SENSOR_2)).toEqual(r);
   });
 
   it('a day that cannot be archived is set aside; the others are archived', async () => {
@@ -158,9 +203,10 @@ describeEachBackend('archive pass', (backend) => {
     ]);
   });
 
-  it('retention removes archived days with their months', async () => {
+  it('retention removes archived days with their months, and keeps their rollups', async () => {
     const days = await count(ctx.db, 'sensor_log_days');
     expect(days).toBeGreaterThan(0);
+    const units = await rollupsOf(ctx, 'sensor', SENSOR);
     const r = await runRetention(ctx.db, { days: 15, now: NOW });
     expect(r.ran).toBe(true);
     const horizon = r.after!;
@@ -169,5 +215,6 @@ describeEachBackend('archive pass', (backend) => {
       expect(
         await count(ctx.db, `${kind}_log_days`, 'day < $1', [new Date(horizon).toISOString()]),
       ).toBe(0);
+    expect(await rollupsOf(ctx, 'sensor', SENSOR)).toEqual(units);
   });
 });

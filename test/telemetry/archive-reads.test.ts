@@ -240,7 +240,7 @@ describeEachBackend('archived days read as rows', (backend) => {
         },
         'text/csv',
       );
-  });
+  }, 180_000);
 
   it('interpolated values: grids and given times, linear and stepped', async () => {
     for (const [start, end] of RANGES)

@@ -1,5 +1,7 @@
 import type { Queryable } from '../../db/index.js';
 import { KINDS, type KindSpec, type TelemetryKind, type ValueField } from '../kinds.js';
+import { restoreRollupsCtes } from './rollup-days.js';
+import { fromWhole, scaleOf, wholeOf } from './scale.js';
 
 // The archive's SQL (migrations/022_log_days.sql, docs/storage.md): a day of one equipment's logs as
 // one row of <kind>_log_days, its logs in arrays. Everything here is SQL over the database's own
@@ -12,13 +14,6 @@ import { KINDS, type KindSpec, type TelemetryKind, type ValueField } from '../ki
 // number m and a scale k only when m::float8 / 10^k, the very division that reads it back, gives the
 // same 8 bytes (float8send) as the value, checked for every value of the day; otherwise the doubles
 // are kept as they are. Booleans, integers, text and times are kept in arrays of their own type.
-
-/** Scales tried for a column of doubles, 10^0 to 10^9. */
-const MAX_SCALE = 9;
-/** Whole numbers kept for decimals stay within ±2^50, where every one is a double. */
-const MAX_WHOLE = 2 ** 50;
-const P10 = `'{${Array.from({ length: MAX_SCALE + 1 }, (_, k) => 10 ** k).join(',')}}'::float8[]`;
-const pow10 = (k: number) => `${10 ** k}::float8`;
 
 export const daysTable = (kind: TelemetryKind) => `${kind}_log_days`;
 
@@ -42,7 +37,7 @@ export function daySelect(kind: TelemetryKind, a = 'a'): string {
   const arrays = ['tms', ...arrayColumns(spec)];
   const values = spec.fields.map((f) =>
     scaled(f)
-      ? `CASE WHEN ${a}.${f.column}_k IS NULL THEN u.${f.column} ELSE u.${f.column}_m::float8 / (${P10})[${a}.${f.column}_k + 1] END AS ${f.column}`
+      ? `CASE WHEN ${a}.${f.column}_k IS NULL THEN u.${f.column} ELSE ${fromWhole(`u.${f.column}_m`, `${a}.${f.column}_k`)} END AS ${f.column}`
       : `u.${f.column}`,
   );
   return `(
@@ -134,15 +129,11 @@ export function moveDaySql(kind: TelemetryKind): string {
   const spec = KINDS[kind];
   const idc = spec.idColumn;
   const floats = spec.fields.filter(scaled).map((f) => f.column);
-  const fits = (c: string, k: number) =>
-    `CASE WHEN abs(r.${c} * ${pow10(k)}) <= ${MAX_WHOLE} THEN float8send(round(r.${c} * ${pow10(k)})::int8::float8 / ${pow10(k)}) = float8send(r.${c}) ELSE false END`;
-  const scaleOf = (c: string) =>
-    `CASE ${Array.from({ length: MAX_SCALE + 1 }, (_, k) => `WHEN bool_and(${fits(c, k)}) IS NOT FALSE THEN ${k}`).join(' ')} END AS ${c}_k`;
   const aggs = spec.fields.flatMap((f) =>
     scaled(f)
       ? [
           `array_agg(r.${f.column} ORDER BY r.o) AS ${f.column}`,
-          `array_agg(CASE WHEN g.${f.column}_k IS NOT NULL THEN round(r.${f.column} * (${P10})[g.${f.column}_k + 1])::int8 END ORDER BY r.o) AS ${f.column}_m`,
+          `array_agg(CASE WHEN g.${f.column}_k IS NOT NULL THEN ${wholeOf(`r.${f.column}`, `g.${f.column}_k`)} END ORDER BY r.o) AS ${f.column}_m`,
         ]
       : [`array_agg(r.${f.column} ORDER BY r.o) AS ${f.column}`],
   );
@@ -171,7 +162,7 @@ export function moveDaySql(kind: TelemetryKind): string {
             row_number() OVER (PARTITION BY m.${idc} ORDER BY m.ts) AS o FROM moved m),
     s AS (SELECT r.${idc} AS id, count(*)::int AS n, bool_and(r.off = trunc(r.off)) AS whole,
             min(r.ts) AS first_ts, max(r.ts) AS last_ts, min(r.off) AS lo, max(r.off) AS hi
-            ${floats.map((c) => `, ${scaleOf(c)}`).join('')}
+            ${floats.map((c) => `, ${scaleOf(`r.${c}`)} AS ${c}_k`).join('')}
           FROM r GROUP BY r.${idc}),
     -- Made once (MATERIALIZED): inlined, it was planned from the DELETE's estimate of one row and
     -- grouped again for every log of the day (a day of 8,640 logs took minutes).
@@ -194,8 +185,9 @@ const arrayColumnsWithScales = (spec: KindSpec) =>
   );
 
 /**
- * Moves archived days back to rows: the days of the equipment $1 (int[]) starting at $2 (timestamptz[],
- * pairwise); returns how many logs came back.
+ * Moves archived days back to rows, their logs and their rollups (rollup-days.ts): the days of the
+ * equipment $1 (int[]) starting at $2 (timestamptz[], pairwise); returns how many logs (`n`) and
+ * rollup units (`units`) came back.
  */
 export function restoreDaysSql(kind: TelemetryKind): string {
   const spec = KINDS[kind];
@@ -205,8 +197,9 @@ export function restoreDaysSql(kind: TelemetryKind): string {
       DELETE FROM ${daysTable(kind)} a USING unnest($1::int[], $2::timestamptz[]) AS k(id, day)
        WHERE a.${idc} = k.id AND a.day = k.day RETURNING a.*),
     back AS (INSERT INTO ${spec.table} (${idc}, ts, ${cols.join(', ')})
-      SELECT a.${idc}, d.ts, ${cols.map((c) => `d.${c}`).join(', ')} FROM gone a ${decodeDays(kind)} RETURNING 1)
-    SELECT count(*)::int AS n FROM back`;
+      SELECT a.${idc}, d.ts, ${cols.map((c) => `d.${c}`).join(', ')} FROM gone a ${decodeDays(kind)} RETURNING 1),
+    ${restoreRollupsCtes(kind)}
+    SELECT (SELECT count(*) FROM back)::int AS n, (SELECT count(*) FROM rback)::int AS units`;
 }
 
 /** The advisory lock key of an equipment's day (several test suites share one PostgreSQL: the schema too). */

@@ -5,6 +5,7 @@ import { exclusively } from '../retention/locks.js';
 import { archiveBound, partitionMonths, partitionName } from '../retention/tables.js';
 import { KIND_LIST, KINDS, type TelemetryKind } from '../kinds.js';
 import { daysTable, lockDays, moveDaySql } from './days.js';
+import { moveRollupsSql, rollupDaysTable } from './rollup-days.js';
 
 // One archive pass (docs/storage.md): every UTC day of logs that ended at least `days` days ago is
 // moved, per equipment, from rows into its archive row (days.ts), oldest first, in short
@@ -29,9 +30,10 @@ export const MIN_ARCHIVE_DAYS = 2;
 
 export interface ArchivedKind {
   kind: TelemetryKind;
-  /** Equipment-days archived, and their logs. */
+  /** Equipment-days archived, their logs, and their rollup units (quarters and hours) compacted. */
   days: number;
   logs: number;
+  units: number;
   /** The rows' bytes (their tuples, line pointers and key entries) and the archive rows' bytes. */
   rowBytes: number;
   archiveBytes: number;
@@ -46,6 +48,8 @@ export interface ArchiveReport {
   kinds: ArchivedKind[];
   /** The log tables (every partition) and archive tables, with their indexes and TOAST, before and after. */
   tableBytes: { before: number; after: number };
+  /** The rollup tables and their archive tables, likewise. */
+  rollupBytes: { before: number; after: number };
   /** Monthly partitions emptied and truncated. */
   truncated: string[];
   /** Equipment-days that failed (set aside until the next pass). */
@@ -65,8 +69,13 @@ const iso = (t: number) => new Date(t).toISOString();
 export const archiveUntil = (now: number, days: number) =>
   Math.floor((now - days * DAY) / DAY) * DAY;
 
-async function tableBytes(db: Database): Promise<number> {
-  const names = KIND_LIST.flatMap((k) => [k.table, daysTable(k.kind)]);
+const LOG_TABLES = KIND_LIST.flatMap((k) => [k.table, daysTable(k.kind)]);
+const ROLLUP_TABLES = KIND_LIST.flatMap((k) => [
+  UNITS[k.kind].rollupTable,
+  rollupDaysTable(k.kind),
+]);
+
+async function tableBytes(db: Database, names: string[]): Promise<number> {
   const [row] = await db.query<{ b: string }>(
     `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::text AS b FROM pg_class c
       WHERE c.oid IN (SELECT to_regclass(n) FROM unnest($1::text[]) n
@@ -86,6 +95,7 @@ export async function runArchive(db: Database, opts: ArchiveOptions): Promise<Ar
     until,
     kinds: [],
     tableBytes: { before: 0, after: 0 },
+    rollupBytes: { before: 0, after: 0 },
     truncated: [],
     failed: [],
   };
@@ -95,7 +105,8 @@ export async function runArchive(db: Database, opts: ArchiveOptions): Promise<Ar
   report.ran = await exclusively(
     db,
     async () => {
-      report.tableBytes.before = await tableBytes(db);
+      report.tableBytes.before = await tableBytes(db, LOG_TABLES);
+      report.rollupBytes.before = await tableBytes(db, ROLLUP_TABLES);
       const horizon = (await readHorizon(db)) ?? -Infinity;
       for (const spec of KIND_LIST) {
         if (opts.signal?.aborted) break;
@@ -103,7 +114,8 @@ export async function runArchive(db: Database, opts: ArchiveOptions): Promise<Ar
         report.kinds.push(done);
       }
       await truncateEmptyMonths(db, now, report, progress);
-      report.tableBytes.after = await tableBytes(db);
+      report.tableBytes.after = await tableBytes(db, LOG_TABLES);
+      report.rollupBytes.after = await tableBytes(db, ROLLUP_TABLES);
     },
     ARCHIVE_LOCK_KEY,
   );
@@ -121,7 +133,7 @@ async function archiveKind(
 ): Promise<ArchivedKind> {
   const spec = KINDS[kind];
   const code = UNITS[kind].code;
-  const out: ArchivedKind = { kind, days: 0, logs: 0, rowBytes: 0, archiveBytes: 0 };
+  const out: ArchivedKind = { kind, days: 0, logs: 0, units: 0, rowBytes: 0, archiveBytes: 0 };
   // The days due that hold rows, with no stale quarter: the rows older than `until` are what the pass
   // moves (after the first pass, only what late uploads brought back).
   const due = await db.query<{ day: number; ids: number[] }>(
@@ -181,7 +193,7 @@ async function moveBatch(
           [ids, iso(day), iso(day + DAY)],
         )
       ).map((r) => r.id);
-      if (!clean.length) return { logs: 0, days: 0, rowBytes: 0, archiveBytes: 0 };
+      if (!clean.length) return { logs: 0, days: 0, units: 0, rowBytes: 0, archiveBytes: 0 };
       const [size] = await tx.query<{ b: string }>(
         // A row's tuple, its line pointer, and its key's index entry (a tuple of 24 bytes and a pointer).
         `SELECT coalesce(sum(pg_column_size(t.*) + 4 + 28), 0)::text AS b FROM ${spec.table} t
@@ -193,6 +205,12 @@ async function moveBatch(
         iso(day),
         iso(day + DAY),
       ]);
+      // The day's quarters and hours follow its logs (rollup-days.ts); its day row stays.
+      const [units] = await tx.query<{ n: number }>(moveRollupsSql(kind), [
+        rows.map((r) => r.id),
+        iso(day),
+        iso(day + DAY),
+      ]);
       const [stored] = await tx.query<{ b: string }>(
         `SELECT coalesce(sum(${archiveRowBytes(kind)}), 0)::text AS b FROM ${daysTable(kind)} a
           WHERE a.${spec.idColumn} = ANY($1::int[]) AND a.day = $2::timestamptz`,
@@ -201,11 +219,13 @@ async function moveBatch(
       return {
         logs: rows.reduce((n, r) => n + r.n, 0),
         days: rows.length,
+        units: units.n,
         rowBytes: Number(size.b),
         archiveBytes: Number(stored.b),
       };
     });
     out.logs += moved.logs;
+    out.units += moved.units;
     out.days += moved.days;
     out.rowBytes += moved.rowBytes;
     out.archiveBytes += moved.archiveBytes;

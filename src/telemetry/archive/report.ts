@@ -17,13 +17,15 @@ export function describeArchive(r: ArchiveReport): string[] {
     if (!k.days) continue;
     days += k.days;
     lines.push(
-      `${k.kind}: ${k.days} equipment-days, ${k.logs} logs: ${MB(k.rowBytes)} as rows (${perLog(k.rowBytes, k.logs)}) -> ${MB(k.archiveBytes)} archived (${perLog(k.archiveBytes, k.logs)})`,
+      `${k.kind}: ${k.days} equipment-days, ${k.logs} logs: ${MB(k.rowBytes)} as rows (${perLog(k.rowBytes, k.logs)}) -> ${MB(k.archiveBytes)} archived (${perLog(k.archiveBytes, k.logs)}); ${k.units} rollup units (quarters and hours) compacted`,
     );
   }
   if (!days) lines.push('nothing was due');
   if (r.truncated.length) lines.push(`emptied partitions given back: ${r.truncated.join(', ')}`);
   lines.push(
     `log and archive tables: ${MB(r.tableBytes.before)} before, ${MB(r.tableBytes.after)} after`,
+    // Not partitioned: the rollups' freed space is reused by new rollups once vacuumed, not given back.
+    `rollup tables: ${MB(r.rollupBytes.before)} before, ${MB(r.rollupBytes.after)} after (space freed in them is reused once vacuumed)`,
   );
   for (const f of r.failed)
     lines.push(

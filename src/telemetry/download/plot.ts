@@ -1,3 +1,4 @@
+import { rollupRows } from '../archive/rollup-days.js';
 import type { Access } from '../../auth/access.js';
 import { logRows } from '../archive/days.js';
 import { requireEquipment } from '../../auth/access.js';
@@ -64,8 +65,17 @@ const ROLLUPS = overSegments(
     ['b', 'float8[]'],
     ['part', 'int4[]'],
   ],
-  `SELECT r.first_ts, r.v_first, r.last_ts, r.v_last, r.v_min, r.v_tmin, r.v_max, r.v_tmax FROM sensor_rollups r
-     WHERE r.sensor_id = $1 AND r.level = s.level AND r.bucket >= to_timestamp(s.a / 1000) AND r.bucket < to_timestamp(s.b / 1000)`,
+  // Rows and archived days' units (archive/rollup-days.ts).
+  `SELECT r.first_ts, r.v_first, r.last_ts, r.v_last, r.v_min, r.v_tmin, r.v_max, r.v_tmax FROM ${rollupRows(
+    'sensor',
+    {
+      ids: '= $1',
+      level: 's.level',
+      from: 'to_timestamp(s.a / 1000)',
+      to: 'to_timestamp(s.b / 1000)',
+      columns: ['first_ts', 'v_first', 'last_ts', 'v_last', 'v_min', 'v_tmin', 'v_max', 'v_tmax'],
+    },
+  )} r`,
   'r',
   [
     's.part',

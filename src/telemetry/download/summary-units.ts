@@ -1,4 +1,5 @@
 import { logRows, nearestLog } from '../archive/days.js';
+import { lastQuarter, rollupRows } from '../archive/rollup-days.js';
 import { HORIZON_SQL } from '../retention/horizon.js';
 import { rawUnits, rollupUnits } from '../rollups/merge-units.js';
 import type { UnitSpec } from '../rollups/unit-columns.js';
@@ -12,12 +13,13 @@ import { binOf } from '../rollups/units.js';
 
 /** Clean rows of the level in [levelFrom, levelTo) ($7, $8). */
 export function levelRows(spec: UnitSpec, level: number): string {
-  const { rollupTable: table, idColumn: idc, code } = spec;
+  const { idColumn: idc, code } = spec;
   const notStale =
     level === 15
       ? `NOT EXISTS (SELECT 1 FROM rollup_dirty d WHERE d.kind = ${code} AND d.equipment_id = r.${idc} AND d.bucket = r.bucket)`
       : `(r.${idc}, r.bucket) NOT IN (SELECT s.id, s.b FROM stale s)`; // hashed once (see summaryUnits)
-  return `SELECT ${rollupUnits(spec)} FROM ${table} r WHERE r.${idc} = ANY($1) AND r.level = ${level} AND r.bucket >= $7 AND r.bucket < $8 AND ${notStale}`;
+  // Rows and archived days' units (archive/rollup-days.ts).
+  return `SELECT ${rollupUnits(spec)} FROM ${rollupRows(spec.kind, { ids: '= ANY($1)', level, from: '$7', to: '$8' })} r WHERE ${notStale}`;
 }
 
 /** Level buckets in [levelFrom, levelTo) holding a stale quarter (levels above 15). */
@@ -35,7 +37,6 @@ const staleCte = (spec: UnitSpec, level: number) =>
  * final).
  */
 function chainStart(spec: UnitSpec): string {
-  const { rollupTable: table, idColumn: idc } = spec;
   const values = spec.columns.map((column) =>
     column.name === 'tv_first' || column.name === 'tv_last'
       ? 'p.total_volume'
@@ -50,8 +51,7 @@ function chainStart(spec: UnitSpec): string {
   return `SELECT p.id, '-infinity'::timestamptz, ${values.join(', ')} FROM (
          SELECT i.id, coalesce(
            ${nearestLog(spec.kind, 'i.id', '$2::timestamptz', 'before', 'total_volume', 'g.total_volume')},
-           (SELECT tv_last FROM ${table} r WHERE r.${idc} = i.id AND r.level = 15 AND r.bucket < least($5::timestamptz, ${HORIZON_SQL})
-               AND r.tv_last IS NOT NULL ORDER BY r.bucket DESC LIMIT 1)) AS total_volume
+           ${lastQuarter(spec.kind, 'i.id', `least($5::timestamptz, ${HORIZON_SQL})`, 'tv_last')}) AS total_volume
          FROM unnest($1::int[]) AS i(id)) p WHERE p.total_volume IS NOT NULL`;
 }
 
@@ -66,7 +66,8 @@ export function summaryUnits(spec: UnitSpec, level: number, direct: boolean): st
   const parts: string[] = [];
   if (level > 0 && !direct) parts.push(levelRows(spec, level));
   if (level > 15) {
-    // Clean quarters inside stale level buckets: not among the marks of [levelFrom, levelTo), a hashed
+    // Clean quarters inside stale level buckets (rows only: a day with a mark is never archived, an
+    // upload into an archived day moves its rollups back first): not among the marks of [levelFrom, levelTo), a hashed
     // set made once (NOT IN of columns that are never null). As an anti join, planned without
     // statistics, it read every mark of the equipment for every quarter (1,000 late logs over a year:
     // 8 million rows read, seconds, for a daily summary).
@@ -81,8 +82,9 @@ export function summaryUnits(spec: UnitSpec, level: number, direct: boolean): st
   if (level > 0) {
     parts.push(
       // Clean quarters at the edges, [quartersFrom, levelFrom) and [levelTo, quartersTo).
-      `SELECT ${rollupUnits(spec)} FROM ${table} r WHERE r.${idc} = ANY($1) AND r.level = 15 AND r.bucket >= $5 AND r.bucket < $7 AND ${clean('r')}`,
-      `SELECT ${rollupUnits(spec)} FROM ${table} r WHERE r.${idc} = ANY($1) AND r.level = 15 AND r.bucket >= $8 AND r.bucket < $6 AND ${clean('r')}`,
+      // Rows and archived days' units (archive/rollup-days.ts).
+      `SELECT ${rollupUnits(spec)} FROM ${rollupRows(spec.kind, { ids: '= ANY($1)', level: 15, from: '$5', to: '$7' })} r WHERE ${clean('r')}`,
+      `SELECT ${rollupUnits(spec)} FROM ${rollupRows(spec.kind, { ids: '= ANY($1)', level: 15, from: '$8', to: '$6' })} r WHERE ${clean('r')}`,
       // Logs of stale quarters: rows only, since an archived day holds no stale quarter (the archive
       // pass moves only days without marks, and an upload into an archived day moves it back first).
       `SELECT g.* FROM rollup_dirty d CROSS JOIN LATERAL (
