@@ -17,21 +17,24 @@
 // Env: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_REPEAT downloads
 // of each (default 15), BENCH_LATE late batches of each (default 40), BENCH_DAYS fewer days for a
 // trial (the month is then all of them, at most 30). Uses a schema of its own, dropped after.
-import { randomBytes } from 'node:crypto';
-import { cpus, loadavg } from 'node:os';
-import pg from 'pg';
-import { upsertClient } from '../src/auth/clients.js';
-import type { Queryable } from '../src/db/index.js';
-import { migrate } from '../src/db/migrate.js';
-import { openPostgres } from '../src/db/postgres.js';
-import { generateDemo } from '../src/provisioning/demo.js';
-import { importDocument } from '../src/provisioning/import.js';
-import { ARCHIVE_LOCK_KEY, runArchive } from '../src/telemetry/archive/pass.js';
-import { describeArchive } from '../src/telemetry/archive/report.js';
-import { Partitions } from '../src/telemetry/partitions.js';
+import type { Database } from '../src/db/index.js';
 import { markAll, rebuildAll, refreshAll } from '../src/telemetry/rollups/refresh.js';
 import { UNITS } from '../src/telemetry/rollups/units.js';
-import { freePort, reportSection, startServer, type Stop } from './harness.js';
+import {
+  archivePass,
+  holdArchiveLock,
+  inTurns,
+  loadAfterLine,
+  machineLine,
+  msSince as ms,
+  onPostgres,
+  percentile as pct,
+  provisionSensors,
+  reportLines,
+  reportSection,
+  startApi,
+  type Api,
+} from './harness.js';
 import { record } from './record.js';
 
 const DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -43,7 +46,6 @@ const AFTER_DAYS = 35;
 const DAY = 86_400_000;
 const MINUTE = 60_000;
 const BATCH = 1000;
-const SECRET = 'bench-secret-123456';
 /** The demo's sensors: 1–5 archived, 6–10 their rows twins (the same values). */
 const ARCHIVED = [10100, 10101, 10102, 10103, 10104];
 const TWINS = ARCHIVED.map((id) => id + 5);
@@ -52,16 +54,9 @@ const START = END - DAYS * DAY;
 const MONTH = { start: START, end: START + MONTH_DAYS * DAY };
 const MONTH_LOGS = MONTH_DAYS * 1440;
 
-const lines: string[] = [];
-const say = (s: string) => {
-  console.log(s);
-  lines.push(s);
-};
+const { lines, say } = reportLines();
 const iso = (t: number) => new Date(t).toISOString();
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
-const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
-const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? NaN;
 const fig = (x: number) => `${x.toFixed(1)} ms`;
 
 /**
@@ -69,7 +64,7 @@ const fig = (x: number) => `${x.toFixed(1)} ms`;
  * gateways send them): a drifting level with noise at two decimals, the same for a sensor and its
  * twin (its place among the five).
  */
-async function load(db: Queryable, ids: number[]) {
+async function load(db: Database, ids: number[]) {
   await db.query(
     `INSERT INTO sensor_logs (sensor_id, ts, value)
        SELECT s.id, g.ts, round((50 + 20 * sin(x.e / 86400 + x.k) + 3 * sin(x.e / 5400)
@@ -82,138 +77,71 @@ async function load(db: Queryable, ids: number[]) {
   );
 }
 
-/**
- * Two calls compared, in turns (a b, then b a, …) after a warm-up of each (see bench/historian.ts).
- * Each call returns the milliseconds of its request alone (to the answer's last byte): what it does
- * before (making the body) and after (checking the answer) is not timed.
- */
-async function inTurns(a: () => Promise<number>, b: () => Promise<number>, n: number) {
-  await a();
-  await b();
-  const out = { a: [] as number[], b: [] as number[] };
-  for (let i = 0; i < n; i++) {
-    if (i % 2 === 0) {
-      out.a.push(await a());
-      out.b.push(await b());
-    } else {
-      out.b.push(await b());
-      out.a.push(await a());
-    }
-  }
-  return out;
-}
-
 async function main() {
   await record('archive', { postgres: DB_URL });
-  say(
-    `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores (${cpus()[0].model.trim()}), Node ${process.version}; load average before the run ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')} (the machine is shared).`,
-  );
+  say(machineLine());
   say(
     `Command: \`npx tsx bench/archive.ts\` (server in a child process with ARCHIVE_AFTER_DAYS=${AFTER_DAYS}; requests over HTTP, one at a time; each archived figure timed in turns with its rows twin's).`,
   );
-  const schema = `bench_archive_${randomBytes(4).toString('hex')}`;
-  const admin = await openPostgres(DB_URL, { max: 1 });
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  let stop: Stop | undefined;
-  let holder: pg.Client | undefined;
-  try {
-    const db = await openPostgres(DB_URL, { schema, statementTimeoutMs: 3_600_000, max: 2 });
-    await migrate(db);
-    await importDocument(
-      db,
-      generateDemo({ sites: 1, sensorsPerSite: 12, transactionsPerSite: 0, imagesPerSite: 0 }),
+  await onPostgres(DB_URL, 'archive', (db, env, { schema }) => run(db, env, schema), {
+    open: { statementTimeoutMs: 3_600_000, max: 2 },
+  });
+  reportSection('Archive', lines.join('\n'));
+}
+
+async function run(db: Database, env: { DATABASE_URL: string }, schema: string) {
+  await provisionSensors(db);
+
+  // ---- sensors 1–5: loaded, rolled up, archived by the pass ----
+  let t0 = process.hrtime.bigint();
+  await load(db, ARCHIVED);
+  const loadA = ms(t0);
+  t0 = process.hrtime.bigint();
+  await rebuildAll(db);
+  const rollA = ms(t0);
+  const pass = await archivePass(db, AFTER_DAYS);
+  const { report, ms: passMs, sensorDays: archivedDays } = pass;
+  if (archivedDays !== ARCHIVED.length * DAYS)
+    throw new Error(
+      `the pass archived ${archivedDays} sensor-days of ${ARCHIVED.length * DAYS}: ${pass.lines.join('; ')}`,
     );
-    await upsertClient(db, { clientId: 'bench', clientSecret: SECRET, siteIds: '*' });
-    await new Partitions(db).cover(Date.now());
 
-    // ---- sensors 1–5: loaded, rolled up, archived by the pass ----
-    let t0 = process.hrtime.bigint();
-    await load(db, ARCHIVED);
-    const loadA = ms(t0);
-    t0 = process.hrtime.bigint();
-    await rebuildAll(db);
-    const rollA = ms(t0);
-    t0 = process.hrtime.bigint();
-    const report = await runArchive(db, { days: AFTER_DAYS });
-    const passMs = ms(t0);
-    const archivedDays = report.kinds.find((k) => k.kind === 'sensor')?.days ?? 0;
-    if (archivedDays !== ARCHIVED.length * DAYS)
-      throw new Error(
-        `the pass archived ${archivedDays} sensor-days of ${ARCHIVED.length * DAYS}: ${describeArchive(report).join('; ')}`,
-      );
-
-    // ---- sensors 6–10: the same values, loaded after the pass, so they stay rows ----
-    t0 = process.hrtime.bigint();
-    await load(db, TWINS);
-    const loadR = ms(t0);
-    t0 = process.hrtime.bigint();
-    await markAll(db, UNITS.sensor, { from: START, to: END });
-    await refreshAll(db);
-    const rollR = ms(t0);
-    const [held] = await db.query<{ rows_a: number; days_a: number; rows_r: number }>(
-      `SELECT (SELECT count(*)::int FROM sensor_logs WHERE sensor_id = ANY($1::int[])) AS rows_a,
+  // ---- sensors 6–10: the same values, loaded after the pass, so they stay rows ----
+  t0 = process.hrtime.bigint();
+  await load(db, TWINS);
+  const loadR = ms(t0);
+  t0 = process.hrtime.bigint();
+  await markAll(db, UNITS.sensor, { from: START, to: END });
+  await refreshAll(db);
+  const rollR = ms(t0);
+  const [held] = await db.query<{ rows_a: number; days_a: number; rows_r: number }>(
+    `SELECT (SELECT count(*)::int FROM sensor_logs WHERE sensor_id = ANY($1::int[])) AS rows_a,
               (SELECT count(*)::int FROM sensor_log_days WHERE sensor_id = ANY($1::int[])) AS days_a,
               (SELECT count(*)::int FROM sensor_logs WHERE sensor_id = ANY($2::int[])) AS rows_r`,
-      [ARCHIVED, TWINS],
-    );
-    const perSensor = DAYS * 1440;
-    if (
-      held.rows_a !== 0 ||
-      held.days_a !== ARCHIVED.length * DAYS ||
-      held.rows_r !== TWINS.length * perSensor
-    )
-      throw new Error(`data not as loaded: ${JSON.stringify(held)}`);
-    say(
-      `Data: 10 demo sensors × ${DAYS} days of one-minute logs (${iso(START).slice(0, 10)} to ${iso(END).slice(0, 10)}, ending 40 days ago), ${int(10 * perSensor)} logs. Sensors ${ARCHIVED[0]}–${ARCHIVED.at(-1)}: loaded in ${(loadA / 1000).toFixed(1)} s (one INSERT … SELECT, time order), rollups by rebuildAll in ${(rollA / 1000).toFixed(1)} s, then archived by the pass (runArchive, ${AFTER_DAYS} days) in ${(passMs / 1000).toFixed(1)} s: ${int(archivedDays)} sensor-days. Sensors ${TWINS[0]}–${TWINS.at(-1)} (rows twins, the same values): loaded after the pass in ${(loadR / 1000).toFixed(1)} s, rollups by refreshAll in ${(rollR / 1000).toFixed(1)} s. Tables never analyzed.`,
-    );
+    [ARCHIVED, TWINS],
+  );
+  const perSensor = DAYS * 1440;
+  if (
+    held.rows_a !== 0 ||
+    held.days_a !== ARCHIVED.length * DAYS ||
+    held.rows_r !== TWINS.length * perSensor
+  )
+    throw new Error(`data not as loaded: ${JSON.stringify(held)}`);
+  say(
+    `Data: 10 demo sensors × ${DAYS} days of one-minute logs (${iso(START).slice(0, 10)} to ${iso(END).slice(0, 10)}, ending 40 days ago), ${int(10 * perSensor)} logs. Sensors ${ARCHIVED[0]}–${ARCHIVED.at(-1)}: loaded in ${(loadA / 1000).toFixed(1)} s (one INSERT … SELECT, time order), rollups by rebuildAll in ${(rollA / 1000).toFixed(1)} s, then archived by the pass (runArchive, ${AFTER_DAYS} days) in ${(passMs / 1000).toFixed(1)} s: ${int(archivedDays)} sensor-days. Sensors ${TWINS[0]}–${TWINS.at(-1)} (rows twins, the same values): loaded after the pass in ${(loadR / 1000).toFixed(1)} s, rollups by refreshAll in ${(rollR / 1000).toFixed(1)} s. Tables never analyzed.`,
+  );
 
-    // The server's own pass (a minute after start) must not archive the twins: this process holds the
-    // pass's lock for the whole run, so that pass finds another under way and does nothing.
-    holder = new pg.Client({ connectionString: DB_URL });
-    await holder.connect();
-    await holder.query(`SELECT pg_advisory_lock($1, hashtext($2))`, [ARCHIVE_LOCK_KEY, schema]);
-    const free = await db.transaction(async (tx) => {
-      const [r] = await tx.query<{ locked: boolean }>(
-        `SELECT pg_try_advisory_xact_lock(${ARCHIVE_LOCK_KEY}, hashtext(current_schema())) AS locked`,
-      );
-      return r.locked;
-    });
-    if (free) throw new Error("the archive pass's lock is not the one held");
-
-    const port = await freePort();
-    const url = new URL(DB_URL);
-    url.searchParams.set('options', `-c jit=off -c search_path=${schema}`);
-    stop = await startServer(port, {
-      DATABASE_URL: url.toString(),
-      RATE_LIMIT_MAX: '100000000',
+  // The server's own pass (a minute after start) must not archive the twins: this process holds the
+  // pass's lock for the whole run, so that pass finds another under way and does nothing.
+  const release = await holdArchiveLock(DB_URL, db, schema);
+  let api: Api | undefined;
+  try {
+    api = await startApi({
+      ...env,
       ARCHIVE_AFTER_DAYS: String(AFTER_DAYS),
       ARCHIVE_INTERVAL_MS: '86400000',
     });
-    const base = `http://127.0.0.1:${port}`;
-    const { accessToken } = (await (
-      await fetch(`${base}/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ clientId: 'bench', clientSecret: SECRET }),
-      })
-    ).json()) as { accessToken: string };
-    /** A request, timed from its start to the answer's last byte (the body is a string made before). */
-    const post = async (path: string, body: string, accept = 'application/json') => {
-      const t = process.hrtime.bigint();
-      const res = await fetch(`${base}${path}`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${accessToken}`,
-          'content-type': 'application/json',
-          accept,
-        },
-        body,
-      });
-      const text = await res.text();
-      return { status: res.status, text, ms: ms(t) };
-    };
+    const post = api.post;
 
     // ---- 1. raw logs of a month: archived sensor against its rows twin ----
     const rawErrors = new Map<string, string>();
@@ -358,8 +286,8 @@ async function main() {
       '',
     ]);
 
-    await stop();
-    stop = undefined;
+    await api.stop();
+    api = undefined;
 
     // ---- report ----
     say('');
@@ -375,7 +303,7 @@ async function main() {
     for (const r of rows) say(`| ${r.join(' | ')} |`);
     say('');
     say(`The archive pass over sensors ${ARCHIVED[0]}–${ARCHIVED.at(-1)} (its report):`);
-    for (const l of describeArchive(report)) say(`- ${l}`);
+    for (const l of pass.lines) say(`- ${l}`);
     say('');
     say('| target | figure | |');
     say('|---|---|---|');
@@ -391,18 +319,10 @@ async function main() {
       `| bytes (the pass's report; at the pass, only sensors ${ARCHIVED[0]}–${ARCHIVED.at(-1)} were loaded) | logs ${k ? `${(k.rowBytes / k.logs).toFixed(1)} B a log as rows, ${(k.archiveBytes / k.logs).toFixed(2)} archived` : '-'}; log and archive tables ${(report.tableBytes.before / 1048576).toFixed(1)} MB before, ${(report.tableBytes.after / 1048576).toFixed(1)} MB after | (measured) |`,
     );
     say('');
-    say(
-      `Load average after the run: ${loadavg()
-        .map((l) => l.toFixed(2))
-        .join(' ')}.`,
-    );
-    await db.close();
-    reportSection('Archive', lines.join('\n'));
+    say(loadAfterLine());
   } finally {
-    await stop?.();
-    await holder?.end();
-    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-    await admin.close();
+    await api?.stop();
+    await release();
   }
 }
 
