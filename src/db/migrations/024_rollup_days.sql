@@ -6,7 +6,8 @@
 -- minutes), null when the row holds every bucket of the day (a unit's place is then its bucket).
 -- Times are milliseconds from their unit's bucket; a double column is kept as whole numbers and a
 -- scale (`<col>_m`, `<col>_k`) when that gives back the same 8 bytes for every unit of the row (as in
--- <kind>_log_days), else as doubles (`<col>`); counts and text as themselves. The arrays are stored
+-- <kind>_log_days), else as doubles (`<col>`); a count of samples with a field (`<x>_n`) that equals `count` in every
+-- unit as a null array; other counts and text as themselves. The arrays are stored
 -- compressed in the row (storage MAIN, and toast_tuple_target 128 so that every array is tried):
 -- out-of-line storage would cost more than the arrays of a day. An upload into an archived day moves
 -- these rows back with its logs, in the same statement (src/telemetry/archive/days.ts).

@@ -19,6 +19,8 @@ export const rollupDaysTable = (kind: TelemetryKind) => `${kind}_rollup_days`;
 
 const isFloat = (c: UnitColumn) => c.type === 'float8';
 const isTime = (c: UnitColumn) => c.type === 'timestamptz';
+/** A count of samples carrying a field: often every sample of the unit, then kept as a null array. */
+const isCount = (c: UnitColumn) => c.type === 'int4' && /_n$/.test(c.name);
 /** A time column's value as whole-or-not milliseconds from the day's start `day` (SQL). */
 const offset = (v: string, day: string) => `extract(epoch FROM ${v} - ${day}) * 1000`;
 
@@ -56,7 +58,11 @@ export function moveRollupsSql(kind: TelemetryKind): string {
         ]
       : isTime(c)
         ? [ordered(`(${offset(`m.${c.name}`, 'm.bucket')})::int`)]
-        : [ordered(`m.${c.name}`)],
+        : isCount(c)
+          ? [
+              `CASE WHEN bool_and(m.${c.name} = m.count) THEN NULL ELSE ${ordered(`m.${c.name}`)} END`,
+            ]
+          : [ordered(`m.${c.name}`)],
   );
   const groupBy = ['s.id', 's.level', 's.n', 's.whole', ...floats.map((c) => `s.${c}_k`)];
   return `WITH moved AS (
@@ -94,7 +100,9 @@ export function unitsOf(kind: TelemetryKind, a = 'a', names?: string[]): string 
       ? `CASE WHEN ${a}.${c.name}_k IS NULL THEN u.${c.name} ELSE ${fromWhole(`u.${c.name}_m`, `${a}.${c.name}_k`)} END AS ${c.name}`
       : isTime(c)
         ? `${bucket} + u.${c.name}::float8 * interval '1 millisecond' AS ${c.name}`
-        : `u.${c.name}`,
+        : isCount(c)
+          ? `CASE WHEN ${a}.${c.name} IS NULL THEN u.count ELSE u.${c.name} END AS ${c.name}`
+          : `u.${c.name}`,
   );
   return `(SELECT ${bucket} AS bucket, ${values.join(', ')}
       FROM unnest(${arrays.map((c) => `${a}.${c}`).join(', ')}) WITH ORDINALITY AS u(${arrays.join(', ')}, o))`;
