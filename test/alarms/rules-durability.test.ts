@@ -138,6 +138,56 @@ describeEachBackend('alarm rules across restarts', (backend) => {
   });
 });
 
+describeEachBackend('alarm rules: two instances storing events of the same text', (backend) => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await openTestDb(backend);
+    await importDocument(db, generateDemo({}));
+    await importRules(db, [
+      { AlarmRuleID: 1, SiteSensorID: SENSOR, Condition: 'above', Limit: 10, AlarmType: 'TWIN' },
+    ]);
+  });
+  afterAll(async () => db?.close());
+
+  it("evaluates each upload on its own samples, not on this instance's entries of another upload of that text", async () => {
+    const a = await instance(db);
+    const b = await instance(db);
+    // b only stores; a evaluates what both stored, in one pass after a's upload.
+    await b.app.alarmRules.close();
+    await a.app.alarmRules.evaluator.settle();
+    const t0 = Date.now() - 60_000;
+    const t1 = t0 + 30_000;
+    const at = (t: number) => new Date(t).toISOString();
+    // No key in common (plain INSERTs, both), and the same event text: site 1, sensors, the two
+    // sensors, t0 to t1, two records. b's upload has the newest sample of SENSOR, above the limit.
+    await upload(b, 'logs/sensor/batch', [
+      { sensorID: SENSOR, value: 20, timestamp: at(t1) },
+      { sensorID: SENSOR_2, value: 1, timestamp: at(t0) },
+    ]);
+    await upload(a, 'logs/sensor/batch', [
+      { sensorID: SENSOR, value: 5, timestamp: at(t0) },
+      { sensorID: SENSOR_2, value: 1, timestamp: at(t1) },
+    ]);
+    const events = await db.query<{ xid: string; data: string }>(
+      `SELECT xid::text AS xid, data FROM stream_events WHERE type = 'logs' ORDER BY xid, id`,
+    );
+    expect(events).toHaveLength(2);
+    expect(events[0].data).toBe(events[1].data);
+    expect(events[0].xid).not.toBe(events[1].xid);
+    await a.app.alarmRules.evaluator.settle();
+    // b's event holds SENSOR's sample of t1 (20): raised with it. (Taking a's entries for b's event
+    // would evaluate 5 twice and raise nothing; a's own sample of t0 is late after it.)
+    expect(await alarmsOf(db, 'TWIN')).toMatchObject([
+      { value: 20, first_seen: new Date(t1), occurrences: 1, resolved_at: null },
+    ]);
+    const [state] = await db.query<{ last_ts: Date; last_value: number }>(
+      'SELECT last_ts, last_value FROM alarm_rules WHERE rule_id = 1',
+    );
+    expect(state).toEqual({ last_ts: new Date(t1), last_value: 20 });
+    await Promise.all([a.app.close(), b.app.close()]);
+  });
+});
+
 describeWith(['postgres'], 'alarm rules on two instances [postgres]', () => {
   let db: Database;
   beforeAll(async () => {

@@ -80,9 +80,12 @@ export class RuleEvaluator {
     }).start();
   }
 
-  /** Uploads this instance committed (before their kick): their entries are kept for the passes. */
-  stored(jobs: Job[]): void {
-    if (!this.idle && !this.closed) this.recent.add(jobs);
+  /**
+   * Uploads this instance committed (before their kick) in transaction `xid`: their entries are kept
+   * for the passes (not when the transaction is not known: its events' samples are read back).
+   */
+  stored(jobs: Job[], xid: string | undefined): void {
+    if (!this.idle && !this.closed && xid !== undefined) this.recent.add(jobs, xid);
   }
 
   /** Something was committed: evaluate (soon). */
