@@ -17,8 +17,7 @@ const SAMPLES_PER_RULE = 20_000;
  * text, `xid` and `data`, name it in RecentLogs), or one reading.
  */
 export type Stored =
-  | { logs: [number, number]; xid?: number; data?: string }
-  | { reading: Record<string, unknown> };
+  { logs: [number, number]; xid?: number; data?: string } | { reading: Record<string, unknown> };
 
 export interface Work {
   /** Equipment with stored data: `kind:id` -> what each event stored of it, in stream order. */
