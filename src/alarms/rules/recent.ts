@@ -36,6 +36,7 @@ export class RecentLogs {
 
   /** Jobs just committed by transaction `xid` (pg_current_xact_id() of it, as text). */
   add(jobs: Job[], xid: string, now = performance.now()): void {
+    // As the stream's reader turns an event's xid into a number (stream/events.ts).
     const key = Number(xid);
     let held = this.byXact.get(key);
     if (!held) this.byXact.set(key, (held = { at: now, size: 0, events: new Map() }));
