@@ -111,7 +111,7 @@ export async function buildApp(
   };
   const telemetry = await TelemetryService.create(app.db, settings, {
     onCommit: committed,
-    onJobs: (jobs) => alarmRules.stored(jobs),
+    onJobs: (jobs, xid) => alarmRules.stored(jobs, xid),
     log: app.log,
     onStored: metrics
       ? ({ kind, type, source, count }) => metrics.ingested(kind, type, source, count)

@@ -9,7 +9,9 @@ import type { Queryable } from './types.js';
 // that finds none took 98.5 ms; with a VACUUM every 100,000 marks, 0.5-2.8 ms throughout, each
 // VACUUM about 14 ms. So the service vacuums these tables itself, once enough rows have been
 // deleted since the last time. The same goes for alarm_rules, whose rows the rule evaluator
-// rewrites (each rule's state) on every pass that evaluates them: there it counts rows updated.
+// rewrites (a rule's state) on passes that change it: there it counts rows updated; and for
+// alarm_rule_cursor, whose one row each pass rewrites with its list of newest samples (stored out of
+// line once it is long): there it counts entries written.
 
 /** Rows deleted from a queue table after which the service vacuums it. */
 export const VACUUM_AFTER_ROWS = 100_000;
@@ -24,7 +26,7 @@ export class QueueVacuum {
   constructor(
     private readonly db: Queryable,
     /** A table name of the service's schema (not user input). */
-    private readonly table: 'rollup_dirty' | 'stream_events' | 'alarm_rules',
+    private readonly table: 'rollup_dirty' | 'stream_events' | 'alarm_rules' | 'alarm_rule_cursor',
     private readonly after = VACUUM_AFTER_ROWS,
   ) {}
 

@@ -23,6 +23,17 @@ const RACED_ATTEMPTS = 2;
 
 type CountRow = [job: number, kind: TelemetryKind, n: number];
 
+/** What a group's write stored: per job and kind, and the id of the transaction that stored it. */
+export interface Written {
+  /** Records stored per job and kind, in the order of the jobs (flattened). */
+  stored: StoredByKind[];
+  /**
+   * The storing transaction's id (its stream events' xid, as text); undefined when the write was
+   * settled from the outcome an earlier attempt recorded (that attempt's id is not known).
+   */
+  xid: string | undefined;
+}
+
 /** What each job of a round stored: a plain INSERT stores every entry of a log job; the statement's rows count the rest. */
 function countRound(round: Job[], mode: LogMode, rows: Iterable<CountRow>): StoredByKind[] {
   const stored = round.map((job) => {
@@ -54,7 +65,7 @@ export class GroupWriter {
    * whose connection broke (a failover) is settled on a new one until `deadline` (src/db/outcome.ts):
    * answered with the counts its first attempt recorded when that committed, else written again.
    */
-  async write(jobs: Job[][], deadline: number): Promise<StoredByKind[]> {
+  async write(jobs: Job[][], deadline: number): Promise<Written> {
     const db = () => this.db.bounded(Math.max(1, deadline - Date.now()));
     const covering = this.partitions.cover(
       Math.max(...jobs.flat().map((j) => (j.role === 'log' ? j.maxTs : 0))),
@@ -71,7 +82,7 @@ export class GroupWriter {
         : 'upsert';
     const ids = jobs.map(() => newOutcomeId());
     let raced = 0;
-    const attempt = async (): Promise<StoredByKind[]> => {
+    const attempt = async (): Promise<Written> => {
       for (;;) {
         try {
           return await this.execute(db(), jobs, sites, mode, ids);
@@ -96,19 +107,26 @@ export class GroupWriter {
       until: deadline,
       transient: (err) => TRANSIENT.has(errorCode(err)),
       lookup: db,
-      recorded: (found) => jobs.flatMap((round, r) => recordedRound(round, found.get(ids[r]))),
+      recorded: (found) => ({
+        stored: jobs.flatMap((round, r) => recordedRound(round, found.get(ids[r]))),
+        xid: undefined,
+      }),
     });
   }
 
-  /** Rows stored per job and kind, in the order of jobs.flat(); round r records its outcome under ids[r]. */
+  /**
+   * Rows stored per job and kind, in the order of jobs.flat(), and the transaction's id (every
+   * round's statement returns it); round r records its outcome under ids[r].
+   */
   private async execute(
     db: Database,
     rounds: Job[][],
     sites: number[],
     mode: LogMode,
     ids: string[],
-  ): Promise<StoredByKind[]> {
+  ): Promise<Written> {
     const results: StoredByKind[][] = [];
+    let xid: string | undefined;
     const run = async (q: { query: Database['query'] }) => {
       for (let r = 0; r < rounds.length; r++) {
         const { sql, params } = buildStatement(
@@ -119,14 +137,20 @@ export class GroupWriter {
           ids[r],
         );
         // Prepared: under load the same few texts (one per mix of kinds and mode) are sent hundreds of times a second.
-        const rows = await q.query<{ job: number; kind: TelemetryKind; n: number }>(sql, params, {
-          prepared: true,
-        });
+        const rows = await q.query<{
+          job: number | null;
+          kind: TelemetryKind | null;
+          n: number | null;
+          xid: string;
+        }>(sql, params, { prepared: true });
+        xid = rows[0]?.xid;
         results.push(
           countRound(
             rounds[r],
             mode,
-            rows.map((row): CountRow => [row.job, row.kind, row.n]),
+            rows.flatMap((row): CountRow[] =>
+              row.job === null ? [] : [[row.job, row.kind!, row.n!]],
+            ),
           ),
         );
       }
@@ -144,6 +168,6 @@ export class GroupWriter {
       });
     else if (rounds.length === 1) await run(db);
     else await db.transaction(run);
-    return results.flat();
+    return { stored: results.flat(), xid };
   }
 }

@@ -28,8 +28,11 @@ import { TelemetryWriter } from './writer.js';
 export interface TelemetryServiceOptions {
   /** Follows every commit (the live stream looks for new events). */
   onCommit: () => void;
-  /** Follows every commit of uploads, before onCommit, with their jobs (the rule evaluator's). */
-  onJobs?: (jobs: Job[]) => void;
+  /**
+   * Follows every commit of uploads, before onCommit, with their jobs and the id of the transaction
+   * that stored them (when known; the rule evaluator's).
+   */
+  onJobs?: (jobs: Job[], xid: string | undefined) => void;
   log: Logger;
   /** Records committed, per kind, type and source (the ingest counter); called once per commit and kind. */
   onStored?: (stored: { kind: TelemetryKind; type: Role; source: Source; count: number }) => void;

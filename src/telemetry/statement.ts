@@ -37,8 +37,12 @@ export function buildStatement(
     ? b.counted
     : ['SELECT NULL::int AS job, NULL::text AS kind WHERE false'];
   const counts = `SELECT job, kind, count(*)::int AS n FROM (${counted.join(' UNION ALL ')}) x GROUP BY job, kind`;
+  // The rows, and always one row at least with the transaction's id (its stream events' xid): the
+  // rule evaluator takes the samples of those events from the entries this instance just stored
+  // only for events of that transaction (src/alarms/rules/recent.ts). A row without a job counts nothing.
+  const rows = `SELECT c.job, c.kind, c.n, x.xid FROM (SELECT pg_current_xact_id()::text AS xid) x LEFT JOIN counts c ON true`;
   if (outcomeId === undefined)
-    return { sql: `WITH ${b.ctes.join(',\n')}\n${counts}`, params: b.params };
+    return { sql: `WITH ${b.ctes.join(',\n')},\ncounts AS (${counts})\n${rows}`, params: b.params };
   b.params.push(outcomeId);
   const recorded = outcomeCte(
     `$${b.params.length}`,
@@ -46,7 +50,7 @@ export function buildStatement(
     'counts',
   );
   const sql = `WITH ${b.ctes.join(',\n')},\ncounts AS (${counts}),\n${recorded}
-SELECT job, kind, n FROM counts`;
+${rows}`;
   return { sql, params: b.params };
 }
 

@@ -32,10 +32,11 @@ export interface WriterOptions {
   /** Called after each commit (the live stream looks for the events the write stored). */
   onCommit?: () => void;
   /**
-   * Called after each commit, before onCommit, with its jobs (the rule evaluator keeps their
-   * entries for a while: the samples of the events it is about to read).
+   * Called after each commit, before onCommit, with its jobs and the id of the transaction that
+   * stored them (undefined when not known; the rule evaluator keeps their entries for a while: the
+   * samples of the events of that transaction it is about to read).
    */
-  onJobs?: (jobs: Job[]) => void;
+  onJobs?: (jobs: Job[], xid: string | undefined) => void;
   /** Called after each commit for every job of it, with the records it stored per kind (the ingest metrics). */
   onStored?: (job: Job, stored: StoredByKind) => void;
 }
@@ -212,13 +213,16 @@ export class TelemetryWriter {
     const settle = () => all.forEach((p) => clearTimeout(p.timer));
     try {
       // The group's write may take as long as its most patient request; each request is answered at its own deadline.
-      const stored = await this.groups.write(
+      const { stored, xid } = await this.groups.write(
         rounds.map((r) => r.map((p) => p.job)),
         Math.max(...all.map((p) => p.deadline)),
       );
       if (this.opts.onJobs)
         try {
-          this.opts.onJobs(all.map((p) => p.job));
+          this.opts.onJobs(
+            all.map((p) => p.job),
+            xid,
+          );
         } catch {
           // An observer only: a failing one must not turn a committed write into a failure.
         }

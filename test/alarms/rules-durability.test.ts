@@ -6,9 +6,9 @@ import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
 import { upsertClient } from '../../src/auth/clients.js';
 import { bearer, describeEachBackend, describeWith, openTestDb, testSettings } from '../helper.js';
-import { SENSOR, SENSOR_2 } from '../telemetry/fixtures.js';
+import { SENSOR, SENSOR_2, SITE2_SENSOR } from '../telemetry/fixtures.js';
 import { signal, until } from '../wait.js';
-import { alarmsOf, importRules, secondsAgo } from './rules-fixtures.js';
+import { alarmsOf, importRules, ruleState, secondsAgo } from './rules-fixtures.js';
 
 // Rule state lives in the database with the evaluator's position: an evaluator that stops (a
 // restart, a crash between the upload's commit and the evaluation) leaves nothing unevaluated and
@@ -135,6 +135,185 @@ describeEachBackend('alarm rules across restarts', (backend) => {
     await evaluatePass(late, { log: one.app.log });
     expect(await alarmsOf(db, 'R3')).toMatchObject([{ value: 150, source: 'rule' }]);
     await one.app.close();
+  });
+});
+
+describeEachBackend(
+  'alarm rules: rows written only when more than the newest sample changed',
+  (backend) => {
+    let db: Database;
+    let one: { app: FastifyTypebox; token: string };
+    const RULE = 4;
+    const SITE2_SENSOR_2 = SITE2_SENSOR + 1;
+    const rowOf = async (id: number) =>
+      (
+        await db.query<{ last_ts: Date | null; raised: boolean }>(
+          'SELECT last_ts, raised FROM alarm_rules WHERE rule_id = $1',
+          [id],
+        )
+      )[0];
+    const unsavedIds = async () => {
+      const [{ unsaved }] = await db.query<{ unsaved: string }>(
+        'SELECT unsaved FROM alarm_rule_cursor',
+      );
+      return (JSON.parse(unsaved) as number[][]).map(([id]) => id);
+    };
+    beforeAll(async () => {
+      db = await openTestDb(backend);
+      await importDocument(db, generateDemo({}));
+      one = await instance(db);
+      // Passes run here, one at a time, on what was committed.
+      await one.app.alarmRules.close();
+    });
+    afterAll(async () => {
+      await one?.app.close();
+      await db?.close();
+    });
+    const pass = () => evaluatePass(db, { log: one.app.log });
+
+    it('notes the newest sample with the position, which keeps later late samples out; a transition writes the row', async () => {
+      await importRules(db, [
+        {
+          AlarmRuleID: RULE,
+          SiteSensorID: SITE2_SENSOR,
+          Condition: 'above',
+          Limit: 50,
+          AlarmType: 'ROW',
+        },
+      ]);
+      await pass();
+      const sample = async (value: number, s: number, sensor = SITE2_SENSOR) => {
+        await upload(one, 'logs/sensor', { sensorID: sensor, value, timestamp: secondsAgo(s) });
+        await pass();
+      };
+      // The first sample writes the row.
+      await sample(10, 100);
+      const first = await rowOf(RULE);
+      expect(first.last_ts).not.toBeNull();
+      // A newer one, nothing else changed: the row stays, the sample is noted with the position.
+      await sample(20, 80);
+      expect(await rowOf(RULE)).toEqual(first);
+      expect(await unsavedIds()).toEqual([RULE]);
+      expect(await ruleState(db, RULE)).toMatchObject({ lastValue: 20, active: false });
+      // Older than that one: late, whatever its value (the row's sample is older still).
+      await sample(60, 90);
+      expect(await alarmsOf(db, 'ROW')).toEqual([]);
+      expect(await ruleState(db, RULE)).toMatchObject({ lastValue: 20 });
+      // Through a restart too.
+      await one.app.close();
+      one = await instance(db);
+      await one.app.alarmRules.close();
+      await sample(70, 85);
+      expect(await alarmsOf(db, 'ROW')).toEqual([]);
+      // A transition writes the row (and the note goes).
+      await sample(60, 70);
+      expect(await alarmsOf(db, 'ROW')).toMatchObject([{ value: 60, resolved_at: null }]);
+      expect(await rowOf(RULE)).toMatchObject({ raised: true });
+      expect((await rowOf(RULE)).last_ts!.getTime()).toBeGreaterThan(first.last_ts!.getTime());
+      expect(await unsavedIds()).toEqual([]);
+      // Noted again; then the import moves the rule to other equipment: it starts afresh, and a
+      // sample older than the note is not late for it.
+      await sample(55, 60);
+      expect(await unsavedIds()).toEqual([RULE]);
+      await importRules(db, [
+        {
+          AlarmRuleID: RULE,
+          SiteSensorID: SITE2_SENSOR_2,
+          Condition: 'above',
+          Limit: 50,
+          AlarmType: 'ROW',
+        },
+      ]);
+      expect(await alarmsOf(db, 'ROW')).toMatchObject([{ resolved_by: 'rule:4' }]);
+      await sample(65, 65, SITE2_SENSOR_2);
+      expect(await alarmsOf(db, 'ROW')).toMatchObject([
+        { value: 60, resolved_by: 'rule:4' },
+        { value: 65, resolved_at: null },
+      ]);
+    });
+
+    it('past a thousand noted samples a pass writes all their rows and empties the list', async () => {
+      // 1,000 rules on one sensor, never past their limit.
+      await importRules(
+        db,
+        Array.from({ length: 1000 }, (_, i) => ({
+          AlarmRuleID: 100 + i,
+          SiteSensorID: SITE2_SENSOR,
+          Condition: 'above',
+          Limit: 1000,
+          AlarmType: `MANY_${i}`,
+        })),
+      );
+      const sample = async (value: number, s: number) => {
+        await upload(one, 'logs/sensor', {
+          sensorID: SITE2_SENSOR,
+          value,
+          timestamp: secondsAgo(s),
+        });
+        await pass();
+      };
+      await sample(1, 50); // rows: their first sample
+      await sample(2, 40); // noted
+      expect((await unsavedIds()).length).toBe(1000);
+      const [{ n }] = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM alarm_rules WHERE rule_id >= 100 AND last_value = 1`,
+      );
+      expect(n).toBe(1000);
+      await sample(3, 30); // flushed: every row has its newest sample
+      expect(await unsavedIds()).toEqual([]);
+      const [{ m }] = await db.query<{ m: number }>(
+        `SELECT count(*)::int AS m FROM alarm_rules WHERE rule_id >= 100 AND last_value = 3`,
+      );
+      expect(m).toBe(1000);
+      expect(await ruleState(db, 100)).toMatchObject({ lastValue: 3, active: false });
+    });
+  },
+);
+
+describeEachBackend('alarm rules: two instances storing events of the same text', (backend) => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await openTestDb(backend);
+    await importDocument(db, generateDemo({}));
+    await importRules(db, [
+      { AlarmRuleID: 1, SiteSensorID: SENSOR, Condition: 'above', Limit: 10, AlarmType: 'TWIN' },
+    ]);
+  });
+  afterAll(async () => db?.close());
+
+  it("evaluates each upload on its own samples, not on this instance's entries of another upload of that text", async () => {
+    const a = await instance(db);
+    const b = await instance(db);
+    // b only stores; a evaluates what both stored, in one pass after a's upload.
+    await b.app.alarmRules.close();
+    await a.app.alarmRules.evaluator.settle();
+    const t0 = Date.now() - 60_000;
+    const t1 = t0 + 30_000;
+    const at = (t: number) => new Date(t).toISOString();
+    // No key in common (plain INSERTs, both), and the same event text: site 1, sensors, the two
+    // sensors, t0 to t1, two records. b's upload has the newest sample of SENSOR, above the limit.
+    await upload(b, 'logs/sensor/batch', [
+      { sensorID: SENSOR, value: 20, timestamp: at(t1) },
+      { sensorID: SENSOR_2, value: 1, timestamp: at(t0) },
+    ]);
+    await upload(a, 'logs/sensor/batch', [
+      { sensorID: SENSOR, value: 5, timestamp: at(t0) },
+      { sensorID: SENSOR_2, value: 1, timestamp: at(t1) },
+    ]);
+    const events = await db.query<{ xid: string; data: string }>(
+      `SELECT xid::text AS xid, data FROM stream_events WHERE type = 'logs' ORDER BY xid, id`,
+    );
+    expect(events).toHaveLength(2);
+    expect(events[0].data).toBe(events[1].data);
+    expect(events[0].xid).not.toBe(events[1].xid);
+    await a.app.alarmRules.evaluator.settle();
+    // b's event holds SENSOR's sample of t1 (20): raised with it. (Taking a's entries for b's event
+    // would evaluate 5 twice and raise nothing; a's own sample of t0 is late after it.)
+    expect(await alarmsOf(db, 'TWIN')).toMatchObject([
+      { value: 20, first_seen: new Date(t1), occurrences: 1, resolved_at: null },
+    ]);
+    expect(await ruleState(db, 1)).toMatchObject({ lastTs: t1, lastValue: 20 });
+    await Promise.all([a.app.close(), b.app.close()]);
   });
 });
 

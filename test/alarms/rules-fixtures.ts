@@ -1,5 +1,7 @@
 import type { Database } from '../../src/db/index.js';
 import { importDocument } from '../../src/provisioning/import.js';
+import { findRules } from '../../src/alarms/rules/repository.js';
+import { applyUnsaved, parseUnsaved } from '../../src/alarms/rules/unsaved.js';
 import { bearer, type TestContext } from '../helper.js';
 
 // Limit rules for the rule suites: imported like any provisioning document, and the alarms they raise as stored.
@@ -39,6 +41,19 @@ export async function activeList(ctx: TestContext, token: string, siteIds: numbe
     payload: { siteIds },
   });
   return res.json() as { AlarmType: string; Value: number | null; SiteAlarmLogID: string }[];
+}
+
+/**
+ * A rule's state as the evaluator's next pass would take it: its row, with its newest sample from the
+ * position's list when that holds.
+ */
+export async function ruleState(db: Database, id: number) {
+  const [r] = await findRules(db, [id]);
+  const [{ unsaved }] = await db.query<{ unsaved: string }>(
+    'SELECT unsaved FROM alarm_rule_cursor',
+  );
+  applyUnsaved(r, parseUnsaved(unsaved));
+  return r.state;
 }
 
 /** A time this many seconds before now, ISO. */

@@ -72,8 +72,12 @@ describeWith(['postgres'], 'an upload whose outcome is unknown [postgres]', () =
   it('committed, but the answer lost: answered with the counts that attempt recorded', async () => {
     const job = logs(5);
     proxy.arm('after');
-    // A second attempt would count these logs as duplicates: stored 5 says the first one's answer was used.
-    expect(await writer.write([[job]], deadline())).toEqual([{ sensor: 5 }]);
+    // A second attempt would count these logs as duplicates: stored 5 says the first one's answer was
+    // used (whose transaction is not known: the rule evaluator reads its samples back).
+    expect(await writer.write([[job]], deadline())).toEqual({
+      stored: [{ sensor: 5 }],
+      xid: undefined,
+    });
     expect(proxy.cuts).toBe(1);
     expect(await stored(job)).toBe(5);
   });
@@ -81,7 +85,10 @@ describeWith(['postgres'], 'an upload whose outcome is unknown [postgres]', () =
   it('never reached the server: written again, once', async () => {
     const job = logs(3);
     proxy.arm('before');
-    expect(await writer.write([[job]], deadline())).toEqual([{ sensor: 3 }]);
+    expect(await writer.write([[job]], deadline())).toEqual({
+      stored: [{ sensor: 3 }],
+      xid: expect.stringMatching(/^[0-9]+$/),
+    });
     expect(proxy.cuts).toBe(2);
     expect(await stored(job)).toBe(3);
   });
@@ -89,7 +96,10 @@ describeWith(['postgres'], 'an upload whose outcome is unknown [postgres]', () =
   it('a round of several jobs in one transaction, committed but the answer lost', async () => {
     const [a, b] = [logs(2), logs(4)];
     proxy.arm('after');
-    expect(await writer.write([[a], [b]], deadline())).toEqual([{ sensor: 2 }, { sensor: 4 }]);
+    expect((await writer.write([[a], [b]], deadline())).stored).toEqual([
+      { sensor: 2 },
+      { sensor: 4 },
+    ]);
     expect(proxy.cuts).toBe(3);
     expect((await stored(a)) + (await stored(b))).toBe(6);
   });
@@ -140,7 +150,7 @@ describeWith(['postgres'], 'an upload whose outcome is unknown [postgres]', () =
         'the upload again',
       );
       await holder.query('COMMIT');
-      expect(await written).toEqual([{ sensor: 4 }]);
+      expect((await written).stored).toEqual([{ sensor: 4 }]);
       expect(await stored(job)).toBe(4);
     } finally {
       await holder.end();

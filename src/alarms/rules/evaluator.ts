@@ -14,6 +14,15 @@ import { loadRulesToEvaluate, openAlarms, saveStates, type RuleWithState } from 
 import type { Job } from '../../telemetry/jobs.js';
 import { RecentLogs } from './recent.js';
 import { collect, gatherSamples, type Work } from './samples.js';
+import {
+  applyUnsaved,
+  FLUSH_UNSAVED,
+  formatUnsaved,
+  MAX_UNSAVED,
+  outcomeOf,
+  parseUnsaved,
+  type UnsavedMap,
+} from './unsaved.js';
 
 // Evaluates the limit rules on what was stored. It follows stream_events (written by the very
 // statement that stores each upload, HTTP or MQTT, so an event exists exactly when its data is
@@ -21,9 +30,10 @@ import { collect, gatherSamples, type Work } from './samples.js';
 // after that position, evaluates the rules of the equipment they name on the samples stored (logs
 // that this instance has just stored from memory, recent.ts, other logs read back from the log
 // tables, readings from their events), applies the transitions (alarms raised and resolved through
-// the alarm store, all of a pass in a few statements), saves every rule's state and moves the
-// position. A crash before the commit leaves position and state as they were: the next pass, on any instance, does
-// the same work again; after it, nothing is done twice. The position's row lock lets one pass run
+// the alarm store, all of a pass in a few statements), saves the rules' states and moves the
+// position (a rule's row only when more than its newest sample changed: unsaved.ts). A crash before
+// the commit leaves position and state as they were: the next pass, on any instance, does the same
+// work again; after it, nothing is done twice. The position's row lock lets one pass run
 // at a time across instances (another instance skips, and its next kick or poll comes soon).
 // A pass runs after each local commit (kick), at least every pollMs (events of other instances,
 // delays ended by the clock), never two at once and no sooner than minGapMs after the last began.
@@ -47,6 +57,11 @@ const POLL_MS = 1000;
  * where autovacuum does not run.
  */
 const VACUUM_AFTER_STATES = 20_000;
+/**
+ * Newest samples written to alarm_rule_cursor.unsaved (each pass rewrites the list, compressed out
+ * of line past about 2 kB) after which the evaluator vacuums that table.
+ */
+const VACUUM_AFTER_UNSAVED = 50_000;
 const MIN_GAP_MS = 100;
 const BATCH = 5000;
 export class RuleEvaluator {
@@ -61,6 +76,7 @@ export class RuleEvaluator {
   private batch: number;
   private readonly recent = new RecentLogs();
   private readonly vacuum: QueueVacuum;
+  private readonly vacuumCursor: QueueVacuum;
   /** The last pass found no rule to evaluate: uploads need not be kept for it. */
   private idle = false;
 
@@ -70,6 +86,7 @@ export class RuleEvaluator {
   ) {
     this.batch = opts.batch ?? BATCH;
     this.vacuum = new QueueVacuum(db, 'alarm_rules', VACUUM_AFTER_STATES);
+    this.vacuumCursor = new QueueVacuum(db, 'alarm_rule_cursor', VACUUM_AFTER_UNSAVED);
   }
 
   start(): void {
@@ -80,9 +97,12 @@ export class RuleEvaluator {
     }).start();
   }
 
-  /** Uploads this instance committed (before their kick): their entries are kept for the passes. */
-  stored(jobs: Job[]): void {
-    if (!this.idle && !this.closed) this.recent.add(jobs);
+  /**
+   * Uploads this instance committed (before their kick) in transaction `xid`: their entries are kept
+   * for the passes (not when the transaction is not known: its events' samples are read back).
+   */
+  stored(jobs: Job[], xid: string | undefined): void {
+    if (!this.idle && !this.closed && xid !== undefined) this.recent.add(jobs, xid);
   }
 
   /** Something was committed: evaluate (soon). */
@@ -126,7 +146,7 @@ export class RuleEvaluator {
       try {
         for (;;) {
           const began = performance.now();
-          const { more, changed, busy, idle, saved } = await evaluatePass(this.db, {
+          const { more, changed, busy, idle, saved, unsaved } = await evaluatePass(this.db, {
             log: this.opts.log,
             batch: this.batch,
             recent: this.recent,
@@ -138,6 +158,12 @@ export class RuleEvaluator {
               .note(saved)
               .catch((err: unknown) =>
                 this.opts.log.warn({ err }, 'alarm rules: could not vacuum alarm_rules'),
+              );
+          if (unsaved)
+            await this.vacuumCursor
+              .note(unsaved)
+              .catch((err: unknown) =>
+                this.opts.log.warn({ err }, 'alarm rules: could not vacuum alarm_rule_cursor'),
               );
           this.batch = Math.min(this.opts.batch ?? BATCH, this.batch * 2);
           if (changed) this.opts.onChange?.();
@@ -165,18 +191,26 @@ export class RuleEvaluator {
 
 /**
  * One pass (one transaction): the events after the stored position, at most `batch`. `more`: the
- * batch was full; `busy`: another pass holds the position; `changed`: alarms were raised or resolved.
+ * batch was full; `busy`: another pass holds the position; `changed`: alarms were raised or resolved;
+ * `saved`: rule rows written; `unsaved`: newest samples written with the position.
  * `clock`: the time samples are evaluated at (default: when the events have been read).
  */
 export async function evaluatePass(
   db: Database,
   opts: Pick<RuleEvaluatorOptions, 'log' | 'batch' | 'recent'>,
   clock?: number,
-): Promise<{ more: boolean; changed: boolean; busy: boolean; idle?: boolean; saved?: number }> {
+): Promise<{
+  more: boolean;
+  changed: boolean;
+  busy: boolean;
+  idle?: boolean;
+  saved?: number;
+  unsaved?: number;
+}> {
   const batch = opts.batch ?? BATCH;
   return db.transaction(async (tx) => {
-    const held = await tx.query<{ position: string | null }>(
-      `SELECT position FROM alarm_rule_cursor FOR UPDATE SKIP LOCKED`,
+    const held = await tx.query<{ position: string | null; unsaved: string }>(
+      `SELECT position, unsaved FROM alarm_rule_cursor FOR UPDATE SKIP LOCKED`,
     );
     if (!held.length) return { more: false, changed: false, busy: true };
     const position = held[0].position;
@@ -212,21 +246,38 @@ export async function evaluatePass(
     const complete = page.rows.length < batch;
     const to = advance(from, page.snapshot, page.rows, complete, () => {});
     const work = collect(page.rows);
-    const { changed, saved } = await evaluateRules(tx, work, now, opts.recent);
+    const unsaved = parseUnsaved(held[0].unsaved);
+    const { changed, saved, unsavedChanged } = await evaluateRules(tx, work, now, opts.recent, {
+      unsaved,
+    });
     const ended = await endCommunicationLoss(tx, work.sites);
-    // Without events the position only moved past transactions that stored none: not worth a write.
-    if (page.rows.length) await savePosition(tx, encode(to));
-    return { more: !complete, changed: changed + ended > 0, busy: false, saved };
+    // Without events the position only moved past transactions that stored none: not worth a write
+    // (unless newest samples changed: a pass the clock alone made write a rule's row).
+    const write = page.rows.length > 0 || unsavedChanged;
+    if (write) await savePosition(tx, encode(to), unsaved);
+    return {
+      more: !complete,
+      changed: changed + ended > 0,
+      busy: false,
+      saved,
+      unsaved: write ? unsaved.size : 0,
+    };
   });
 }
 
-const savePosition = (tx: Queryable, position: string) =>
-  tx.query(`UPDATE alarm_rule_cursor SET position = $1`, [position]);
+const savePosition = (tx: Queryable, position: string, unsaved?: UnsavedMap) =>
+  unsaved
+    ? tx.query(`UPDATE alarm_rule_cursor SET position = $1, unsaved = $2`, [
+        position,
+        formatUnsaved(unsaved),
+      ])
+    : tx.query(`UPDATE alarm_rule_cursor SET position = $1`, [position]);
 
 /**
  * Evaluates the rules of the given equipment on their logs stored in [from, to] (epoch ms), as a pass
  * would for an upload of them: for history loaded around the upload path (the demo's), which makes no
- * stream events. Returns the alarms changed.
+ * stream events. It holds the position's row (passes wait) and writes the rows of the rules it
+ * evaluates and of every rule with an unsaved newest sample. Returns the alarms changed.
  */
 export async function evaluateStoredLogs(
   tx: Queryable,
@@ -240,25 +291,45 @@ export async function evaluateStoredLogs(
       ...e,
       stored: [{ logs: [range.from, range.to] }],
     });
-  return (await evaluateRules(tx, work, now)).changed;
+  const [held] = await tx.query<{ unsaved: string }>(
+    'SELECT unsaved FROM alarm_rule_cursor FOR UPDATE',
+  );
+  const unsaved = parseUnsaved(held.unsaved);
+  const { changed, unsavedChanged } = await evaluateRules(tx, work, now, undefined, {
+    unsaved,
+    flush: true,
+  });
+  if (unsavedChanged)
+    await tx.query('UPDATE alarm_rule_cursor SET unsaved = $1', [formatUnsaved(unsaved)]);
+  return changed;
 }
 
 /**
  * Evaluates the rules of the equipment in `work`, and those whose delay the clock ended; returns the
- * alarms changed and the rule states saved.
+ * alarms changed and the rule rows saved. `unsaved` (the position's newest samples, changed in place;
+ * unsavedChanged says whether it may have been): a rule whose newest sample alone changed is noted
+ * there rather than its row written. With `flush` (or past FLUSH_UNSAVED entries) the rules of all
+ * its entries are taken too, and every rule changed has its row written: the list ends empty.
  */
 async function evaluateRules(
   tx: Queryable,
   work: Work,
   now: number,
-  recent?: RecentLogs,
-): Promise<{ changed: number; saved: number }> {
+  recent: RecentLogs | undefined,
+  { unsaved, flush: flushAll = false }: { unsaved: UnsavedMap; flush?: boolean },
+): Promise<{ changed: number; saved: number; unsavedChanged: boolean }> {
+  const flush = flushAll || unsaved.size >= FLUSH_UNSAVED;
   const rules = await loadRulesToEvaluate(
     tx,
     [...work.equipment.values()].map((e) => ({ kind: e.kind, id: e.id })),
     now,
+    flush ? [...unsaved.keys()] : [],
   );
-  if (!rules.length) return { changed: 0, saved: 0 };
+  const before = unsaved.size;
+  for (const r of rules) applyUnsaved(r, unsaved);
+  // Flushing: the entries of rules not loaded (disabled or deleted since) go too.
+  if (flush) unsaved.clear();
+  if (!rules.length) return { changed: 0, saved: 0, unsavedChanged: unsaved.size !== before };
   const samples = await gatherSamples(tx, rules, work, now, recent);
   const open = await openAlarms(
     tx,
@@ -267,9 +338,8 @@ async function evaluateRules(
   // Every rule evaluated in memory first; its transitions (in sample order) join the lane of its
   // alarm key (rules of one key in id order), and are applied below, a few statements per round.
   const lanes = new Map<string, Lane>();
-  const touched: RuleWithState[] = [];
+  const evaluated: { r: RuleWithState; transitions: number }[] = [];
   for (const [i, r] of rules.entries()) {
-    const before = r.state;
     let alarmOpen = r.alarmId !== null && open.has(r.alarmId);
     const steps: Lane['steps'] = [];
     const note = (t: Transition) => {
@@ -295,11 +365,30 @@ async function evaluateRules(
       if (lane) lane.steps.push(...steps);
       else lanes.set(key, { steps });
     }
-    if (r.state !== before || steps.length) touched.push(r);
+    evaluated.push({ r, transitions: steps.length });
   }
   const changed = await applyTransitions(tx, [...lanes.values()]);
-  await saveStates(tx, touched);
-  return { changed, saved: touched.length };
+  // Rows to write, and newest samples to note (as rows too when there would be too many).
+  const rows: RuleWithState[] = [];
+  const notes: RuleWithState[] = [];
+  for (const { r, transitions } of evaluated) {
+    const outcome = outcomeOf(r, transitions);
+    if (outcome === 'row' || (outcome === 'unsaved' && flush)) rows.push(r);
+    else if (outcome === 'unsaved') notes.push(r);
+  }
+  if (unsaved.size + notes.length > MAX_UNSAVED) rows.push(...notes.splice(0));
+  for (const r of notes)
+    unsaved.set(r.rule.id, {
+      base: r.saved.state.lastTs!,
+      ts: r.state.lastTs!,
+      value: r.state.lastValue,
+    });
+  await saveStates(
+    tx,
+    rows.sort((a, b) => a.rule.id - b.rule.id),
+  );
+  // Whether the list may differ (a rule's entry taken and put back counts: not worth comparing).
+  return { changed, saved: rows.length, unsavedChanged: true };
 }
 
 /** The transitions of one alarm key (site and key), in the order they are to be applied. */

@@ -5,7 +5,8 @@ import type { AlarmRule } from './definition.js';
 import type { RuleState } from './evaluate.js';
 
 // The SQL of limit rules: their definitions (the import writes them, GET /v1/alarms/rules reads
-// them) and the state the evaluator keeps in the same rows.
+// them) and the state the evaluator keeps in the same rows (the newest sample it evaluated may be
+// newer in alarm_rule_cursor.unsaved: evaluator.ts).
 
 const RULE_COLUMNS = `rule_id AS id, site_id AS "siteId", kind, equipment_id AS "equipmentId", field,
   condition, limit_value AS "limit", deadband, delay_seconds AS "delaySeconds", alarm_type AS "alarmType",
@@ -19,6 +20,8 @@ export interface RuleWithState {
   state: RuleState;
   /** The alarm it last raised (or bumped), if any. */
   alarmId: string | null;
+  /** The state and alarm as its row holds them (when loaded). */
+  saved: { state: RuleState; alarmId: string | null };
 }
 
 type Row = AlarmRule & {
@@ -32,17 +35,14 @@ type Row = AlarmRule & {
 
 const toRuleWithState = (r: Row): RuleWithState => {
   const { lastTs, lastValue, active, since, raised, alarmId, ...rule } = r;
-  return {
-    rule,
-    state: {
-      lastTs: lastTs ? lastTs.getTime() : null,
-      lastValue,
-      active,
-      since: since ? since.getTime() : null,
-      raised,
-    },
-    alarmId,
+  const state: RuleState = {
+    lastTs: lastTs ? lastTs.getTime() : null,
+    lastValue,
+    active,
+    since: since ? since.getTime() : null,
+    raised,
   };
+  return { rule, state, alarmId, saved: { state, alarmId } };
 };
 
 /** The rules of a site, by id. */
@@ -64,13 +64,14 @@ export async function findRules(db: Queryable, ids: number[]): Promise<RuleWithS
 }
 
 /**
- * The enabled rules of the given equipment, and those whose delay the clock may have ended by `now`;
- * locked for the evaluator's transaction.
+ * The enabled rules of the given equipment, those whose delay the clock may have ended by `now`,
+ * and those of `also` (by id); locked for the evaluator's transaction.
  */
 export async function loadRulesToEvaluate(
   db: Queryable,
   equipment: { kind: TelemetryKind; id: number }[],
   now: number,
+  also: number[] = [],
 ): Promise<RuleWithState[]> {
   const rows = await db.query<Row>(
     `SELECT ${RULE_COLUMNS}, ${STATE_COLUMNS} FROM alarm_rules
@@ -80,9 +81,11 @@ export async function loadRulesToEvaluate(
         UNION
         SELECT rule_id FROM alarm_rules
          WHERE active AND NOT raised AND enabled AND active_since <= $3::timestamptz
-           AND active_since + delay_seconds * interval '1 second' <= $3::timestamptz)
+           AND active_since + delay_seconds * interval '1 second' <= $3::timestamptz
+        UNION
+        SELECT rule_id FROM alarm_rules WHERE rule_id = ANY($4::int[]) AND enabled)
       ORDER BY rule_id FOR UPDATE`,
-    [equipment.map((e) => e.kind), equipment.map((e) => e.id), new Date(now).toISOString()],
+    [equipment.map((e) => e.kind), equipment.map((e) => e.id), new Date(now).toISOString(), also],
   );
   return rows.map(toRuleWithState);
 }

@@ -13,11 +13,11 @@ import { readLogSamples, type RuleWithState } from './repository.js';
 const SAMPLES_PER_RULE = 20_000;
 
 /**
- * What one event stored of an equipment: a range of its logs (epoch ms; `data`, the event's, names
- * it in RecentLogs), or one reading.
+ * What one event stored of an equipment: a range of its logs (epoch ms; the event's transaction and
+ * text, `xid` and `data`, name it in RecentLogs), or one reading.
  */
 export type Stored =
-  { logs: [number, number]; data?: string } | { reading: Record<string, unknown> };
+  { logs: [number, number]; xid?: number; data?: string } | { reading: Record<string, unknown> };
 
 export interface Work {
   /** Equipment with stored data: `kind:id` -> what each event stored of it, in stream order. */
@@ -43,7 +43,7 @@ export function collect(rows: Page['rows']): Work {
         to: string;
       };
       const logs: [number, number] = [Date.parse(d.from), Date.parse(d.to)];
-      for (const id of d.ids) add(d.kind, id, { logs, data: row.data });
+      for (const id of d.ids) add(d.kind, id, { logs, xid: row.xid, data: row.data });
       work.sites.add(row.siteId);
     } else if (row.type === 'reading') {
       const d = JSON.parse(row.data) as { kind: TelemetryKind; record: Record<string, unknown> };
@@ -61,8 +61,9 @@ export interface Sample {
 
 /**
  * Each rule's samples, in the order they were stored: event by event (stream order), the logs of an
- * event in time order (those this instance has just stored from `recent`, else read from its log
- * table: its range, not older than the rule's newest sample).
+ * event in time order (those this instance has just stored from `recent`, when it holds that event's
+ * transaction and text, else read from its log table: its range, not older than the rule's newest
+ * sample).
  */
 export async function gatherSamples(
   tx: Queryable,
@@ -90,7 +91,9 @@ export async function gatherSamples(
       stored[i].forEach((e, j) => {
         if (!('logs' in e) || e.logs[0] > now) return;
         const known =
-          e.data === undefined ? undefined : recent?.entriesOf(e.data, r.rule.equipmentId);
+          e.data === undefined || e.xid === undefined
+            ? undefined
+            : recent?.entriesOf(e.xid, e.data, r.rule.equipmentId);
         if (known) {
           parts[i][j] = fromEntries(known, fieldIndex(kind, r.rule.field), r.state.lastTs, now);
           return;

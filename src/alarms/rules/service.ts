@@ -47,9 +47,12 @@ export class AlarmRulesService {
     this.commLoss.start();
   }
 
-  /** Uploads this instance committed, before their kick (their entries: their events' samples). */
-  stored(jobs: Job[]): void {
-    this.evaluator.stored(jobs);
+  /**
+   * Uploads this instance committed, before their kick, and the transaction that stored them (their
+   * entries: the samples of that transaction's events).
+   */
+  stored(jobs: Job[], xid: string | undefined): void {
+    this.evaluator.stored(jobs, xid);
   }
 
   /** Something was committed: evaluate the rules soon. */
