@@ -50,6 +50,55 @@ export function daySelect(kind: TelemetryKind, a = 'a'): string {
         FROM unnest(${arrays.map((c) => `${a}.${c}`).join(', ')}) WITH ORDINALITY AS u(${arrays.join(', ')}, o))`;
 }
 
+/**
+ * The columns of the days row `a` with its arrays read once (a slice of the whole array is a copy of
+ * it, decompressed): for a subquery (OFFSET 0) whose row many lookups use (dayCount, dayLog), each
+ * of which would otherwise read the arrays from TOAST again.
+ */
+export function dayArrays(kind: TelemetryKind, a = 'a'): string {
+  const spec = KINDS[kind];
+  const arrays = ['tms', ...arrayColumns(spec)];
+  const scales = spec.fields.filter(scaled).map((f) => `${a}.${f.column}_k`);
+  return [
+    `${a}.${spec.idColumn}`,
+    ...['day', 'n', 'first_ts', 'last_ts', 't0', 'step'].map((c) => `${a}.${c}`),
+    ...scales,
+    ...arrays.map((c) => `${a}.${c}[:] AS ${c}`),
+  ].join(', ');
+}
+
+/**
+ * SQL: how many logs of the day `x` (a row of dayArrays) are at or before the timestamptz `t`: the
+ * place of the last of them (0: none), found without decoding the day: from the grid's first time
+ * and step, or by the binary search of width_bucket over the times (whole milliseconds: a log is at
+ * or before t when its time is at or before t's millisecond).
+ */
+export function dayCount(x: string, t: string): string {
+  const msOf = `floor(extract(epoch FROM (${t}) - ${x}.day) * 1000)`;
+  return `CASE WHEN ${t} < ${x}.first_ts THEN 0 WHEN ${t} >= ${x}.last_ts THEN ${x}.n
+      WHEN ${x}.tms IS NULL THEN (${msOf}::int8 - ${x}.t0) / ${x}.step + 1
+      ELSE width_bucket(${msOf}::int, ${x}.tms) END`;
+}
+
+/**
+ * SQL: the time (timestamptz) and a column of the log at place `i` (1 to n) of the day `x` (a row of
+ * dayArrays), as daySelect decodes them (the very same expressions, so the same bytes).
+ */
+export function dayLog(
+  kind: TelemetryKind,
+  x: string,
+  i: string,
+  column: string,
+): [string, string] {
+  const f = KINDS[kind].fields.find((g) => g.column === column);
+  if (!f) throw new Error(`no column ${column} in ${kind} logs`);
+  const ts = `${x}.day + coalesce(${x}.tms[${i}], ${x}.t0 + ((${i})::int8 - 1) * ${x}.step)::float8 * interval '1 millisecond'`;
+  const value = scaled(f)
+    ? `CASE WHEN ${x}.${column}_k IS NULL THEN ${x}.${column}[${i}] ELSE ${x}.${column}_m[${i}]::float8 / (${P10})[${x}.${column}_k + 1] END`
+    : `${x}.${column}[${i}]`;
+  return [ts, value];
+}
+
 export interface LogRange {
   /** SQL condition on the id column, after it (`= $1`, `= ANY($1)`, `= i.id`). */
   ids: string;
