@@ -4,7 +4,7 @@ import type { Queryable } from '../../db/index.js';
 import { keysetPages, pagesInTurn } from '../../db/pager.js';
 import type { Format } from '../../export/records.js';
 import { isoSql, parseRange } from '../../time.js';
-import { daySelect, daysTable, decodeDays } from '../archive/days.js';
+import { daySelect, daysTable, dayTimeText, decodeDays } from '../archive/days.js';
 import { SQL_SEPARATOR } from './encode-sql.js';
 import { MAX_RAW_DAYS, type Download } from './index.js';
 
@@ -28,10 +28,16 @@ import { MAX_RAW_DAYS, type Download } from './index.js';
 const PAGE_ROWS = 5_000;
 const RAW_FIELDS = ['sensorID', 'value', 'timestamp'];
 const ISO = isoSql('ts');
-const LINE: Record<Format, string> = {
-  json: `'{"sensorID":' || $1::int || ',"value":' || value::text || ',"timestamp":"' || ${ISO} || '"}'`,
-  csv: `$1::int || ',' || value::text || ',' || ${ISO}`,
-};
+const lines = (iso: string): Record<Format, string> => ({
+  json: `'{"sensorID":' || $1::int || ',"value":' || value::text || ',"timestamp":"' || ${iso} || '"}'`,
+  csv: `$1::int || ',' || value::text || ',' || ${iso}`,
+});
+const LINE = lines(ISO);
+/**
+ * The lines of an archived day's logs (daysPageSql): the time's text made of the day's date (once a
+ * day, p.date) and the time of day (dayTimeText), the same text as ISO at half its cost.
+ */
+const DAY_LINE = lines(`p.date || ${dayTimeText('ms')} || 'Z'`);
 
 /**
  * A span of [start, end): from, to, and whether its days were archived when the spans were made
@@ -107,7 +113,7 @@ const pageSql = (op: '>=' | '>') => `SELECT ts, value FROM (
 /**
  * The page of a span of archived days (rawSpans): each day in the span decoded once, in its own order
  * (its arrays are in time order), and written as the page's lines, the days in the order of their
- * key; no merge with rows and no sort. Whether the span holds rows too (a day moved back to rows by
+ * key; no merge with rows and no sort (and the times of a day wholly in the range are not compared). Whether the span holds rows too (a day moved back to rows by
  * an upload since the spans were made: then the span is read as rows are, pageSql) comes with it,
  * one lookup of the rows' index.
  */
@@ -115,9 +121,13 @@ const daysPageSql = (
   format: Format,
 ) => `SELECT coalesce(sum(x.n), 0)::int AS n, string_agg(x.text, ${SQL_SEPARATOR[format]}) AS text,
       EXISTS (SELECT 1 FROM sensor_logs WHERE sensor_id = $1 AND ts >= $2::timestamptz AND ts < $3::timestamptz) AS rows
-    FROM (SELECT x.n, x.text FROM ${daysTable('sensor')} a CROSS JOIN LATERAL (
-        SELECT count(*) AS n, string_agg(${LINE[format]}, ${SQL_SEPARATOR[format]}) AS text
-          FROM ${daySelect('sensor')} d WHERE ts >= $2::timestamptz AND ts < $3::timestamptz) x
+    FROM (SELECT x.n, x.text FROM ${daysTable('sensor')} a
+        CROSS JOIN LATERAL (SELECT to_char(a.day AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"') AS date OFFSET 0) p
+        CROSS JOIN LATERAL (
+          SELECT count(*) AS n, string_agg(${DAY_LINE[format]}, ${SQL_SEPARATOR[format]}) AS text
+            FROM ${daySelect('sensor', 'a', true)} d
+           WHERE (a.day >= $2::timestamptz AND a.day + interval '1 day' <= $3::timestamptz)
+              OR (ts >= $2::timestamptz AND ts < $3::timestamptz)) x
        WHERE a.sensor_id = $1 AND a.day > $2::timestamptz - interval '1 day' AND a.day < $3::timestamptz
        ORDER BY a.day) x`;
 
