@@ -54,9 +54,9 @@ export function daySelect(kind: TelemetryKind, a = 'a', withMs = false): string 
 }
 
 /**
- * The columns of the days row `a` with its arrays read once (a slice of the whole array is a copy of
- * it, decompressed): for a subquery (OFFSET 0) whose row many lookups use (dayCount, dayLog), each
- * of which would otherwise read the arrays from TOAST again.
+ * The columns of the days row `a` with its arrays read once (array_cat with nothing gives the array
+ * itself, read from TOAST and decompressed): for a subquery (OFFSET 0) whose row many lookups use
+ * (dayCount, dayLog), each of which would otherwise read and decompress the arrays again.
  */
 export function dayArrays(kind: TelemetryKind, a = 'a'): string {
   const spec = KINDS[kind];
@@ -66,7 +66,7 @@ export function dayArrays(kind: TelemetryKind, a = 'a'): string {
     `${a}.${spec.idColumn}`,
     ...['day', 'n', 'first_ts', 'last_ts', 't0', 'step'].map((c) => `${a}.${c}`),
     ...scales,
-    ...arrays.map((c) => `${a}.${c}[:] AS ${c}`),
+    ...arrays.map((c) => `array_cat(${a}.${c}, NULL) AS ${c}`),
   ].join(', ');
 }
 

@@ -22,7 +22,7 @@ import { MAX_RAW_DAYS, type Download } from './index.js';
 // is read while the current one's are sent, on a second connection, so that the database writes two
 // pages at once on two cores. The counts only place the cuts: a span holding more logs than counted
 // (logs not rolled up yet) is paged like any range, and without rollups the range is one span.
-// Archived days (archive/days.ts) are counted by their own rows, and a run of them is a span of its
+// Archived days (archive/days.ts) are counted by their own counts, and a run of them is a span of its
 // own, read as one page: each day decoded once, in its own order (daysPageSql).
 
 const PAGE_ROWS = 5_000;
