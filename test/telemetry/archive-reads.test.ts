@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { daysTable, moveDaySql } from '../../src/telemetry/archive/days.js';
+import { Access } from '../../src/auth/access.js';
+import { daysTable, moveDaySql, restoreDaysSql } from '../../src/telemetry/archive/days.js';
+import { openRawSensorLogs } from '../../src/telemetry/download/raw.js';
 import type { TelemetryKind } from '../../src/telemetry/kinds.js';
 import { refreshAll } from '../../src/telemetry/rollups/refresh.js';
 import { bearer, describeEachBackend, startApp, type TestContext } from '../helper.js';
@@ -207,6 +209,41 @@ describeEachBackend('archived days read as rows', (backend) => {
     ) as { timestamp: string }[];
     expect(all.length).toBe(8640);
     expect(all.every((x, k) => x.timestamp === iso(D0 + 2 * DAY + k * 10_000))).toBe(true);
+  });
+
+  it('raw logs: a day moved back to rows after the download opened is read from its rows', async () => {
+    const everything = new Access({
+      clientId: 'reads',
+      siteIds: null,
+      cameraIds: null,
+      admin: false,
+      role: 'full',
+      disabled: false,
+    });
+    const body = { sensorId: SENSOR, start: iso(D0 + DAY - HOUR), end: iso(D0 + 2 * DAY + HOUR) };
+    const text = async (ctx: TestContext, moveBack: boolean) => {
+      // The spans are made when the download opens (D1 archived: a span of archived days); its pages
+      // are read once it is read.
+      const download = await openRawSensorLogs(ctx.db, everything, body, 'csv');
+      if (moveBack)
+        expect(await ctx.db.query(restoreDaysSql('sensor'), [[SENSOR], [iso(D0 + DAY)]])).toEqual([
+          { n: 1440 },
+        ]);
+      const pages: string[] = [];
+      for await (const page of { [Symbol.asyncIterator]: () => download.pages })
+        pages.push((page as { text: string }).text);
+      return pages.join('\r\n');
+    };
+    const expected = await text(rows, false);
+    expect(expected.split('\r\n').length).toBe(60 + 1440 + 360);
+    try {
+      expect(await text(archive, true)).toBe(expected);
+    } finally {
+      // Archived again, as the other tests expect it.
+      expect(
+        await archive.db.query(moveDaySql('sensor'), [[SENSOR], iso(D0 + DAY), iso(D0 + 2 * DAY)]),
+      ).toEqual([{ id: SENSOR, n: 1440 }]);
+    }
   });
 
   it('event- and time-weighted summaries of every kind: 15m, 1h, 1d, all, in UTC and on other clocks', async () => {

@@ -153,7 +153,7 @@ describeEachBackend('telemetry raw download', (backend) => {
     expect(spans[0][0]).toBe(start);
     expect(spans[spans.length - 1][1]).toBe(end);
     for (const [a, b] of spans.slice(1)) expect([a % DAY, b > a]).toEqual([0, true]);
-    expect(spans).toContainEqual([d0 + 4 * DAY, d0 + 5 * DAY]);
+    expect(spans).toContainEqual([d0 + 4 * DAY, d0 + 5 * DAY, false]);
     const stored = await ctx.db.query<{ ts: Date; value: number }>(
       `SELECT ts, value FROM sensor_logs WHERE sensor_id = $1 AND ts >= $2 AND ts < $3 ORDER BY ts`,
       [sensor, new Date(start).toISOString(), new Date(end).toISOString()],

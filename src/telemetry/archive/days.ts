@@ -31,8 +31,11 @@ export function decodeDays(kind: TelemetryKind, a = 'a'): string {
   return `CROSS JOIN LATERAL ${daySelect(kind, a)} d`;
 }
 
-/** decodeDays' subquery alone: the logs of the days row `a`, for a FROM of its own. */
-export function daySelect(kind: TelemetryKind, a = 'a'): string {
+/**
+ * decodeDays' subquery alone: the logs of the days row `a`, for a FROM of its own; `withMs`: with
+ * their times as milliseconds from the day's start too (`ms`, for dayTimeText).
+ */
+export function daySelect(kind: TelemetryKind, a = 'a', withMs = false): string {
   const spec = KINDS[kind];
   const arrays = ['tms', ...arrayColumns(spec)];
   const values = spec.fields.map((f) =>
@@ -41,9 +44,68 @@ export function daySelect(kind: TelemetryKind, a = 'a'): string {
       : `u.${f.column}`,
   );
   return `(
-      SELECT ${a}.day + coalesce(u.tms, ${a}.t0 + (u.o - 1) * ${a}.step)::float8 * interval '1 millisecond' AS ts, ${values.join(', ')}
+      SELECT ${a}.day + coalesce(u.tms, ${a}.t0 + (u.o - 1) * ${a}.step)::float8 * interval '1 millisecond' AS ts, ${values.join(', ')}${withMs ? `, coalesce(u.tms, ${a}.t0 + (u.o - 1) * ${a}.step) AS ms` : ''}
         FROM unnest(${arrays.map((c) => `${a}.${c}`).join(', ')}) WITH ORDINALITY AS u(${arrays.join(', ')}, o))`;
 }
+
+/**
+ * The columns of the days row `a` with its arrays read once (array_cat with nothing gives the array
+ * itself, read from TOAST and decompressed): for a subquery (OFFSET 0) whose row many lookups use
+ * (dayCount, dayLog), each of which would otherwise read and decompress the arrays again.
+ */
+export function dayArrays(kind: TelemetryKind, a = 'a'): string {
+  const spec = KINDS[kind];
+  const arrays = ['tms', ...arrayColumns(spec)];
+  const scales = spec.fields.filter(scaled).map((f) => `${a}.${f.column}_k`);
+  return [
+    `${a}.${spec.idColumn}`,
+    ...['day', 'n', 'first_ts', 'last_ts', 't0', 'step'].map((c) => `${a}.${c}`),
+    ...scales,
+    ...arrays.map((c) => `array_cat(${a}.${c}, NULL) AS ${c}`),
+  ].join(', ');
+}
+
+/**
+ * SQL: how many logs of the day `x` (a row of dayArrays) are at or before the timestamptz `t`: the
+ * place of the last of them (0: none), found without decoding the day: from the grid's first time
+ * and step, or by the binary search of width_bucket over the times (whole milliseconds: a log is at
+ * or before t when its time is at or before t's millisecond).
+ */
+export function dayCount(x: string, t: string): string {
+  const msOf = `floor(extract(epoch FROM (${t}) - ${x}.day) * 1000)`;
+  return `CASE WHEN ${t} < ${x}.first_ts THEN 0 WHEN ${t} >= ${x}.last_ts THEN ${x}.n
+      WHEN ${x}.tms IS NULL THEN (${msOf}::int8 - ${x}.t0) / ${x}.step + 1
+      ELSE width_bucket(${msOf}::int, ${x}.tms) END`;
+}
+
+/**
+ * SQL: the time (timestamptz) and a column of the log at place `i` (1 to n) of the day `x` (a row of
+ * dayArrays), as daySelect decodes them (the very same expressions, so the same bytes).
+ */
+export function dayLog(
+  kind: TelemetryKind,
+  x: string,
+  i: string,
+  column: string,
+): [string, string] {
+  const f = KINDS[kind].fields.find((g) => g.column === column);
+  if (!f) throw new Error(`no column ${column} in ${kind} logs`);
+  const ts = `${x}.day + coalesce(${x}.tms[${i}], ${x}.t0 + ((${i})::int8 - 1) * ${x}.step)::float8 * interval '1 millisecond'`;
+  const value = scaled(f)
+    ? `CASE WHEN ${x}.${column}_k IS NULL THEN ${x}.${column}[${i}] ELSE ${x}.${column}_m[${i}]::float8 / (${P10})[${x}.${column}_k + 1] END`
+    : `${x}.${column}[${i}]`;
+  return [ts, value];
+}
+
+/**
+ * SQL: the time of day of a log, `HH:MM:SS.mmm`, from its milliseconds from its day's start (daySelect
+ * `ms`): as to_char writes it with HH24:MI:SS.MS for the log's time in UTC (a day starts at a UTC
+ * midnight, and its times are whole milliseconds), at about half the cost. One microsecond more
+ * makes the time's text always end in six digits of fraction (time's text is the same whatever
+ * DateStyle), of which the first three are kept.
+ */
+export const dayTimeText = (ms: string) =>
+  `left((time '00:00' + (${ms} * 1000 + 1) * interval '1 microsecond')::text, 12)`;
 
 export interface LogRange {
   /** SQL condition on the id column, after it (`= $1`, `= ANY($1)`, `= i.id`). */

@@ -1,4 +1,4 @@
-import { daysTable, nearestLog } from '../archive/days.js';
+import { dayArrays, dayCount, dayLog, daysTable } from '../archive/days.js';
 import { EPOCH } from '../rollups/units.js';
 import { float8Bytes } from './float8-rows.js';
 import { MINUTES, type GridInterval } from './interpolated-request.js';
@@ -53,22 +53,37 @@ const ms = (c: string) => `round(date_part('epoch', ${c}) * 1000)`;
  * Archived days (archive/days.ts) can hold a nearer sample than the rows' (prev, next: from the
  * window and the probes above, which read rows only) where the sensor has archived logs on that side
  * of t and the rows' sample is not past all of them (the archive's first and last log: one lookup of
- * the days' key per sensor, in `i`). There the sample is looked up again among rows and archive
- * (nearestLog: the rows' index, then the nearest archived day that can hold a nearer one, decoded
- * whole). Only instants among or next to archived days pay for it: one day decoded per side.
+ * the days' key per sensor, in `i`). There the archive's sample on that side is looked up too, and
+ * the nearer of the two is taken (a day is either rows or archived, never both: their times differ).
  */
 const ARCHIVED_PREV = `v.afirst <= v.qt AND (v.prev IS NULL OR v.prev[1] <= ${ms('v.alast')})`;
-const ARCHIVED_NEXT = `v.alast > v.qt AND (v.next IS NULL OR v.next[1] >= ${ms('v.afirst')})`;
-/** The sample at or before (before t + 1 µs) or after (at or after t + 1 µs) v.qt, rows and archive. */
-const nearest = (side: 'before' | 'after') =>
-  nearestLog(
-    'sensor',
-    'v.id',
-    `v.qt + interval '1 microsecond'`,
-    side,
-    'value',
-    `ARRAY[${ms('g.ts')}, g.value]`,
-  );
+const ARCHIVED_NEXT = `NOT v.step AND v.alast > v.qt AND (v.next IS NULL OR v.next[1] >= ${ms('v.afirst')})`;
+const sample = (x: string, i: string) => {
+  const [ts, value] = dayLog('sensor', x, i, 'value');
+  return `ARRAY[${ms(ts)}, ${value}]`;
+};
+/**
+ * The archive's samples, for the instants and sides that need them: the instants are grouped by
+ * sensor and UTC day, and each such archived day is read once (its arrays decompressed once,
+ * dayArrays) for all its instants, each of which finds its samples' places in the day by arithmetic
+ * on an evenly spaced day or a binary search of its times (dayCount), without decoding the day.
+ * A sample outside the instant's own day (before the day's first log, after its last, or the day not
+ * archived) is the last log of the sensor's archived day before it or the first of the one after it
+ * (by the days' key). The cost follows the instants and the days they fall in, never those days' logs.
+ */
+const archived = `
+  kd AS MATERIALIZED (SELECT v.id, v.day, array_agg(v.n) AS ns, array_agg(v.qt) AS qts, array_agg(v.p) AS ps, array_agg(v.nx) AS nxs
+      FROM (SELECT v.id, v.n, v.qt, date_bin('1 day', v.qt, ${EPOCH}) AS day, coalesce(${ARCHIVED_PREV}, false) AS p, coalesce(${ARCHIVED_NEXT}, false) AS nx FROM v) v
+     WHERE v.p OR v.nx GROUP BY v.id, v.day),
+  c AS (SELECT y.id, y.k AS n,
+        CASE WHEN NOT y.p THEN NULL WHEN y.first_ts <= y.qt THEN ${sample('y', 'y.c')}
+          ELSE (SELECT ${sample('b', 'b.n')} FROM ${DAYS} b WHERE b.sensor_id = y.id AND b.day < y.dd ORDER BY b.day DESC LIMIT 1) END AS prev,
+        CASE WHEN NOT y.nx THEN NULL WHEN y.last_ts > y.qt THEN ${sample('y', 'y.c + 1')}
+          ELSE (SELECT ${sample('b', '1')} FROM ${DAYS} b WHERE b.sensor_id = y.id AND b.day > y.dd ORDER BY b.day LIMIT 1) END AS next
+      FROM (SELECT kd.id, kd.day AS dd, u.k, u.qt, u.p, u.nx, x.*, ${dayCount('x', 'u.qt')} AS c
+          FROM kd LEFT JOIN LATERAL (SELECT ${dayArrays('sensor')} FROM ${DAYS} a
+              WHERE a.sensor_id = kd.id AND a.day = kd.day OFFSET 0) x ON true
+            CROSS JOIN LATERAL unnest(kd.ns, kd.qts, kd.ps, kd.nxs) AS u(k, qt, p, nx) OFFSET 0) y)`;
 
 /**
  * For each sensor and instant: the samples around it, the instants in the branch of the partition
@@ -81,7 +96,8 @@ const nearest = (side: 'before' | 'after') =>
  * would run once per use of its array.) Each sensor's instants are read one after the other (the
  * lateral reference to i keeps the sensors the outer loop): read instant by instant, sensor after
  * sensor, the index reads jumped between the sensors' parts of the index, and took 1.5 to 2 times
- * as long.
+ * as long. The archive's samples (above) join the rows' by (sensor, n), grouped: the later of the
+ * two before t, the earlier after it.
  */
 export const valuesSql = (instants: string, parts: LogPartition[] | undefined) => {
   const branch = (part: string, where: string) =>
@@ -103,12 +119,13 @@ export const valuesSql = (instants: string, parts: LogPartition[] | undefined) =
           (SELECT first_ts FROM ${DAYS} WHERE sensor_id = u.id ORDER BY day LIMIT 1) AS afirst,
           (SELECT last_ts FROM ${DAYS} WHERE sensor_id = u.id ORDER BY day DESC LIMIT 1) AS alast
         FROM unnest($4::int[], $5::boolean[], $6::float8[]) AS u(id, step, delta)),
-  i AS MATERIALIZED (SELECT id, step, delta, greatest(latest, ${ms('i0.alast')}) AS latest, afirst, alast FROM i0)
+  i AS MATERIALIZED (SELECT id, step, delta, greatest(latest, ${ms('i0.alast')}) AS latest, afirst, alast FROM i0),
+  v AS MATERIALIZED (${branches.join('\n  UNION ALL ')}),${archived}
   SELECT string_agg(${float8Bytes(['id', 't', 'latest', 'prev[1]', 'prev[2]', 'next[1]', 'next[2]'])}, ''::bytea ORDER BY id, n) AS nums
-  FROM (SELECT v.id, v.n, v.t, v.latest,
-      CASE WHEN ${ARCHIVED_PREV} THEN ${nearest('before')} ELSE v.prev END AS prev,
-      CASE WHEN v.step THEN NULL WHEN ${ARCHIVED_NEXT} THEN ${nearest('after')} ELSE v.next END AS next
-    FROM (${branches.join('\n  UNION ALL ')} OFFSET 0) v OFFSET 0) v`;
+  FROM (SELECT id, n, max(t) AS t, max(latest) AS latest, max(prev) AS prev, min(next) AS next FROM (
+      SELECT v.id, v.n, v.t, v.latest, v.prev, v.next FROM v
+      UNION ALL SELECT c.id, c.n, NULL, NULL, c.prev, c.next FROM c) g
+    GROUP BY id, n) v`;
 };
 
 /** The numbers of a value in valuesSql's rows. */
