@@ -92,7 +92,7 @@ export function dayLog(
   if (!f) throw new Error(`no column ${column} in ${kind} logs`);
   const ts = `${x}.day + coalesce(${x}.tms[${i}], ${x}.t0 + ((${i})::int8 - 1) * ${x}.step)::float8 * interval '1 millisecond'`;
   const value = scaled(f)
-    ? `CASE WHEN ${x}.${column}_k IS NULL THEN ${x}.${column}[${i}] ELSE ${x}.${column}_m[${i}]::float8 / (${P10})[${x}.${column}_k + 1] END`
+    ? `CASE WHEN ${x}.${column}_k IS NULL THEN ${x}.${column}[${i}] ELSE ${fromWhole(`${x}.${column}_m[${i}]`, `${x}.${column}_k`)} END`
     : `${x}.${column}[${i}]`;
   return [ts, value];
 }
