@@ -1,5 +1,6 @@
 // The "Ingest" report, where bench/RESULTS.md takes its figures from: the figures, the ratio of (a)
 // to (b), and plainly which targets were met.
+import type { ProbeResult } from './rule-probe.js';
 
 export interface Run {
   label: string;
@@ -25,6 +26,8 @@ export interface Run {
   flush?: { n: number; p50: number; p99: number; max: number };
   /** With limit rules: how soon a rule's alarm was in the active list after its reading's 201 (bench/rule-probe.ts). */
   ruleAlarms?: string;
+  /** The probe's times behind ruleAlarms (to pool several runs'). */
+  probe?: ProbeResult;
 }
 
 const n = (x: number) => x.toLocaleString('en-US');

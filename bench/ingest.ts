@@ -16,6 +16,16 @@
 // BENCH_RULES=n: a limit rule on each of the first n sensors of the fleet (its values cross the limit
 // every few hours of data, so the rules raise and clear alarms as the batches go), and during every
 // run a probe (bench/rule-probe.ts) times a rule's alarm from its reading's 201 to the active list.
+// BENCH_RULES=n BENCH_RULES_TURNS=1 measures instead the cost of the rules within one run, on
+// PostgreSQL with group commit: two schemas provisioned alike (the probe's sensor held out of the load
+// on both), one with the n rules and the probe's, one without any rule; this checkout's server on
+// each in turns (without, with; then with, without; and so on), the same batches and readings on both,
+// BENCH_ROUNDS times (default 2) after an unreported warm-up round; the probe beside the runs with
+// rules. The section "Ingest with n limit rules, in turns with none": each round's figures, batch
+// records/s with rules / without (per round, ratio of the sums and of the medians), the readings' p99
+// of each side, the probe's alarms pooled over the runs, and a verdict per target (with
+// BENCH_READING_SITES=1 for the busy site's).
+//   BENCH_RULES=500 BENCH_RULES_TURNS=1 BENCH_READING_SITES=1 BENCH_ROUNDS=4 npx tsx bench/ingest.ts
 // BENCH_COMPARE_ROOT=<another checkout> runs instead, on PostgreSQL with group commit, that checkout's
 // server, this one's, and this one's with BENCH_SUBSCRIBERS (default 100) stream subscribers, in turns,
 // BENCH_ROUNDS times (default 2) after a warm-up round: the section "Ingest compared with <its commit>".
@@ -47,6 +57,7 @@ import {
   cpuSecondsSince,
   freePort,
   onEachDatabase,
+  onPostgres,
   rollupCatchUp,
   startServer,
   reportSection,
@@ -66,6 +77,7 @@ import {
   PROBE_DEADBAND,
   PROBE_LIMIT,
   PROBE_TYPE,
+  probeQuantile,
   runRuleProbe,
 } from './rule-probe.js';
 import { openSubscribers } from './stream-clients.js';
@@ -140,17 +152,20 @@ async function cpuIdle(ms: number): Promise<number | undefined> {
 
 /**
  * Equipment of 50 sites (13 sensors each) and a client that reaches them all, for `serverRuns` runs
- * of a server (each sends at most BATCH_PREPARED batches).
+ * of a server (each sends at most BATCH_PREPARED batches), with a limit rule on each of the first
+ * `rules` sensors (default BENCH_RULES). With BENCH_RULES the probe's sensor is held out of the fleet
+ * whatever `rules` is (so a database provisioned without rules gets the very same load), and has its
+ * rule where `rules` is not 0.
  */
-async function provision(db: Database, serverRuns: number): Promise<Fleet> {
+async function provision(db: Database, serverRuns: number, rules = RULES): Promise<Fleet> {
   await migrate(db);
   const doc = generateDemo({ sites: SITES, transactionsPerSite: 0, imagesPerSite: 0 });
   await importDocument(db, doc);
   await upsertClient(db, { clientId: 'bench', clientSecret: SECRET, siteIds: '*' });
-  if (RULES > 0)
+  if (rules > 0)
     await importDocument(db, {
       // Values are (id % 97) * 10 + 50 sin(minute / 60): each crosses its limit twice an hour-cycle.
-      alarmRules: doc.sensors!.slice(0, RULES).map((s, i) => ({
+      alarmRules: doc.sensors!.slice(0, rules).map((s, i) => ({
         AlarmRuleID: i + 1,
         SiteSensorID: s.SiteSensorID,
         Condition: 'above',
@@ -169,19 +184,20 @@ async function provision(db: Database, serverRuns: number): Promise<Fleet> {
     const last = doc.sensors![doc.sensors!.length - 1];
     bySite.get(last.SiteID)!.pop();
     probe = { site: last.SiteID, sensor: last.SiteSensorID };
-    await importDocument(db, {
-      alarmRules: [
-        {
-          AlarmRuleID: RULES + 1,
-          SiteSensorID: last.SiteSensorID,
-          Condition: 'above',
-          Limit: PROBE_LIMIT,
-          Deadband: PROBE_DEADBAND,
-          DelaySeconds: 0,
-          AlarmType: PROBE_TYPE,
-        },
-      ],
-    });
+    if (rules > 0)
+      await importDocument(db, {
+        alarmRules: [
+          {
+            AlarmRuleID: rules + 1,
+            SiteSensorID: last.SiteSensorID,
+            Condition: 'above',
+            Limit: PROBE_LIMIT,
+            Deadband: PROBE_DEADBAND,
+            DelaySeconds: 0,
+            AlarmType: PROBE_TYPE,
+          },
+        ],
+      });
   }
   // Back in time, as a gateway's catch-up would be: every batch moves its site's window 100 minutes
   // on, so the days back are those that every batch the runs may send covers (at least 55), and the
@@ -399,6 +415,8 @@ async function measure(
   afterBatch?: () => Promise<void>,
   /** The server's process, whose CPU time each run reports (with PostgreSQL's, on that database). */
   serverPid?: number,
+  /** Whether the rule probe runs beside each run (with BENCH_RULES; not on a database without rules). */
+  ruleProbe = true,
 ): Promise<Run[]> {
   const token = await tokenFor(base);
   const runs: Run[] = [];
@@ -478,9 +496,10 @@ async function measure(
     let self0: NodeJS.CpuUsage | undefined;
     let began = Date.now();
     let probing = true;
-    const probed = probe
-      ? runRuleProbe({ base, token, ...probe }, () => !probing)
-      : Promise.resolve(undefined);
+    const probed =
+      probe && ruleProbe
+        ? runRuleProbe({ base, token, ...probe }, () => !probing)
+        : Promise.resolve(undefined);
     const {
       r,
       next,
@@ -528,6 +547,7 @@ async function measure(
       `${run.label} [${backend}, group commit ${group ? 'on' : 'off'}, c=${connections}]: ${run.rps} req/s, ${run.records} records/s, p50 ${run.p50} ms, p99 ${run.p99} ms, ${run.errors} errors; load generator ${(loadCpu / seconds).toFixed(2)} cores${flush ? `; fdatasync p99 ${flush.p99.toFixed(1)} ms, max ${flush.max.toFixed(1)} ms` : ''}`,
     );
     if (probeResult) {
+      run.probe = probeResult;
       run.ruleAlarms = describeProbe(probeResult);
       console.log(`  rule alarm in the active list after its reading's 201: ${run.ruleAlarms}`);
     }
@@ -572,6 +592,106 @@ async function rawCopy(url: string, fleet: Fleet, batches: number): Promise<Run>
   }
 }
 
+/** A server that runs in turns with others (serversInTurns). */
+interface Turn {
+  name: string;
+  /** Another checkout whose server runs (default: this one's). */
+  root?: string;
+  /** Live stream subscribers of site 1 during its runs. */
+  streams: number;
+  /** The database its server runs on. */
+  env: { DATABASE_URL?: string };
+  /** Its batch and reading counters (servers on one database share them, so every batch is new). */
+  counter: { batch: number; single: number };
+  /** Whether the rule probe runs beside its runs (with BENCH_RULES). */
+  ruleProbe: boolean;
+}
+
+/** A measured run of serversInTurns: which server, which round (from 1). */
+interface TurnRun {
+  config: string;
+  round: number;
+  run: Run;
+}
+
+/**
+ * Each server in turn on PostgreSQL with group commit, its batch run then its readings run (measure),
+ * `rounds` times after a warm-up round. Round 0 warms the new databases up (their first minutes of
+ * inserts were measured far slower for every server alike) and is not reported. With `alternate` the
+ * order turns round every other round (A B, B A, A B…), so that a machine that speeds up or slows
+ * down weighs on both alike.
+ */
+async function serversInTurns(
+  turns: Turn[],
+  fleet: Fleet,
+  rounds: number,
+  alternate = false,
+): Promise<TurnRun[]> {
+  const runs: TurnRun[] = [];
+  for (let round = 0; round <= rounds; round++) {
+    for (const turn of alternate && round % 2 === 1 ? [...turns].reverse() : turns) {
+      const port = await freePort();
+      const stop = await startServer(
+        port,
+        { ...turn.env, RATE_LIMIT_MAX: '1000000000', ARCHIVE_AFTER_DAYS: '0' },
+        turn.root,
+      );
+      try {
+        const measured = await measure(
+          turn.name,
+          'postgres',
+          true,
+          `http://127.0.0.1:${port}`,
+          fleet,
+          turn.counter,
+          turn.streams,
+          async () => void (await rollupCatchUp(turn.env.DATABASE_URL!)),
+          stop.pid,
+          turn.ruleProbe,
+        );
+        if (round > 0) for (const run of measured) runs.push({ config: turn.name, round, run });
+      } finally {
+        await stop();
+      }
+    }
+  }
+  return runs;
+}
+
+/** The table of serversInTurns' runs, a row per server and round; a kind left out (BENCH_KINDS) shows as –. */
+function roundsTable(configs: string[], rounds: number, runs: TurnRun[]): string[] {
+  const n = (x: number) => Math.round(x).toLocaleString('en-US');
+  const lines = [
+    '| server | round | batch records/s | batch p99 ms | readings/s | readings p50 ms | readings p99 ms | errors |',
+    '|---|---|---|---|---|---|---|---|',
+  ];
+  for (const config of configs)
+    for (let round = 1; round <= rounds; round++) {
+      const b = turnRun(runs, config, 'batch', round);
+      const s = turnRun(runs, config, 'single', round);
+      lines.push(
+        `| ${config} | ${round} | ${b ? n(b.records) : '–'} | ${b?.p99 ?? '–'} | ${s ? n(s.rps) : '–'} | ${s?.p50 ?? '–'} | ${s?.p99 ?? '–'} | ${(b?.errors ?? 0) + (s?.errors ?? 0)} |`,
+      );
+    }
+  return lines;
+}
+
+const turnRun = (runs: TurnRun[], config: string, kind: Run['kind'], round: number) =>
+  runs.find((r) => r.config === config && r.round === round && r.run.kind === kind)?.run;
+
+/** f of a server's runs of one kind, in round order. */
+const turnValues = (runs: TurnRun[], config: string, kind: Run['kind'], f: (r: Run) => number) =>
+  runs.filter((r) => r.config === config && r.run.kind === kind).map((r) => f(r.run));
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+/** The median of xs (the mean of the middle two for an even count); NaN when empty. */
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length === 0 ? NaN : s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
 /** The same load on another checkout's server and on this one's, with and without subscribers, in turns. */
 async function compare(otherRoot: string) {
   const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -586,40 +706,14 @@ async function compare(otherRoot: string) {
     { name: 'now', root: undefined, streams: 0 },
     { name: `now, ${streams} subscribers of site 1`, root: undefined, streams },
   ];
-  const runs: { config: string; round: number; run: Run }[] = [];
+  const runs: TurnRun[] = [];
   await onEachDatabase(DB_URL, 'ingestcmp', async (backend, db, env) => {
     if (backend !== 'postgres') return void (await db.close());
     const fleet = await provision(db, (rounds + 1) * configs.length);
     await db.close();
     const counter = { batch: 0, single: 0 };
-    // Round 0 warms the new database up (its first minutes of inserts were measured far slower for
-    // every server alike) and is not reported.
-    for (let round = 0; round <= rounds; round++) {
-      for (const config of configs) {
-        const port = await freePort();
-        const stop = await startServer(
-          port,
-          { ...env, RATE_LIMIT_MAX: '1000000000', ARCHIVE_AFTER_DAYS: '0' },
-          config.root,
-        );
-        try {
-          const measured = await measure(
-            config.name,
-            'postgres',
-            true,
-            `http://127.0.0.1:${port}`,
-            fleet,
-            counter,
-            config.streams,
-            async () => void (await rollupCatchUp(env.DATABASE_URL!)),
-            stop.pid,
-          );
-          if (round > 0) for (const run of measured) runs.push({ config: config.name, round, run });
-        } finally {
-          await stop();
-        }
-      }
-    }
+    const turns = configs.map((c) => ({ ...c, env, counter, ruleProbe: true }));
+    runs.push(...(await serversInTurns(turns, fleet, rounds)));
   });
   const n = (x: number) => Math.round(x).toLocaleString('en-US');
   const lines = [
@@ -627,26 +721,16 @@ async function compare(otherRoot: string) {
     `Command: \`BENCH_COMPARE_ROOT=<checkout of ${commit.split(' ')[0]}> npx tsx bench/ingest.ts\`: the servers of both checkouts on one database, in turns, ${rounds} rounds after an unreported warm-up round; ${DURATION} s a run after a 2 s warm-up; ${BATCH_CONNECTIONS} connections for batches, ${SINGLE_CONNECTIONS} for readings.`,
     `Before: ${commit}. CPU idle in the 3 s before the run: ${idle === undefined ? '?' : Math.round(idle * 100)} %; load average before ${before.toFixed(2)}, highest seen ${Math.max(...runs.map((r) => r.run.load)).toFixed(2)}.`,
     '',
-    '| server | round | batch records/s | batch p99 ms | readings/s | readings p50 ms | readings p99 ms | errors |',
-    '|---|---|---|---|---|---|---|---|',
+    ...roundsTable(
+      configs.map((c) => c.name),
+      rounds,
+      runs,
+    ),
   ];
   const mean = (config: string, kind: Run['kind'], f: (r: Run) => number) => {
-    const xs = runs.filter((r) => r.config === config && r.run.kind === kind).map((r) => f(r.run));
-    return xs.reduce((a, b) => a + b, 0) / xs.length;
+    const xs = turnValues(runs, config, kind, f);
+    return sum(xs) / xs.length;
   };
-  for (const config of configs)
-    for (let round = 1; round <= rounds; round++) {
-      // A kind left out (BENCH_KINDS) shows as –.
-      const b = runs.find(
-        (r) => r.config === config.name && r.round === round && r.run.kind === 'batch',
-      )?.run;
-      const s = runs.find(
-        (r) => r.config === config.name && r.round === round && r.run.kind === 'single',
-      )?.run;
-      lines.push(
-        `| ${config.name} | ${round} | ${b ? n(b.records) : '–'} | ${b?.p99 ?? '–'} | ${s ? n(s.rps) : '–'} | ${s?.p50 ?? '–'} | ${s?.p99 ?? '–'} | ${(b?.errors ?? 0) + (s?.errors ?? 0)} |`,
-      );
-    }
   lines.push(
     '',
     '| server (mean of the rounds) | batch records/s | vs before | readings/s | vs before | readings p99 ms |',
@@ -670,15 +754,106 @@ async function compare(otherRoot: string) {
   reportSection('Ingest', lines.join('\n'), 'Ingest compared with another checkout');
 }
 
+/**
+ * BENCH_RULES with BENCH_RULES_TURNS=1: the same server on two schemas loaded alike, one with the
+ * rules and one without, in turns (rulesInTurns' report: the three targets of ingest with rules).
+ */
+async function rulesInTurns() {
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
+  const idle = await cpuIdle(3000);
+  const before = loadavg()[0];
+  const without = 'without rules';
+  const withRules = `with ${RULES} rules`;
+  const runs: TurnRun[] = [];
+  await onPostgres(DB_URL, 'ingestrules', async (ruled, ruledEnv) => {
+    const fleet = await provision(ruled, rounds + 1);
+    await ruled.close();
+    await onPostgres(DB_URL, 'ingestnorules', async (bare, bareEnv) => {
+      const same = await provision(bare, rounds + 1, 0);
+      await bare.close();
+      if (JSON.stringify(same.sitesSensors) !== JSON.stringify(fleet.sitesSensors))
+        throw new Error('the two schemas got different equipment');
+      // Each side its own counters from 0: both get the very same batches and readings.
+      const turn = (name: string, env: { DATABASE_URL: string }, ruleProbe: boolean): Turn => ({
+        name,
+        env,
+        streams: SUBSCRIBERS,
+        counter: { batch: 0, single: 0 },
+        ruleProbe,
+      });
+      runs.push(
+        ...(await serversInTurns(
+          [turn(without, bareEnv, false), turn(withRules, ruledEnv, true)],
+          fleet,
+          rounds,
+          true,
+        )),
+      );
+    });
+  });
+  const n = (x: number) => Math.round(x).toLocaleString('en-US');
+  const lines = [
+    `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} cores (${cpus()[0]?.model.trim()}), Node ${process.version}, PostgreSQL on the same machine, group commit on.`,
+    `Command: \`BENCH_RULES=${RULES} BENCH_RULES_TURNS=1 BENCH_ROUNDS=${rounds}${READING_SITES === 1 ? ' BENCH_READING_SITES=1' : ''} npx tsx bench/ingest.ts\`: this checkout's server on two schemas provisioned alike (50 demo sites, 13 sensors each, the probe's sensor held out of the load on both), one with a limit rule (above, deadband 10, delay 300 s) on each of ${RULES} sensors and the probe's rule, one without any rule; each side gets the same batches and readings. In turns (without, with; then with, without; …), ${rounds} round${rounds === 1 ? '' : 's'} after an unreported warm-up round; ${DURATION} s a run after a 2 s warm-up; ${BATCH_CONNECTIONS} connections for batches, ${SINGLE_CONNECTIONS} for readings${READING_SITES === 1 ? ' (all at one busy site)' : ` (over ${READING_SITES} sites)`}. The rule probe (bench/rule-probe.ts: a reading, then the active list polled every 10 ms) runs beside every run of the side with rules only.`,
+    `CPU idle in the 3 s before the run: ${idle === undefined ? '?' : Math.round(idle * 100)} %; load average before ${before.toFixed(2)}, highest seen ${Math.max(before, ...runs.map((r) => r.run.load)).toFixed(2)}.`,
+    '',
+    ...roundsTable([without, withRules], rounds, runs),
+    '',
+  ];
+  const batch = (config: string) => turnValues(runs, config, 'batch', (r) => r.records);
+  const [bareBatch, ruledBatch] = [batch(without), batch(withRules)];
+  const perRound = ruledBatch.map((x, i) => x / bareBatch[i]);
+  const bySums = sum(ruledBatch) / sum(bareBatch);
+  const byMedians = median(ruledBatch) / median(bareBatch);
+  const p99s = (config: string) => turnValues(runs, config, 'single', (r) => r.p99);
+  const rps = (config: string) => turnValues(runs, config, 'single', (r) => r.rps);
+  const probes = runs.filter((r) => r.config === withRules && r.run.probe).map((r) => r.run.probe!);
+  const pooled = {
+    latencies: probes.flatMap((p) => p.latencies),
+    missed: sum(probes.map((p) => p.missed)),
+  };
+  const probeP99 = probeQuantile(pooled, 0.99);
+  const verdict = (ok: boolean) => (ok ? '**met**' : '**not met**');
+  const worst = (xs: number[]) => (xs.length ? Math.max(...xs) : NaN);
+  if (bareBatch.length)
+    lines.push(
+      `- Batch records/s with rules / without, per round: ${perRound.map((r) => r.toFixed(3)).join(', ')}; ratio of the sums ${n(sum(ruledBatch))} / ${n(sum(bareBatch))} = ${bySums.toFixed(3)}; of the medians ${n(median(ruledBatch))} / ${n(median(bareBatch))} = ${byMedians.toFixed(3)}.`,
+    );
+  if (p99s(without).length)
+    lines.push(
+      `- Readings p99 ms per round, without rules: ${p99s(without).join(', ')} (${rps(without).map(n).join(', ')} req/s); with rules: ${p99s(withRules).join(', ')} (${rps(withRules).map(n).join(', ')} req/s).`,
+    );
+  for (const r of runs.filter((r) => r.run.ruleAlarms))
+    lines.push(
+      `- Rule probe, round ${r.round}, ${r.run.kind === 'batch' ? 'during batches' : 'during readings'}: ${r.run.ruleAlarms}.`,
+    );
+  lines.push('', 'Targets (2-core machine):');
+  if (bareBatch.length)
+    lines.push(
+      `- Batch ingest with ${RULES} rules ≥ 0.9 × without (ratio of the sums over the rounds): ${bySums.toFixed(3)}, ${verdict(bySums >= 0.9)}.`,
+    );
+  if (p99s(withRules).length)
+    lines.push(
+      `- Readings at one busy site with ${RULES} rules, p99 ≤ 30 ms (the worst round): ${READING_SITES === 1 ? `${worst(p99s(withRules))} ms (without rules ${worst(p99s(without))} ms), ${verdict(worst(p99s(withRules)) <= 30)}` : `not this run (readings spread over ${READING_SITES} sites; BENCH_READING_SITES=1)`}.`,
+    );
+  lines.push(
+    `- A rule's alarm in the active list ≤ 2 s (p99) after its reading's 201, none missed (every run with rules pooled): ${describeProbe(pooled)}, ${verdict(probeP99 !== undefined && probeP99 <= 2000 && pooled.missed === 0)}.`,
+  );
+  reportSection('Ingest', lines.join('\n'), `Ingest with ${RULES} limit rules, in turns with none`);
+}
+
 async function main() {
   const comparing = process.env.BENCH_COMPARE_ROOT;
-  await record(comparing ? 'ingest-compare' : 'ingest', {
+  const ruleTurns = RULES > 0 && process.env.BENCH_RULES_TURNS === '1';
+  if (comparing && ruleTurns) throw new Error('BENCH_COMPARE_ROOT or BENCH_RULES_TURNS, not both');
+  await record(comparing ? 'ingest-compare' : ruleTurns ? 'ingest-rules' : 'ingest', {
     postgres: DB_URL,
-    pglite: !comparing && process.env.BENCH_SKIP_PGLITE !== '1',
+    pglite: !comparing && !ruleTurns && process.env.BENCH_SKIP_PGLITE !== '1',
   });
   if (process.env.BENCH_FSYNC_PROBE) fsyncProbe = startFsyncProbe(process.env.BENCH_FSYNC_PROBE);
   try {
     if (comparing) return await compare(comparing);
+    if (ruleTurns) return await rulesInTurns();
     await ingest();
   } finally {
     fsyncProbe?.stop();

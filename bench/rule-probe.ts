@@ -86,10 +86,16 @@ export async function runRuleProbe(
   return result;
 }
 
+/** The q-quantile (0 to 1, nearest rank) of the latencies, ms; undefined when there are none. */
+export function probeQuantile(r: ProbeResult, q: number): number | undefined {
+  const sorted = [...r.latencies].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1))];
+}
+
 /** p50, p99 and max of the latencies, ms, as text. */
 export function describeProbe(r: ProbeResult): string {
   const sorted = [...r.latencies].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+  const at = (q: number) => probeQuantile(r, q)!;
   return sorted.length
     ? `${sorted.length} alarms, p50 ${at(0.5).toFixed(0)} ms, p99 ${at(0.99).toFixed(0)} ms, max ${sorted[sorted.length - 1].toFixed(0)} ms; ${r.missed} not listed within 10 s`
     : `no alarm listed (${r.missed} turns missed)`;
