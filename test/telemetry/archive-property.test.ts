@@ -122,7 +122,13 @@ const dayTimes = fc.oneof(
       Array.from({ length: n }, (_, i) => t0 + i * step).filter((t) => t < DAY),
     ),
   fc
-    .uniqueArray(fc.integer({ min: 0, max: DAY - 1 }), { minLength: 1, maxLength: 80 })
+    .uniqueArray(
+      fc.oneof(
+        { arbitrary: fc.integer({ min: 0, max: DAY - 1 }), weight: 4 },
+        fc.constantFrom(0, 1, 999, 12 * HOUR, DAY - 1000, DAY - 1),
+      ),
+      { minLength: 1, maxLength: 80 },
+    )
     .map((ts) => ts.sort((a, b) => a - b)),
 );
 /** A kind's series: per day its times (or none) and its style. */
@@ -146,7 +152,16 @@ const laterArb = fc.record({
     { minLength: 1, maxLength: 4 },
   ),
 });
-const instant = fc.integer({ min: D0 - 2 * HOUR, max: D0 + (DAYS + 1) * DAY + 2 * HOUR });
+/** An instant of the logs' days or around them, at times a day's edge or a millisecond from it. */
+const instant = fc.oneof(
+  {
+    arbitrary: fc.integer({ min: D0 - 2 * HOUR, max: D0 + (DAYS + 1) * DAY + 2 * HOUR }),
+    weight: 4,
+  },
+  fc
+    .tuple(fc.integer({ min: -1, max: DAYS + 1 }), fc.constantFrom(-1, 0, 1))
+    .map(([d, e]) => D0 + d * DAY + e),
+);
 const rangeArb = fc
   .tuple(instant, instant)
   .filter(([a, b]) => a !== b)
