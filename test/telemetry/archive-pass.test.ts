@@ -1,14 +1,12 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { logRows } from '../../src/telemetry/archive/days.js';
 import { runArchive } from '../../src/telemetry/archive/pass.js';
-import { rollupRows } from '../../src/telemetry/archive/rollup-days.js';
 import { describeArchive } from '../../src/telemetry/archive/report.js';
 import { KINDS, type TelemetryKind } from '../../src/telemetry/kinds.js';
 import { refreshAll } from '../../src/telemetry/rollups/refresh.js';
-import { UNITS } from '../../src/telemetry/rollups/units.js';
 import { runRetention } from '../../src/telemetry/retention/pass.js';
 import { describeEachBackend, startApp, type TestContext } from '../helper.js';
 import { count, METER, poster, PUMP, SENSOR, SENSOR_2, TANK } from './fixtures.js';
+import { logsOf, rollupsOf } from './archive-fixtures.js';
 
 // The archive pass on uploaded logs of every kind: what is due moves into the archive and reads back
 // the same; uploads into archived days (late, replayed, replacing) are answered and stored as for a
@@ -38,42 +36,6 @@ const records: Record<TelemetryKind, (id: number, ts: string, n: number) => obje
   tank: (id, ts, n) => ({ siteTankGroupID: id, timestamp: ts, entryTankLevel: 3 + n / 100 }),
 };
 const ID: Record<TelemetryKind, number> = { sensor: SENSOR, meter: METER, pump: PUMP, tank: TANK };
-
-/** Every log of an equipment, rows and archive, as text (doubles as their bytes). */
-async function logsOf(ctx: TestContext, kind: TelemetryKind, id: number) {
-  const spec = KINDS[kind];
-  const cols = spec.fields.map((f) =>
-    f.type === 'float8'
-      ? `coalesce(encode(float8send(${f.column}), 'hex'), '-')`
-      : `coalesce(${f.column}::text, '-')`,
-  );
-  return (
-    await ctx.db.query<{ line: string }>(
-      `SELECT ts::text || ' ' || ${cols.join(" || ' ' || ")} AS line FROM ${logRows(kind, { ids: `= ${id}` })} x ORDER BY ts`,
-    )
-  ).map((r) => r.line);
-}
-
-/** Every rollup unit of an equipment (every level; rows and archived units) as text, doubles as their bytes. */
-async function rollupsOf(ctx: TestContext, kind: TelemetryKind, id: number) {
-  const spec = UNITS[kind];
-  const cols = spec.columns.map((c) =>
-    c.type === 'float8'
-      ? `coalesce(encode(float8send(${c.name}), 'hex'), '-')`
-      : `coalesce(${c.name}::text, '-')`,
-  );
-  const lines: string[] = [];
-  for (const level of [15, 60, 1440])
-    lines.push(
-      ...(
-        await ctx.db.query<{ line: string }>(
-          `SELECT level || ' ' || bucket::text || ' ' || ${cols.join(" || ' ' || ")} AS line
-             FROM ${rollupRows(kind, { ids: `= ${id}`, level, from: "'-infinity'", to: "'infinity'" })} x ORDER BY bucket`,
-        )
-      ).map((r) => r.line),
-    );
-  return lines;
-}
 
 describeEachBackend('archive pass', (backend) => {
   let ctx: TestContext;

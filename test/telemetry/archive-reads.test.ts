@@ -8,6 +8,7 @@ import { refreshAll } from '../../src/telemetry/rollups/refresh.js';
 import { bearer, describeEachBackend, startApp, type TestContext } from '../helper.js';
 import { count, METER, PUMP, SENSOR, SENSOR_2, TANK } from './fixtures.js';
 import { LOAD_URL, RAW_URL, storeLogs } from './download-fixtures.js';
+import { expectSameText } from './archive-fixtures.js';
 
 // The downloads read archived days (archive/days.ts) as the rows they were: two databases get the
 // same logs and the same rollups, then some whole days of every equipment are moved into the
@@ -180,15 +181,7 @@ describeEachBackend('archived days read as rows', (backend) => {
     const b = await ask(archive, url, body, accept);
     expect(a.status, a.body.slice(0, 300)).toBe(200);
     expect(b.status, b.body.slice(0, 300)).toBe(200);
-    if (b.body !== a.body) {
-      // The first difference, readably.
-      let k = 0;
-      while (a.body[k] === b.body[k]) k++;
-      expect(
-        b.body.slice(Math.max(0, k - 200), k + 200),
-        `${url} ${JSON.stringify(body)} ${accept ?? ''}`,
-      ).toBe(a.body.slice(Math.max(0, k - 200), k + 200));
-    }
+    expectSameText(b.body, a.body, `${url} ${JSON.stringify(body)} ${accept ?? ''}`);
     return a.body;
   };
 
