@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Access } from '../../src/auth/access.js';
 import { daysTable, moveDaySql, restoreDaysSql } from '../../src/telemetry/archive/days.js';
+import { moveRollupsSql } from '../../src/telemetry/archive/rollup-days.js';
 import { openRawSensorLogs } from '../../src/telemetry/download/raw.js';
 import type { TelemetryKind } from '../../src/telemetry/kinds.js';
 import { refreshAll } from '../../src/telemetry/rollups/refresh.js';
@@ -138,7 +139,7 @@ describeEachBackend('archived days read as rows', (backend) => {
       await refreshAll(ctx.db);
       expect(await count(ctx.db, 'rollup_dirty')).toBe(0);
     }
-    // Archived as the pass archives: whole UTC days without marks, rollups kept.
+    // Archived as the pass archives: whole UTC days without marks, their quarters and hours too.
     for (const kind of ['sensor', 'meter', 'pump', 'tank'] as const)
       for (const d of ARCHIVED) {
         const moved = await archive.db.query<{ id: number }>(moveDaySql(kind), [
@@ -147,6 +148,13 @@ describeEachBackend('archived days read as rows', (backend) => {
           iso(D0 + (d + 1) * DAY),
         ]);
         expect(moved.length).toBe(d === 2 && kind === 'sensor' ? 1 : IDS[kind].length);
+        // The day's quarters and hours with them (archive/rollup-days.ts).
+        const [units] = await archive.db.query<{ n: number }>(moveRollupsSql(kind), [
+          moved.map((m) => m.id),
+          iso(D0 + d * DAY),
+          iso(D0 + (d + 1) * DAY),
+        ]);
+        expect(units.n).toBeGreaterThan(0);
       }
     expect(
       await count(archive.db, 'sensor_logs', 'ts >= $1 AND ts < $2', [
@@ -220,7 +228,7 @@ describeEachBackend('archived days read as rows', (backend) => {
       const download = await openRawSensorLogs(ctx.db, everything, body, 'csv');
       if (moveBack)
         expect(await ctx.db.query(restoreDaysSql('sensor'), [[SENSOR], [iso(D0 + DAY)]])).toEqual([
-          { n: 1440 },
+          { n: 1440, units: 96 + 24 },
         ]);
       const pages: string[] = [];
       for await (const page of { [Symbol.asyncIterator]: () => download.pages })
@@ -236,6 +244,13 @@ describeEachBackend('archived days read as rows', (backend) => {
       expect(
         await archive.db.query(moveDaySql('sensor'), [[SENSOR], iso(D0 + DAY), iso(D0 + 2 * DAY)]),
       ).toEqual([{ id: SENSOR, n: 1440 }]);
+      expect(
+        await archive.db.query(moveRollupsSql('sensor'), [
+          [SENSOR],
+          iso(D0 + DAY),
+          iso(D0 + 2 * DAY),
+        ]),
+      ).toEqual([{ n: 96 + 24 }]);
     }
   });
 
