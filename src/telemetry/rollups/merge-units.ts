@@ -64,7 +64,9 @@ export function mergeUnits(
   const grouped = links.length
     ? `grouped0 AS (SELECT ${unitNames(spec).join(', ')}, ${group} AS grp FROM ${units} u),
   grouped AS (SELECT grouped0.*, ${links.join(', ')} FROM grouped0)`
-    : `grouped AS (SELECT ${names.join(', ')}, ${group} AS grp FROM ${units} u)`;
+    : // In time order: the sums then add the same doubles in the same order wherever the units come
+      // from (rows in the order they lie, or an archived day's units), so the answer is the same bytes.
+      `grouped AS (SELECT ${names.join(', ')}, ${group} AS grp FROM ${units} u ORDER BY id, t0)`;
   if (!spec.chain)
     return `WITH ${grouped} SELECT id, grp, ${merged} FROM grouped WHERE grp IS NOT NULL GROUP BY id, grp`;
   const cols = [...names, 'grp'].join(', ');
