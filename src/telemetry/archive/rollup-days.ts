@@ -81,10 +81,13 @@ export function moveRollupsSql(kind: TelemetryKind): string {
 }
 
 /**
- * The units of the archive row `a` as a subquery (for CROSS JOIN LATERAL): `bucket` and the unit
- * columns `names` (all by default), in bucket order. Only the arrays of those columns are read.
+ * The columns of an archive row that unitsOf reads for the unit columns `names` (all by default):
+ * its arrays, and the scales of its doubles.
  */
-export function unitsOf(kind: TelemetryKind, a = 'a', names?: string[]): string {
+export function unitArrays(
+  kind: TelemetryKind,
+  names?: string[],
+): { arrays: string[]; scales: string[] } {
   const spec = UNITS[kind];
   const columns = names ? spec.columns.filter((c) => names.includes(c.name)) : spec.columns;
   // `count` is never null: its array gives every row its length, whatever else is read.
@@ -93,18 +96,51 @@ export function unitsOf(kind: TelemetryKind, a = 'a', names?: string[]): string 
     ...(columns.some((c) => c.name === 'count') ? [] : ['count']),
     ...columns.flatMap(arrayColumns),
   ];
+  return { arrays, scales: columns.filter(isFloat).map((c) => `${c.name}_k`) };
+}
+
+/**
+ * The select list of units: `bucket` and the unit columns `names` (all by default), of the archive
+ * row's columns `row(c)` (day, level, the scales, the arrays) and one unit's elements `unit(c)` (of
+ * the arrays of unitArrays), `place` its 0-based place in the day's arrays (SQL).
+ */
+export function unitSelect(
+  kind: TelemetryKind,
+  names: string[] | undefined,
+  row: (c: string) => string,
+  unit: (c: string) => string,
+  place: string,
+): string {
+  const spec = UNITS[kind];
+  const columns = names ? spec.columns.filter((c) => names.includes(c.name)) : spec.columns;
   // A row holding every bucket of its day keeps no `b`: a unit's place in the arrays is its bucket.
-  const bucket = `${a}.day + (coalesce(u.b, u.o - 1) * ${a}.level)::float8 * interval '1 minute'`;
+  const bucket = `${row('day')} + (coalesce(${unit('b')}, ${place}) * ${row('level')})::float8 * interval '1 minute'`;
   const values = columns.map((c) =>
     isFloat(c)
-      ? `CASE WHEN ${a}.${c.name}_k IS NULL THEN u.${c.name} ELSE ${fromWhole(`u.${c.name}_m`, `${a}.${c.name}_k`)} END AS ${c.name}`
+      ? `CASE WHEN ${row(`${c.name}_k`)} IS NULL THEN ${unit(c.name)} ELSE ${fromWhole(unit(`${c.name}_m`), row(`${c.name}_k`))} END AS ${c.name}`
       : isTime(c)
-        ? `${bucket} + u.${c.name}::float8 * interval '1 millisecond' AS ${c.name}`
+        ? `${bucket} + ${unit(c.name)}::float8 * interval '1 millisecond' AS ${c.name}`
         : isCount(c)
-          ? `CASE WHEN ${a}.${c.name} IS NULL THEN u.count ELSE u.${c.name} END AS ${c.name}`
-          : `u.${c.name}`,
+          ? `CASE WHEN ${row(c.name)} IS NULL THEN ${unit('count')} ELSE ${unit(c.name)} END AS ${c.name}`
+          : `${unit(c.name)} AS ${c.name}`,
   );
-  return `(SELECT ${bucket} AS bucket, ${values.join(', ')}
+  return `${bucket} AS bucket, ${values.join(', ')}`;
+}
+
+/**
+ * The units of the archive row `a` as a subquery (for CROSS JOIN LATERAL): `bucket` and the unit
+ * columns `names` (all by default), in bucket order. Only the arrays of those columns are read.
+ */
+export function unitsOf(kind: TelemetryKind, a = 'a', names?: string[]): string {
+  const { arrays } = unitArrays(kind, names);
+  const select = unitSelect(
+    kind,
+    names,
+    (c) => `${a}.${c}`,
+    (c) => `u.${c}`,
+    'u.o - 1',
+  );
+  return `(SELECT ${select}
       FROM unnest(${arrays.map((c) => `${a}.${c}`).join(', ')}) WITH ORDINALITY AS u(${arrays.join(', ')}, o))`;
 }
 
