@@ -94,6 +94,8 @@ const hasClosedQuarter = (times: number[]) => {
  * to mark: the others, and those whose rollups another transaction changed meanwhile
  * (rebuild-statement.ts).
  */
+// (OFFSET 0 keeps the look for a day's marks a lookup by key for each quarter: as an anti join, the
+// generic plan could read every mark of the kind, as it did with a few hundred marks of other days.)
 function rollUp(
   b: StatementBuilder,
   spec: KindSpec,
@@ -105,7 +107,7 @@ function rollUp(
   b.ctes.push(
     `q${k} AS MATERIALIZED (SELECT id, b FROM a${k} x WHERE b + interval '15 minutes' <= now() AND b >= ${HORIZON_SQL}
         AND NOT EXISTS (SELECT 1 FROM rollup_dirty m WHERE m.kind = ${unit.code} AND m.equipment_id = x.id
-          AND m.bucket >= ${binOf(1440, 'x.b')} AND m.bucket < ${binOf(1440, 'x.b')} + interval '1 day'))`,
+          AND m.bucket >= ${binOf(1440, 'x.b')} AND m.bucket < ${binOf(1440, 'x.b')} + interval '1 day' OFFSET 0))`,
   );
   const { ctes, failed } = rebuildCtes(unit, `r${k}_`, { quarters: `q${k}`, fresh, replaced });
   b.ctes.push(...ctes);
