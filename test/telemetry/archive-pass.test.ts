@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { moveDaySql } from '../../src/telemetry/archive/days.js';
 import { runArchive } from '../../src/telemetry/archive/pass.js';
 import { describeArchive } from '../../src/telemetry/archive/report.js';
 import { KINDS, type TelemetryKind } from '../../src/telemetry/kinds.js';
@@ -163,6 +164,46 @@ describeEachBackend('archive pass', (backend) => {
       at(40, 0),
       at(39, 0),
     ]);
+  });
+
+  it('days archived with their rollups left as rows (listed by the migration) have them compacted', async () => {
+    // A day archived as before rollups were compacted: its logs moved, its quarters and hours not.
+    await upload(
+      'meter',
+      Array.from({ length: 90 }, (_, i) => records.meter(METER, at(44, i * 16), 44_000 + i)),
+    );
+    await refreshAll(ctx.db);
+    const units = await rollupsOf(ctx, 'meter', METER);
+    const day = at(44, 0);
+    const next = at(43, 0);
+    expect(await ctx.db.query(moveDaySql('meter'), [[METER], day, next])).toEqual([
+      { id: METER, n: 90 },
+    ]);
+    await ctx.db.query(
+      `INSERT INTO rollup_days_due (kind, equipment_id, day) VALUES (2, $1, $2), (2, $3, $2)`,
+      [METER, day, METER + 999_999],
+    );
+    expect(
+      await count(ctx.db, 'meter_rollups', 'level < 1440 AND bucket >= $1 AND bucket < $2', [
+        day,
+        next,
+      ]),
+    ).toBeGreaterThan(0);
+    const report = await runArchive(ctx.db, { days: 35, now: NOW });
+    expect(report.failed).toEqual([]);
+    expect(report.kinds.find((k) => k.kind === 'meter')!.units).toBeGreaterThan(0);
+    expect(
+      await count(ctx.db, 'meter_rollups', 'level < 1440 AND bucket >= $1 AND bucket < $2', [
+        day,
+        next,
+      ]),
+    ).toBe(0);
+    expect(
+      await count(ctx.db, 'meter_rollup_days', 'meter_id = $1 AND day = $2', [METER, day]),
+    ).toBe(2);
+    // Struck off, the unknown equipment's entry too.
+    expect(await count(ctx.db, 'rollup_days_due')).toBe(0);
+    expect(await rollupsOf(ctx, 'meter', METER)).toEqual(units);
   });
 
   it('retention removes archived days with their months, and keeps their rollups', async () => {

@@ -359,3 +359,16 @@ ALTER TABLE tank_rollup_days ALTER COLUMN x_v2_m SET STORAGE MAIN;
 ALTER TABLE tank_rollup_days ALTER COLUMN x_il SET STORAGE MAIN;
 ALTER TABLE tank_rollup_days ALTER COLUMN x_il_m SET STORAGE MAIN;
 
+-- Days archived before this migration kept their quarters and hours as rows: listed here, the pass
+-- compacts them (where the day is still archived) and strikes each off.
+CREATE TABLE rollup_days_due (
+  kind smallint NOT NULL,
+  equipment_id integer NOT NULL,
+  day timestamptz NOT NULL,
+  PRIMARY KEY (kind, day, equipment_id)
+);
+INSERT INTO rollup_days_due (kind, equipment_id, day)
+  SELECT 1, sensor_id, day FROM sensor_log_days
+  UNION ALL SELECT 2, meter_id, day FROM meter_log_days
+  UNION ALL SELECT 3, pump_id, day FROM pump_log_days
+  UNION ALL SELECT 4, tank_group_id, day FROM tank_log_days;

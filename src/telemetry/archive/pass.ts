@@ -160,7 +160,63 @@ async function archiveKind(
       );
     }
   }
+  await compactListed(db, kind, out, opts);
   return out;
+}
+
+/**
+ * Days whose logs were archived before their rollups were compacted with them (listed by migration
+ * 024 in rollup_days_due): their quarters and hours are moved now, under the days' locks, where the
+ * day is still archived and holds no mark (a day an upload moved back is compacted when it is
+ * archived again); each listed day is then struck off.
+ */
+async function compactListed(
+  db: Database,
+  kind: TelemetryKind,
+  out: ArchivedKind,
+  opts: ArchiveOptions,
+): Promise<void> {
+  const spec = KINDS[kind];
+  const code = UNITS[kind].code;
+  for (;;) {
+    if (opts.signal?.aborted) return;
+    const listed = await db.query<{ day: number; ids: number[] }>(
+      `SELECT round(date_part('epoch', day) * 1000) AS day, array_agg(equipment_id ORDER BY equipment_id) AS ids
+         FROM (SELECT day, equipment_id FROM rollup_days_due WHERE kind = $1 ORDER BY day, equipment_id LIMIT ${BATCH}) x
+        GROUP BY day ORDER BY day`,
+      [code],
+    );
+    if (!listed.length) return;
+    for (const { day: d, ids } of listed) {
+      const day = Number(d);
+      out.units += await db.transaction(async (tx) => {
+        await lockDays(
+          tx,
+          kind,
+          ids,
+          ids.map(() => day),
+          'exclusive',
+        );
+        const still = (
+          await tx.query<{ id: number }>(
+            `SELECT k.id FROM unnest($1::int[]) AS k(id)
+              WHERE EXISTS (SELECT 1 FROM ${daysTable(kind)} a WHERE a.${spec.idColumn} = k.id AND a.day = $2::timestamptz)
+                AND NOT EXISTS (SELECT 1 FROM rollup_dirty d WHERE d.kind = ${code} AND d.equipment_id = k.id
+                                  AND d.bucket >= $2::timestamptz AND d.bucket < $3::timestamptz) ORDER BY 1`,
+            [ids, iso(day), iso(day + DAY)],
+          )
+        ).map((r) => r.id);
+        const [moved] = still.length
+          ? await tx.query<{ n: number }>(moveRollupsSql(kind), [still, iso(day), iso(day + DAY)])
+          : [{ n: 0 }];
+        await tx.query(
+          `DELETE FROM rollup_days_due WHERE kind = $1 AND equipment_id = ANY($2::int[]) AND day = $3::timestamptz`,
+          [code, ids, iso(day)],
+        );
+        return moved.n;
+      });
+    }
+  }
 }
 
 /** One day of some equipment in one transaction; a failing batch is tried equipment by equipment. */
