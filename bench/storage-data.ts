@@ -5,6 +5,8 @@
 // the last value sent, at two decimals. Sensors 71–100 are discrete, logged each minute: 0 or 1, a
 // state that changes about twice a day. Seeded, so every run loads the same samples.
 
+import { random } from '../src/random.js';
+
 export const DAY_MS = 86_400_000;
 export const START = Date.UTC(2026, 7, 1); // 31 days of August 2026
 /** BENCH_DAYS: fewer days, for a trial of the script (with BENCH_WRITE=0 and BENCH_RESULTS_DIR). */
@@ -19,18 +21,6 @@ export interface SensorSeries {
   id: number;
   ts: number[];
   values: number[];
-}
-
-/** A small seeded generator (mulberry32): uniform in [0, 1). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 /** Noise of the given standard deviation (a sum of uniforms: cheap and near enough to normal). */

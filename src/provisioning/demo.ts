@@ -3,6 +3,7 @@ import { addDemoAlarmManagement } from './demo-alarms.js';
 import { addEquipment } from './demo-equipment.js';
 import { startSite, type DemoDocument, type Draws } from './demo-site.js';
 import { addTickets } from './demo-tickets.js';
+import { random } from '../random.js';
 
 // A realistic provisioning document: the demo data set of a fresh database, and a test and
 // benchmark fixture (sizes and id offsets are parameters, so tests can import a second set).
@@ -41,16 +42,6 @@ const SITE_NAMES = [
   'Wink Booster',
   'Jal Water Hub',
 ];
-/** Small deterministic generator, so the same options give the same document. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export function generateDemo(opts: DemoOptions = {}): DemoDocument {
   const base = opts.idBase ?? 0;

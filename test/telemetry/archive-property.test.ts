@@ -9,6 +9,7 @@ import { bearer, describeEachBackend, startApp, type TestContext } from '../help
 import { count, METER, poster, PUMP, SENSOR, TANK } from './fixtures.js';
 import { IDS_FIELD, LOAD_URL, RAW_URL } from './download-fixtures.js';
 import { expectSameText, logsOf, rollupsOf, twinEquipment } from './archive-fixtures.js';
+import { random } from '../../src/random.js';
 
 // Archived days answer as rows, whatever was uploaded around them. Each run makes two twins of an
 // equipment of every kind (A and B: the same configuration, site and zone), uploads the same random
@@ -43,17 +44,6 @@ const ID_FIELD = Object.fromEntries(KIND_LIST.map((k) => [k, EQUIPMENT[k].idFiel
 >;
 const ZONES = ['UTC', 'Asia/Kolkata', 'America/St_Johns', 'site'] as const;
 const INTERVALS = ['15m', '1h', '1d', 'all'] as const;
-
-/** A deterministic generator of numbers in [0, 1) (mulberry32): the values of a run's logs. */
-function random(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** How a day's doubles look: short decimals (archived as whole numbers and a scale) or not. */
 type Style = 'cents' | 'milli' | 'whole' | 'any' | 'mixed';

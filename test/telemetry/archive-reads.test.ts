@@ -10,6 +10,7 @@ import { bearer, describeEachBackend, startApp, type TestContext } from '../help
 import { count, METER, PUMP, SENSOR, SENSOR_2, TANK } from './fixtures.js';
 import { LOAD_URL, RAW_URL, storeLogs } from './download-fixtures.js';
 import { expectSameText } from './archive-fixtures.js';
+import { random } from '../../src/random.js';
 
 // The downloads read archived days (archive/days.ts) as the rows they were: two databases get the
 // same logs and the same rollups, then some whole days of every equipment are moved into the
@@ -24,17 +25,6 @@ const D0 = Date.UTC(2025, 9, 20);
 const iso = (t: number) => new Date(t).toISOString();
 /** The days archived: D1, D2 and D4 (D0, D3 and D5 stay rows). */
 const ARCHIVED = [1, 2, 4];
-
-/** A deterministic generator of numbers in [0, 1) (mulberry32). */
-function random(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** The same logs for both databases: every kind, days of grids, irregular times, gaps and nulls. */
 function series() {

@@ -6,6 +6,7 @@ import { refreshAll } from '../../src/telemetry/rollups/refresh.js';
 import { bearer, describeEachBackend, startApp, type TestContext } from '../helper.js';
 import { count, SENSOR, SENSOR_2 } from './fixtures.js';
 import { storeLogs } from './download-fixtures.js';
+import { random } from '../../src/random.js';
 
 // Plot values over archived days read slices of them (archive/slices.ts): the logs of a part's
 // edges and the quarters and hours inside it, each archive row decompressed once. Two databases get
@@ -21,17 +22,6 @@ const iso = (t: number) => new Date(t).toISOString();
 /** The days archived: D1, D2 and D4 (D0, D3 and D5 stay rows). */
 const ARCHIVED = [1, 2, 4];
 const URL = '/v1/sensors/logs/plot';
-
-/** A deterministic generator of numbers in [0, 1) (mulberry32). */
-function random(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /**
  * Days of grids (every quarter and hour: archive rows without bucket places), irregular times,

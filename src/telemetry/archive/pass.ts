@@ -1,4 +1,4 @@
-import type { Database } from '../../db/index.js';
+import type { Database, Queryable } from '../../db/index.js';
 import { EPOCH, UNITS } from '../rollups/units.js';
 import { nextMonth, readHorizon } from '../retention/horizon.js';
 import { exclusively } from '../retention/locks.js';
@@ -176,7 +176,6 @@ async function compactListed(
   out: ArchivedKind,
   opts: ArchiveOptions,
 ): Promise<void> {
-  const spec = KINDS[kind];
   const code = UNITS[kind].code;
   for (;;) {
     if (opts.signal?.aborted) return;
@@ -190,22 +189,7 @@ async function compactListed(
     for (const { day: d, ids } of listed) {
       const day = Number(d);
       out.units += await db.transaction(async (tx) => {
-        await lockDays(
-          tx,
-          kind,
-          ids,
-          ids.map(() => day),
-          'exclusive',
-        );
-        const still = (
-          await tx.query<{ id: number }>(
-            `SELECT k.id FROM unnest($1::int[]) AS k(id)
-              WHERE EXISTS (SELECT 1 FROM ${daysTable(kind)} a WHERE a.${spec.idColumn} = k.id AND a.day = $2::timestamptz)
-                AND NOT EXISTS (SELECT 1 FROM rollup_dirty d WHERE d.kind = ${code} AND d.equipment_id = k.id
-                                  AND d.bucket >= $2::timestamptz AND d.bucket < $3::timestamptz) ORDER BY 1`,
-            [ids, iso(day), iso(day + DAY)],
-          )
-        ).map((r) => r.id);
+        const still = await lockUnmarked(tx, kind, ids, day, true);
         const [moved] = still.length
           ? await tx.query<{ n: number }>(moveRollupsSql(kind), [still, iso(day), iso(day + DAY)])
           : [{ n: 0 }];
@@ -219,6 +203,37 @@ async function compactListed(
   }
 }
 
+/**
+ * Takes the day's locks of the equipment `ids` (exclusive) and returns those of them whose day holds
+ * no mark: under the locks, an upload that wrote into the day meanwhile left marks, and that
+ * equipment waits. With `archived`, only those whose day is (still) archived.
+ */
+async function lockUnmarked(
+  tx: Queryable,
+  kind: TelemetryKind,
+  ids: number[],
+  day: number,
+  archived: boolean,
+): Promise<number[]> {
+  await lockDays(
+    tx,
+    kind,
+    ids,
+    ids.map(() => day),
+    'exclusive',
+  );
+  const idc = KINDS[kind].idColumn;
+  const rows = await tx.query<{ id: number }>(
+    `SELECT k.id FROM unnest($1::int[]) AS k(id)
+      WHERE NOT EXISTS (SELECT 1 FROM rollup_dirty d WHERE d.kind = ${UNITS[kind].code} AND d.equipment_id = k.id
+                          AND d.bucket >= $2::timestamptz AND d.bucket < $3::timestamptz)
+        ${archived ? `AND EXISTS (SELECT 1 FROM ${daysTable(kind)} a WHERE a.${idc} = k.id AND a.day = $2::timestamptz)` : ''}
+      ORDER BY 1`,
+    [ids, iso(day), iso(day + DAY)],
+  );
+  return rows.map((r) => r.id);
+}
+
 /** One day of some equipment in one transaction; a failing batch is tried equipment by equipment. */
 async function moveBatch(
   db: Database,
@@ -230,25 +245,9 @@ async function moveBatch(
   opts: ArchiveOptions,
 ): Promise<void> {
   const spec = KINDS[kind];
-  const code = UNITS[kind].code;
   try {
     const moved = await db.transaction(async (tx) => {
-      await lockDays(
-        tx,
-        kind,
-        ids,
-        ids.map(() => day),
-        'exclusive',
-      );
-      // Under the locks: an upload that wrote into the day meanwhile left marks; that equipment waits.
-      const clean = (
-        await tx.query<{ id: number }>(
-          `SELECT k.id FROM unnest($1::int[]) AS k(id) WHERE NOT EXISTS (
-             SELECT 1 FROM rollup_dirty d WHERE d.kind = ${code} AND d.equipment_id = k.id
-                AND d.bucket >= $2::timestamptz AND d.bucket < $3::timestamptz) ORDER BY 1`,
-          [ids, iso(day), iso(day + DAY)],
-        )
-      ).map((r) => r.id);
+      const clean = await lockUnmarked(tx, kind, ids, day, false);
       if (!clean.length) return { logs: 0, days: 0, units: 0, rowBytes: 0, archiveBytes: 0 };
       const [size] = await tx.query<{ b: string }>(
         // A row's tuple, its line pointer, and its key's index entry (a tuple of 24 bytes and a pointer).
