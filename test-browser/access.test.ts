@@ -107,8 +107,12 @@ describe('the console: access, keyboard and phone', () => {
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Sites' }).waitFor();
     // Tab through the header to the first site's link and open it with Enter.
-    for (let i = 0; i < 30 && (await focused()).text !== 'Kermit Disposal'; i++)
+    // The header, the banner, the map's controls and markers come first: about 25 stops, more
+    // when the map has drawn more markers, so the bound is generous and the list is waited for.
+    await page.getByRole('link', { name: 'Kermit Disposal' }).waitFor();
+    for (let i = 0; i < 100 && (await focused()).text !== 'Kermit Disposal'; i++)
       await page.keyboard.press('Tab');
+    expect((await focused()).text).toBe('Kermit Disposal');
     expect((await focused()).outline).toBe('solid');
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Kermit Disposal' }).waitFor();
