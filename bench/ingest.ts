@@ -662,15 +662,19 @@ async function serversInTurns(
 function roundsTable(configs: string[], rounds: number, runs: TurnRun[]): string[] {
   const n = (x: number) => Math.round(x).toLocaleString('en-US');
   const lines = [
-    '| server | round | batch records/s | batch p99 ms | readings/s | readings p50 ms | readings p99 ms | errors |',
-    '|---|---|---|---|---|---|---|---|',
+    '| server | round | batch records/s | batch p99 ms | batch: server, database cores | readings/s | readings p50 ms | readings p99 ms | errors |',
+    '|---|---|---|---|---|---|---|---|---|',
   ];
+  const cores = (r: Run | undefined) =>
+    r?.serverCpu === undefined || r.databaseCpu === undefined
+      ? '–'
+      : `${r.serverCpu.toFixed(2)}, ${r.databaseCpu.toFixed(2)}`;
   for (const config of configs)
     for (let round = 1; round <= rounds; round++) {
       const b = turnRun(runs, config, 'batch', round);
       const s = turnRun(runs, config, 'single', round);
       lines.push(
-        `| ${config} | ${round} | ${b ? n(b.records) : '–'} | ${b?.p99 ?? '–'} | ${s ? n(s.rps) : '–'} | ${s?.p50 ?? '–'} | ${s?.p99 ?? '–'} | ${(b?.errors ?? 0) + (s?.errors ?? 0)} |`,
+        `| ${config} | ${round} | ${b ? n(b.records) : '–'} | ${b?.p99 ?? '–'} | ${cores(b)} | ${s ? n(s.rps) : '–'} | ${s?.p50 ?? '–'} | ${s?.p99 ?? '–'} | ${(b?.errors ?? 0) + (s?.errors ?? 0)} |`,
       );
     }
   return lines;
@@ -798,6 +802,9 @@ async function rulesInTurns() {
     `CPU idle in the 3 s before the run: ${idle === undefined ? '?' : Math.round(idle * 100)} %; load average before ${before.toFixed(2)}, highest seen ${Math.max(before, ...runs.map((r) => r.run.load)).toFixed(2)}.`,
     '',
     ...roundsTable([without, withRules], rounds, runs),
+    '',
+    '"batch: server, database cores": the CPU time of the server process and of all PostgreSQL processes over each batch run, in cores (the machine has ' +
+      `${cpus().length}).`,
     '',
   ];
   const batch = (config: string) => turnValues(runs, config, 'batch', (r) => r.records);

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   evaluateClock,
   evaluateSample,
+  evaluateSamples,
   INITIAL_STATE,
   type RuleLimits,
   type RuleState,
@@ -78,6 +79,55 @@ describe('limit rule evaluation', () => {
       fc.property(limits, samples, (r, arrivals) => {
         expect(run(r, arrivals)).toEqual(model(r, arrivals));
       }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('evaluates a run of samples as evaluateSample does one at a time, from any state', () => {
+    const states = fc.record({
+      lastTs: fc.option(fc.integer({ min: 0, max: 40 }).map((x) => x * 1000)),
+      lastValue: fc.option(fc.integer({ min: -10, max: 10 })),
+      active: fc.boolean(),
+      since: fc.option(fc.integer({ min: 0, max: 40 }).map((x) => x * 1000)),
+      raised: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(
+        limits,
+        states,
+        samples,
+        fc.integer({ min: 0, max: 45 }).map((x) => x * 1000),
+        fc.boolean(),
+        (r, from, arrivals, now, open) => {
+          const start: RuleState = { ...from, since: from.active ? (from.since ?? 0) : null };
+          // One at a time, as the evaluator did: the alarm opens with a raise, closes with a clear.
+          let s = start;
+          let alarmOpen = open;
+          const one: unknown[] = [];
+          for (const a of arrivals) {
+            const out = evaluateSample(r, s, a.ts, a.v, now, alarmOpen);
+            if (!out) continue;
+            s = out.state;
+            if (out.transition) {
+              one.push(out.transition);
+              alarmOpen = out.transition.type === 'raise';
+            }
+          }
+          const many: unknown[] = [];
+          const copy = { ...start };
+          const after = evaluateSamples(
+            r,
+            start,
+            arrivals.map((a) => ({ ts: a.ts, value: a.v })),
+            now,
+            open,
+            (t) => many.push(t),
+          );
+          expect(many).toEqual(one);
+          expect(after).toEqual(s);
+          expect(start).toEqual(copy);
+        },
+      ),
       { numRuns: 3000 },
     );
   });

@@ -78,6 +78,54 @@ export function evaluateSample(
 }
 
 /**
+ * evaluateSample over samples in the order stored, from state `s` (left as it is): the state after
+ * the last, with each transition passed to `note` as it happens. `alarmOpen` is the alarm's state
+ * before the first; a raise opens it and a clear closes it for the samples after. The same as
+ * folding evaluateSample (the test checks it for any sequence), without objects for each sample:
+ * the evaluator's loop over every stored sample of every rule.
+ */
+export function evaluateSamples(
+  r: RuleLimits,
+  s: RuleState,
+  samples: readonly { ts: number; value: number }[],
+  now: number,
+  alarmOpen: boolean,
+  note: (t: NonNullable<Transition>) => void,
+): RuleState {
+  let { lastTs, lastValue, active, since, raised } = s;
+  const delay = delayMs(r);
+  const raise = (value: number, at: number) => {
+    alarmOpen = true;
+    note({ type: 'raise', value, at });
+  };
+  for (const { ts, value } of samples) {
+    if (!Number.isFinite(value) || ts > now || (lastTs !== null && ts < lastTs)) continue;
+    lastTs = ts;
+    lastValue = value;
+    if (!active) {
+      if (!trips(r, value)) continue;
+      active = true;
+      since = ts;
+      raised = delay === 0;
+      if (raised) raise(value, ts);
+    } else if (returns(r, value)) {
+      const cleared = raised;
+      active = false;
+      since = null;
+      raised = false;
+      if (cleared) {
+        alarmOpen = false;
+        note({ type: 'clear', at: ts });
+      }
+    } else if (!raised && ts - since! >= delay) {
+      raised = true;
+      raise(value, ts);
+    } else if (raised && !alarmOpen) raise(value, ts);
+  }
+  return { lastTs, lastValue, active, since, raised };
+}
+
+/**
  * The clock: a condition true for the whole delay with no later sample raises at the delay's end,
  * with the latest sample's value.
  */

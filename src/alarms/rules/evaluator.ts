@@ -6,7 +6,7 @@ import { PeriodicTask } from '../../periodic-task.js';
 import { advance, covers, decode, encode, fromSnapshot } from '../../stream/cursor.js';
 import { readEvents } from '../../stream/events.js';
 import { messageOf } from './definition.js';
-import { evaluateClock, evaluateSample, type Transition } from './evaluate.js';
+import { evaluateClock, evaluateSamples, type Transition } from './evaluate.js';
 import { endCommunicationLoss } from './comm-loss.js';
 import { keyOf } from '../record.js';
 import { raiseAlarms, resolveOwnAlarmsBy } from './raise.js';
@@ -36,7 +36,8 @@ import {
 // work again; after it, nothing is done twice. The position's row lock lets one pass run
 // at a time across instances (another instance skips, and its next kick or poll comes soon).
 // A pass runs after each local commit (kick), at least every pollMs (events of other instances,
-// delays ended by the clock), never two at once and no sooner than minGapMs after the last began.
+// delays ended by the clock), never two at once and no sooner than minGapMs after the last began
+// (under load, than twice as long as the last took, up to MAX_GAP_MS).
 
 export interface RuleEvaluatorOptions {
   log: Logger;
@@ -63,6 +64,13 @@ const VACUUM_AFTER_STATES = 20_000;
  */
 const VACUUM_AFTER_UNSAVED = 50_000;
 const MIN_GAP_MS = 100;
+/**
+ * Under load a pass waits, after the last began, at least twice as long as the last took, up to
+ * this: the passes' fixed cost (a transaction, a dozen statements, a commit) is paid less often
+ * while uploads keep the database busy, and an alarm is still listed well within 2 s.
+ */
+const MAX_GAP_MS = 400;
+const GAP_PER_PASS_MS = 2;
 const BATCH = 5000;
 export class RuleEvaluator {
   private poll: PeriodicTask | undefined;
@@ -70,6 +78,8 @@ export class RuleEvaluator {
   private again = false;
   private current: Promise<void> = Promise.resolve();
   private lastPass = 0;
+  /** How long the last passes (one loop's) took, ms. */
+  private lastTook = 0;
   private waiting: (() => void)[] = [];
   private closed = false;
   /** Events per pass: halved after a failed pass (one too big for its deadline), doubled back after each success. */
@@ -137,7 +147,9 @@ export class RuleEvaluator {
   private async loop(): Promise<void> {
     do {
       this.again = false;
-      const wait = this.lastPass + (this.opts.minGapMs ?? MIN_GAP_MS) - performance.now();
+      const minGap = this.opts.minGapMs ?? MIN_GAP_MS;
+      const gap = Math.max(minGap, Math.min(MAX_GAP_MS, GAP_PER_PASS_MS * this.lastTook));
+      const wait = this.lastPass + gap - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       this.lastPass = performance.now();
       const waiting = this.waiting.splice(0);
@@ -181,6 +193,7 @@ export class RuleEvaluator {
           'alarm rules: evaluation failed; the next pass retries with fewer events',
         );
       }
+      this.lastTook = performance.now() - this.lastPass;
       if (done) waiting.forEach((wake) => wake());
       else this.waiting.unshift(...waiting);
     } while (this.again && !this.closed);
@@ -209,8 +222,14 @@ export async function evaluatePass(
 }> {
   const batch = opts.batch ?? BATCH;
   return db.transaction(async (tx) => {
-    const held = await tx.query<{ position: string | null; unsaved: string }>(
-      `SELECT position, unsaved FROM alarm_rule_cursor FOR UPDATE SKIP LOCKED`,
+    // The position, and whether there is anything to evaluate: no rule and no communication loss
+    // to end (then the events need not be read, only passed, when there are any, so that an idle
+    // service writes nothing).
+    const held = await tx.query<{ position: string | null; unsaved: string; idle: boolean }>(
+      `SELECT position, unsaved,
+              NOT EXISTS (SELECT 1 FROM alarm_rules WHERE enabled)
+                AND NOT EXISTS (SELECT 1 FROM site_alarms WHERE resolved_at IS NULL AND source = 'communication') AS idle
+         FROM alarm_rule_cursor FOR UPDATE SKIP LOCKED`,
     );
     if (!held.length) return { more: false, changed: false, busy: true };
     const position = held[0].position;
@@ -223,13 +242,7 @@ export async function evaluatePass(
       await savePosition(tx, encode(fromSnapshot(snap)));
       return { more: false, changed: false, busy: false };
     }
-    // No rule to evaluate and no communication loss to end: the events need not be read, only
-    // passed (when there are any, so that an idle service writes nothing).
-    const [{ idle }] = await tx.query<{ idle: boolean }>(
-      `SELECT NOT EXISTS (SELECT 1 FROM alarm_rules WHERE enabled)
-          AND NOT EXISTS (SELECT 1 FROM site_alarms WHERE resolved_at IS NULL AND source = 'communication') AS idle`,
-    );
-    if (idle) {
+    if (held[0].idle) {
       const probe = await readEvents(tx, from, 1);
       if (probe.rows.length) await savePosition(tx, encode(probe.snapshot));
       return { more: false, changed: false, busy: false, idle: true };
@@ -347,12 +360,8 @@ async function evaluateRules(
       steps.push({ r, t });
       alarmOpen = t.type === 'raise';
     };
-    for (const s of samples[i]) {
-      const out = evaluateSample(r.rule, r.state, s.ts, s.value, now, alarmOpen);
-      if (!out) continue;
-      r.state = out.state;
-      note(out.transition);
-    }
+    if (samples[i].length)
+      r.state = evaluateSamples(r.rule, r.state, samples[i], now, alarmOpen, note);
     const byClock = evaluateClock(r.rule, r.state, now);
     if (byClock) {
       r.state = byClock.state;
