@@ -47,7 +47,7 @@ export function oldDays(
  * SQL: whether any of the equipment-days $1 (int[]), $2 (timestamptz[]) is archived, its logs or its
  * rollups (what restoreDaysSql moves back): a lookup of each day's key in both archive tables.
  */
-function anyArchivedSql(kind: TelemetryKind): string {
+export function anyArchivedSql(kind: TelemetryKind): string {
   const idc = KINDS[kind].idColumn;
   return `SELECT EXISTS (SELECT 1 FROM unnest($1::int[], $2::timestamptz[]) AS k(id, day)
      WHERE EXISTS (SELECT 1 FROM ${daysTable(kind)} a WHERE a.${idc} = k.id AND a.day = k.day)
