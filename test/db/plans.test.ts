@@ -5,6 +5,8 @@ import type { QueryOptions, Transaction } from '../../src/db/types.js';
 import { generateDemo } from '../../src/provisioning/demo.js';
 import { importDocument } from '../../src/provisioning/import.js';
 import { readEvents } from '../../src/stream/events.js';
+import { moveDaySql } from '../../src/telemetry/archive/days.js';
+import { anyArchivedSql } from '../../src/telemetry/archive/upload-days.js';
 import { openRawSensorLogs, rawSpans } from '../../src/telemetry/download/raw.js';
 import { openInterpolated } from '../../src/telemetry/download/interpolated.js';
 import { openPlot } from '../../src/telemetry/download/plot.js';
@@ -96,6 +98,20 @@ function overspent(plans: Explained[], most: number) {
  */
 function explaining(db: Database, plans: Explained[]): Database {
   const explain = async (q: Queryable, sql: string, params?: unknown[], options?: QueryOptions) => {
+    if (options?.prepared) {
+      // As a named prepared statement is run once it has been run a few times: its generic plan.
+      await q.query(`PREPARE plan_check AS ${sql}`);
+      try {
+        await q.query('SET LOCAL plan_cache_mode = force_generic_plan');
+        const [row] = await q.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+          `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE plan_check(${(params ?? []).map(literal).join(', ')})`,
+        );
+        plans.push({ sql, plan: row['QUERY PLAN'][0].Plan });
+      } finally {
+        await q.query('DEALLOCATE plan_check');
+      }
+      return;
+    }
     const [row] = await q.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
       `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
       params,
@@ -569,6 +585,73 @@ describeWith(['postgres'], 'plans without statistics [postgres]', () => {
     );
     expect(byKey).toEqual([]);
     expect(overspent(plans, 100)).toEqual([]);
+  }, 120_000);
+
+  it('archived days: a raw download and an upload of old logs find them by key, as planned once per connection', async () => {
+    const DAY = 86_400_000;
+    const iso = (t: number) => new Date(t).toISOString();
+    // Ten days of minutes of a third sensor, archived (as the pass moves them).
+    const sensor = SENSOR_2 + 1;
+    const first = month + 5 * DAY;
+    await db.query(
+      `INSERT INTO sensor_logs (sensor_id, ts, value)
+         SELECT $1, to_timestamp($2::float8 / 1000) + i * interval '1 minute', i % 59 FROM generate_series(0, 60 * 24 * 10 - 1) i`,
+      [sensor, first],
+    );
+    for (let d = 0; d < 10; d++)
+      expect(
+        await db.query(moveDaySql('sensor'), [
+          [sensor],
+          iso(first + d * DAY),
+          iso(first + (d + 1) * DAY),
+        ]),
+      ).toEqual([{ id: sensor, n: 1440 }]);
+    // And a year of days of 100 other sensors (copies of these), so that the table is not one a plan
+    // would read whole.
+    await db.query(
+      `INSERT INTO sensor_log_days SELECT a.sensor_id + 1000 * g.n + 10 * x.k, a.day + x.k * interval '10 days', a.n,
+              a.first_ts + x.k * interval '10 days', a.last_ts + x.k * interval '10 days', a.t0, a.step, a.tms, a.value, a.value_m, a.value_k
+         FROM sensor_log_days a, generate_series(1, 100) g(n), generate_series(1, 36) x(k) WHERE a.sensor_id = $1`,
+      [sensor],
+    );
+    const plans: Explained[] = [];
+    const download = await openRawSensorLogs(
+      explaining(db, plans),
+      everything,
+      { sensorId: sensor, start: iso(first + 3_600_000), end: iso(first + 10 * DAY) },
+      'csv',
+    );
+    let logs = 0;
+    for await (const page of { [Symbol.asyncIterator]: () => download.pages })
+      logs += (page as { text: string }).text.split('\r\n').length;
+    expect(logs).toBe(14_400 - 60);
+    // The days' pages (spans of three days), each a generic plan.
+    const pages = plans.filter(
+      (p) => p.sql.includes('sensor_log_days') && p.sql.includes('string_agg'),
+    );
+    expect(pages).toHaveLength(4);
+    // An upload's lookup of its days (five archived, five not), likewise.
+    const [found] = await explaining(db, plans).query<{ archived: boolean }>(
+      anyArchivedSql('sensor'),
+      [
+        Array.from({ length: 10 }, () => sensor),
+        Array.from({ length: 10 }, (_, d) => iso(first + (d + 5) * DAY)),
+      ],
+      { prepared: true },
+    );
+    expect(found.archived).toBe(true);
+    const byKey = plans.flatMap((p) =>
+      nodes(p.plan)
+        .filter(
+          (n) => /^sensor_(log|rollup)_days$/.test(n['Relation Name'] ?? '') && handled(n) > 10,
+        )
+        .map(
+          (n) =>
+            `${n['Node Type']} ${n['Relation Name']} ${handled(n)} rows in: ${p.sql.slice(0, 60)}`,
+        ),
+    );
+    expect(byKey).toEqual([]);
+    expect(overspent(plans, 5_001)).toEqual([]);
   }, 120_000);
 
   it('a million rows cost the same work before and after ANALYZE', async () => {

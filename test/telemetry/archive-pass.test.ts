@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { moveDaySql } from '../../src/telemetry/archive/days.js';
+import { lockDays, moveDaySql } from '../../src/telemetry/archive/days.js';
 import { runArchive } from '../../src/telemetry/archive/pass.js';
 import { describeArchive } from '../../src/telemetry/archive/report.js';
 import { KINDS, type TelemetryKind } from '../../src/telemetry/kinds.js';
@@ -205,6 +205,57 @@ describeEachBackend('archive pass', (backend) => {
     expect(await count(ctx.db, 'rollup_days_due')).toBe(0);
     expect(await rollupsOf(ctx, 'meter', METER)).toEqual(units);
   });
+
+  // An upload looks for archived days only once it holds their locks (upload-days.ts): one that
+  // looked before, or in the statement that takes them (its snapshot is older than the locks), would
+  // miss a day the pass archived while it waited, and store its logs beside the archive row.
+  if (backend === 'postgres')
+    it('an upload waiting for a day the pass is archiving moves it back once the pass commits', async () => {
+      const list = Array.from({ length: 90 }, (_, i) =>
+        records.sensor(SENSOR_2, at(46, i * 16), 46_000 + i),
+      );
+      await upload('sensor', list);
+      await refreshAll(ctx.db);
+      const [day, next] = [at(46, 0), at(45, 0)];
+      /** Uploads waiting for the day's lock (its key as lockDays makes it). */
+      const waiting = async () => {
+        const [row] = await ctx.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_locks l,
+                  (SELECT hashtextextended('sensor_log_days:' || current_schema() || ':' || $1::int || ':' || $2::float8, 0) AS k) x
+            WHERE l.locktype = 'advisory' AND NOT l.granted AND l.objsubid = 1
+              AND l.classid::text::int8 = (x.k >> 32) & 4294967295 AND l.objid::text::int8 = x.k & 4294967295`,
+          [SENSOR_2, Date.parse(day)],
+        );
+        return row.n;
+      };
+      let answer: ReturnType<typeof upload> | undefined;
+      // What the pass does with the day (pass.ts): its lock, exclusive, then its logs moved.
+      await ctx.db.transaction(async (tx) => {
+        await lockDays(tx, 'sensor', [SENSOR_2], [Date.parse(day)], 'exclusive');
+        expect(await tx.query(moveDaySql('sensor'), [[SENSOR_2], day, next])).toEqual([
+          { id: SENSOR_2, n: 90 },
+        ]);
+        // A log stored again, and a new one, into that day: the upload waits for the day's lock.
+        answer = upload('sensor', [list[0], records.sensor(SENSOR_2, at(46, 1), 1)]);
+        const end = Date.now() + 10_000;
+        while ((await waiting()) === 0) {
+          if (Date.now() > end) throw new Error('the upload never waited for the day');
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      });
+      // The day archived meanwhile is moved back and the upload meets its logs as rows.
+      expect(await answer).toMatchObject({ received: 2, stored: 1, duplicates: 1 });
+      expect(
+        await count(ctx.db, 'sensor_log_days', 'sensor_id = $1 AND day = $2', [SENSOR_2, day]),
+      ).toBe(0);
+      expect(
+        await count(ctx.db, 'sensor_logs', 'sensor_id = $1 AND ts >= $2 AND ts < $3', [
+          SENSOR_2,
+          day,
+          next,
+        ]),
+      ).toBe(91);
+    });
 
   it('retention removes archived days with their months, and keeps their rollups', async () => {
     const days = await count(ctx.db, 'sensor_log_days');

@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/index.js';
 import { KINDS, type KindSpec, type TelemetryKind, type ValueField } from '../kinds.js';
 import { restoreRollupsCtes } from './rollup-days.js';
-import { fromWhole, scaleOf, wholeOf } from './scale.js';
+import { fromWhole, P10, scaleOf, wholeOf } from './scale.js';
 
 // The archive's SQL (migrations/022_log_days.sql, docs/storage.md): a day of one equipment's logs as
 // one row of <kind>_log_days, its logs in arrays. Everything here is SQL over the database's own
@@ -33,19 +33,33 @@ export function decodeDays(kind: TelemetryKind, a = 'a'): string {
 
 /**
  * decodeDays' subquery alone: the logs of the days row `a`, for a FROM of its own; `withMs`: with
- * their times as milliseconds from the day's start too (`ms`, for dayTimeText).
+ * their times as milliseconds from the day's start too (`ms`, for dayTimeText); `powers`: the alias
+ * of a row of the day's powers of ten (dayPowers), so that a scaled value is one division (the same
+ * as fromWhole's) rather than a subscript of P10 per log.
  */
-export function daySelect(kind: TelemetryKind, a = 'a', withMs = false): string {
+export function daySelect(kind: TelemetryKind, a = 'a', withMs = false, powers?: string): string {
   const spec = KINDS[kind];
   const arrays = ['tms', ...arrayColumns(spec)];
   const values = spec.fields.map((f) =>
     scaled(f)
-      ? `CASE WHEN ${a}.${f.column}_k IS NULL THEN u.${f.column} ELSE ${fromWhole(`u.${f.column}_m`, `${a}.${f.column}_k`)} END AS ${f.column}`
+      ? `CASE WHEN ${a}.${f.column}_k IS NULL THEN u.${f.column} ELSE ${powers ? `u.${f.column}_m::float8 / ${powers}.${f.column}_p` : fromWhole(`u.${f.column}_m`, `${a}.${f.column}_k`)} END AS ${f.column}`
       : `u.${f.column}`,
   );
   return `(
       SELECT ${a}.day + coalesce(u.tms, ${a}.t0 + (u.o - 1) * ${a}.step)::float8 * interval '1 millisecond' AS ts, ${values.join(', ')}${withMs ? `, coalesce(u.tms, ${a}.t0 + (u.o - 1) * ${a}.step) AS ms` : ''}
         FROM unnest(${arrays.map((c) => `${a}.${c}`).join(', ')}) WITH ORDINALITY AS u(${arrays.join(', ')}, o))`;
+}
+
+/**
+ * The powers of ten of the days row `a`'s scaled columns (`<column>_p`, null where a column is not
+ * scaled), a select list for a row of the day's own (daySelect's `powers`); '' for a kind without
+ * doubles.
+ */
+export function dayPowers(kind: TelemetryKind, a = 'a'): string {
+  return KINDS[kind].fields
+    .filter(scaled)
+    .map((f) => `(${P10})[${a}.${f.column}_k + 1] AS ${f.column}_p`)
+    .join(', ');
 }
 
 /**

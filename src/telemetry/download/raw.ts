@@ -4,7 +4,7 @@ import type { Queryable } from '../../db/index.js';
 import { keysetPages, pagesInTurn } from '../../db/pager.js';
 import type { Format } from '../../export/records.js';
 import { isoSql, parseRange } from '../../time.js';
-import { daySelect, daysTable, dayTimeText, decodeDays } from '../archive/days.js';
+import { dayPowers, daySelect, daysTable, dayTimeText, decodeDays } from '../archive/days.js';
 import { SQL_SEPARATOR } from './encode-sql.js';
 import { MAX_RAW_DAYS, type Download } from './index.js';
 
@@ -23,21 +23,35 @@ import { MAX_RAW_DAYS, type Download } from './index.js';
 // pages at once on two cores. The counts only place the cuts: a span holding more logs than counted
 // (logs not rolled up yet) is paged like any range, and without rollups the range is one span.
 // Archived days (archive/days.ts) are counted by their own counts, and a run of them is a span of its
-// own, read as one page: each day decoded once, in its own order (daysPageSql).
+// own, read as one page: each day decoded once, in its own order (daysPageSql). That page is a
+// prepared statement (two texts: JSON and CSV), planned once per connection, and is sent without
+// indexOrder: its plan is the days' key whatever the statistics (no range of rows to fetch by bitmap;
+// its ORDER BY is over the few days of a span), so it needs no transaction of its own either: an
+// archived month's CSV (43,200 logs, ten such pages) read in process took 39 ms instead of 46.
 
 const PAGE_ROWS = 5_000;
 const RAW_FIELDS = ['sensorID', 'value', 'timestamp'];
 const ISO = isoSql('ts');
-const lines = (iso: string): Record<Format, string> => ({
-  json: `'{"sensorID":' || $1::int || ',"value":' || value::text || ',"timestamp":"' || ${iso} || '"}'`,
-  csv: `$1::int || ',' || value::text || ',' || ${iso}`,
-});
-const LINE = lines(ISO);
+/** A line's text before its value (the sensor's id), between its value and its time, and after its time. */
+const PARTS: Record<Format, { head: string; middle: string; tail?: string }> = {
+  json: {
+    head: `'{"sensorID":' || $1::int || ',"value":'`,
+    middle: `',"timestamp":"'`,
+    tail: `'"}'`,
+  },
+  csv: { head: `$1::int || ','`, middle: `','` },
+};
+const line = (format: Format, head: string, time: string) => {
+  const { middle, tail } = PARTS[format];
+  return [head, 'value::text', middle, time, ...(tail ? [tail] : [])].join(' || ');
+};
+const LINE = (format: Format) => line(format, PARTS[format].head, ISO);
 /**
- * The lines of an archived day's logs (daysPageSql): the time's text made of the day's date (once a
- * day, p.date) and the time of day (dayTimeText), the same text as ISO at half its cost.
+ * The line of an archived day's log (daysPageSql): its head (p.head) and the time's date (p.date)
+ * made once a day, the time of day by dayTimeText: the same text as LINE's, at about half its cost.
  */
-const DAY_LINE = lines(`p.date || ${dayTimeText('ms')} || 'Z'`);
+const DAY_LINE = (format: Format) =>
+  line(format, 'p.head', `p.date || ${dayTimeText('ms')} || 'Z'`);
 
 /**
  * A span of [start, end): from, to, and whether its days were archived when the spans were made
@@ -122,12 +136,13 @@ const daysPageSql = (
 ) => `SELECT coalesce(sum(x.n), 0)::int AS n, string_agg(x.text, ${SQL_SEPARATOR[format]}) AS text,
       EXISTS (SELECT 1 FROM sensor_logs WHERE sensor_id = $1 AND ts >= $2::timestamptz AND ts < $3::timestamptz) AS rows
     FROM (SELECT x.n, x.text FROM ${daysTable('sensor')} a
-        CROSS JOIN LATERAL (SELECT to_char(a.day AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"') AS date OFFSET 0) p
         CROSS JOIN LATERAL (
-          SELECT count(*) AS n, string_agg(${DAY_LINE[format]}, ${SQL_SEPARATOR[format]}) AS text
-            FROM ${daySelect('sensor', 'a', true)} d
-           WHERE (a.day >= $2::timestamptz AND a.day + interval '1 day' <= $3::timestamptz)
-              OR (ts >= $2::timestamptz AND ts < $3::timestamptz)) x
+          SELECT to_char(a.day AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"') AS date, ${PARTS[format].head} AS head, ${dayPowers('sensor')},
+                 a.day >= $2::timestamptz AND a.day + interval '1 day' <= $3::timestamptz AS whole OFFSET 0) p
+        CROSS JOIN LATERAL (
+          SELECT count(*) AS n, string_agg(${DAY_LINE(format)}, ${SQL_SEPARATOR[format]}) AS text
+            FROM ${daySelect('sensor', 'a', true, 'p')} d
+           WHERE p.whole OR (ts >= $2::timestamptz AND ts < $3::timestamptz)) x
        WHERE a.sensor_id = $1 AND a.day > $2::timestamptz - interval '1 day' AND a.day < $3::timestamptz
        ORDER BY a.day) x`;
 
@@ -140,7 +155,7 @@ export async function openRawSensorLogs(
   const { start, end } = parseRange(body.start, body.end, MAX_RAW_DAYS);
   await requireEquipment(db, access, 'sensor', [body.sensorId]);
   const sql = (op: '>=' | '>') => `WITH p AS (${pageSql(op)})
-    SELECT count(*)::int AS n, max(ts)::text AS last, string_agg(${LINE[format]}, ${SQL_SEPARATOR[format]}) AS text FROM p`;
+    SELECT count(*)::int AS n, max(ts)::text AS last, string_agg(${LINE(format)}, ${SQL_SEPARATOR[format]}) AS text FROM p`;
   type RawPage = { n: number; last: string | null; text: string | null };
   const range = (from: number, to: number) => [
     body.sensorId,
@@ -163,7 +178,7 @@ export async function openRawSensorLogs(
     const [page] = await db.query<{ n: number; text: string | null; rows: boolean }>(
       daysPageSql(format),
       range(from, to),
-      { indexOrder: true },
+      { prepared: true },
     );
     if (page.rows) yield* span(from, to);
     else if (page.n) yield { text: page.text ?? '' };
