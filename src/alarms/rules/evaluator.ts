@@ -36,8 +36,7 @@ import {
 // work again; after it, nothing is done twice. The position's row lock lets one pass run
 // at a time across instances (another instance skips, and its next kick or poll comes soon).
 // A pass runs after each local commit (kick), at least every pollMs (events of other instances,
-// delays ended by the clock), never two at once and no sooner than minGapMs after the last began
-// (under load, than twice as long as the last took, up to MAX_GAP_MS).
+// delays ended by the clock), never two at once and no sooner than minGapMs after the last began.
 
 export interface RuleEvaluatorOptions {
   log: Logger;
@@ -64,13 +63,7 @@ const VACUUM_AFTER_STATES = 20_000;
  */
 const VACUUM_AFTER_UNSAVED = 50_000;
 const MIN_GAP_MS = 100;
-/**
- * Under load a pass waits, after the last began, at least twice as long as the last took, up to
- * this: the passes' fixed cost (a transaction, a dozen statements, a commit) is paid less often
- * while uploads keep the database busy, and an alarm is still listed well within 2 s.
- */
-const MAX_GAP_MS = 400;
-const GAP_PER_PASS_MS = 2;
+
 const BATCH = 5000;
 export class RuleEvaluator {
   private poll: PeriodicTask | undefined;
@@ -78,8 +71,7 @@ export class RuleEvaluator {
   private again = false;
   private current: Promise<void> = Promise.resolve();
   private lastPass = 0;
-  /** How long the last passes (one loop's) took, ms. */
-  private lastTook = 0;
+
   private waiting: (() => void)[] = [];
   private closed = false;
   /** Events per pass: halved after a failed pass (one too big for its deadline), doubled back after each success. */
@@ -147,9 +139,7 @@ export class RuleEvaluator {
   private async loop(): Promise<void> {
     do {
       this.again = false;
-      const minGap = this.opts.minGapMs ?? MIN_GAP_MS;
-      const gap = Math.max(minGap, Math.min(MAX_GAP_MS, GAP_PER_PASS_MS * this.lastTook));
-      const wait = this.lastPass + gap - performance.now();
+      const wait = this.lastPass + (this.opts.minGapMs ?? MIN_GAP_MS) - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       this.lastPass = performance.now();
       const waiting = this.waiting.splice(0);
@@ -193,7 +183,6 @@ export class RuleEvaluator {
           'alarm rules: evaluation failed; the next pass retries with fewer events',
         );
       }
-      this.lastTook = performance.now() - this.lastPass;
       if (done) waiting.forEach((wake) => wake());
       else this.waiting.unshift(...waiting);
     } while (this.again && !this.closed);
