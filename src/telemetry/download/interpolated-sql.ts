@@ -101,7 +101,7 @@ const archived = `
 const archiveFirst = `
   qa AS MATERIALIZED (SELECT array_agg(t ORDER BY t, n) AS ts, array_agg(n ORDER BY t, n) AS ns FROM q0),
   qd AS MATERIALIZED (SELECT date_bin('1 day', u.t, ${EPOCH}) AS day, min(u.j)::int AS f, count(*)::int AS c
-      FROM qa CROSS JOIN LATERAL unnest(qa.ts) WITH ORDINALITY AS u(t, j) GROUP BY 1),
+      FROM qa CROSS JOIN LATERAL unnest(qa.ts) WITH ORDINALITY AS u(t, j) GROUP BY 1 ORDER BY 1),
   ad AS MATERIALIZED (SELECT y.i_id AS id, y.k AS n, y.qt, ${ms('y.qt')} AS t, y.latest, y.i_step AS step, y.delta,
         y.afirst, y.alast, y.done, CASE WHEN y.done THEN ${sample('y', 'y.c')} END AS prev,
         CASE WHEN y.done AND NOT y.i_step THEN ${sample('y', 'y.c + 1')} END AS next
