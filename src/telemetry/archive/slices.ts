@@ -39,8 +39,8 @@ export interface Pieces {
 }
 
 const plainCopy = (c: string) => `x_.${c}[:] AS ${c}`;
-/** The key's condition (Pieces.keep), in the lookup of its archive row: a filter of the key alone. */
-const keep = (p: Pieces) => (p.keep ? ` AND (${p.keep})` : '');
+/** The key's condition (Pieces.keep): a filter of the keys, before their archive rows are looked up. */
+const keep = (p: Pieces) => (p.keep ? ` WHERE ${p.keep}` : '');
 
 /**
  * SQL: whether `key` (float8) is one of `keys`, a sorted float8[] (SQL expression; a scalar subquery
@@ -92,8 +92,8 @@ export function logSlices(kind: TelemetryKind, p: Pieces, names: string[]): stri
   const pieces = `(SELECT i.i AS piece, x.*, ${first(`(${p.from})[i.i]`)} AS lo, ${before(`(${p.to})[i.i]`)} AS hi
       FROM unnest(${p.days}, ${p.first}, ${p.count}) AS k(day, pfirst, pcount)
       CROSS JOIN LATERAL (SELECT k.day AS d, k.pfirst, k.pcount, x_.n, x_.t0, x_.step, ${arrays.map(plainCopy).join(', ')}${scales.map((c) => `, x_.${c}`).join('')}
-          FROM ${daysTable(kind)} x_ WHERE x_.${spec.idColumn} ${p.ids} AND x_.day = to_timestamp(k.day / 1000)${keep(p)} OFFSET 0) x
-      CROSS JOIN LATERAL generate_series(x.pfirst, x.pfirst + x.pcount - 1) AS i(i) OFFSET 0)`;
+          FROM ${daysTable(kind)} x_ WHERE x_.${spec.idColumn} ${p.ids} AND x_.day = to_timestamp(k.day / 1000) OFFSET 0) x
+      CROSS JOIN LATERAL generate_series(x.pfirst, x.pfirst + x.pcount - 1) AS i(i)${keep(p)} OFFSET 0)`;
   return `(SELECT u.piece, u.a_d + coalesce(u.tms, u.a_t0 + (u.s - 1) * u.a_step)::float8 AS t, ${values.join(', ')}
       FROM ${elements(pieces, arrays, ['d', 't0', 'step', ...scales])} u)`;
 }
@@ -126,8 +126,8 @@ export function rollupSlices(
       FROM unnest(${p.levels}, ${p.days}, ${p.first}, ${p.count}) AS k(level, day, pfirst, pcount)
       CROSS JOIN LATERAL (SELECT k.day AS d, x_.level, k.pfirst, k.pcount, ${arrays.map(plainCopy).join(', ')}${scales.map((c) => `, x_.${c}`).join('')}
           FROM ${rollupDaysTable(kind)} x_ WHERE x_.${UNITS[kind].idColumn} ${p.ids} AND x_.level = k.level
-           AND x_.day = to_timestamp(k.day / 1000)${keep(p)} OFFSET 0) x
-      CROSS JOIN LATERAL generate_series(x.pfirst, x.pfirst + x.pcount - 1) AS i(i) OFFSET 0)`;
+           AND x_.day = to_timestamp(k.day / 1000) OFFSET 0) x
+      CROSS JOIN LATERAL generate_series(x.pfirst, x.pfirst + x.pcount - 1) AS i(i)${keep(p)} OFFSET 0)`;
   // The bucket in ms: the day's start, and the bucket's place (b, or its subscript - 1) × level minutes.
   const bucket = `(u.a_d + (coalesce(u.b, u.s - 1) * u.a_level)::float8 * 60000)`;
   const values = columns.map((c) =>

@@ -88,7 +88,7 @@ const KEYS = '(SELECT keys FROM ak)';
 const ROLLUPS_SQL = (() => {
   const spec = UNITS.sensor;
   const rows = `SELECT ${ROLLUP_COLUMNS.join(', ')} FROM ${spec.rollupTable}
-      WHERE NOT ${archivedKey('s.key', KEYS)} AND ${spec.idColumn} = $1 AND level = s.level
+      WHERE ${spec.idColumn} = $1 AND level = s.level
         AND bucket >= to_timestamp(s.a / 1000) AND bucket < to_timestamp(s.b / 1000)`;
   const slices = rollupSlices(
     'sensor',
@@ -109,6 +109,7 @@ const ROLLUPS_SQL = (() => {
     SELECT ${float8Bytes(['s.part', ...SAMPLES.flatMap(([t, v]) => [ms(`r.${t}`), `r.${v}`])])} AS x
       FROM unnest($2::int4[], $3::float8[], $4::float8[], $5::int4[], $6::float8[]) AS s(level, a, b, part, key)
       CROSS JOIN LATERAL (${rows} OFFSET 0) r
+     WHERE NOT ${archivedKey('s.key', KEYS)}
     UNION ALL
     SELECT ${float8Bytes(['($13::int4[])[r.piece]', ...SAMPLES.flatMap(([t, v]) => [`r.${t}`, `r.${v}`])])}
       FROM ${slices} r) q`;
@@ -124,7 +125,7 @@ const ROLLUP_WIDTH = 9;
 const LOGS_SQL = (() => {
   const spec = KINDS.sensor;
   const rows = `SELECT ts, value FROM ${spec.table}
-      WHERE NOT ${archivedKey('s.day', KEYS)} AND ${spec.idColumn} = $1
+      WHERE ${spec.idColumn} = $1
         AND ts >= to_timestamp(s.a / 1000) AND ts < to_timestamp(s.b / 1000)`;
   const slices = logSlices(
     'sensor',
@@ -144,6 +145,7 @@ const LOGS_SQL = (() => {
     SELECT ${float8Bytes(['CASE WHEN g.ts < to_timestamp(s.split / 1000) THEN s.part ELSE s.part + 1 END', ms('g.ts'), 'g.value'])} AS x
       FROM unnest($2::float8[], $3::float8[], $4::float8[], $5::int4[], $6::float8[]) AS s(split, a, b, part, day)
       CROSS JOIN LATERAL (${rows} OFFSET 0) g
+     WHERE NOT ${archivedKey('s.day', KEYS)}
     UNION ALL
     SELECT ${float8Bytes(['CASE WHEN g.t < ($12::float8[])[g.piece] THEN ($13::int4[])[g.piece] ELSE ($13::int4[])[g.piece] + 1 END', 'g.t', 'g.value'])}
       FROM ${slices} g) q`;
