@@ -20,7 +20,7 @@ export const rollupDaysTable = (kind: TelemetryKind) => `${kind}_rollup_days`;
 const isFloat = (c: UnitColumn) => c.type === 'float8';
 const isTime = (c: UnitColumn) => c.type === 'timestamptz';
 /** A count of samples carrying a field: often every sample of the unit, then kept as a null array. */
-const isCount = (c: UnitColumn) => c.type === 'int4' && /_n$/.test(c.name);
+export const isCount = (c: UnitColumn) => c.type === 'int4' && /_n$/.test(c.name);
 /** A time column's value as whole-or-not milliseconds from the day's start `day` (SQL). */
 const offset = (v: string, day: string) => `extract(epoch FROM ${v} - ${day}) * 1000`;
 

@@ -24,7 +24,8 @@ import { isKnownZone } from './zones.js';
 // the work follows the number of values, never the number of logs in the range. One read instead of
 // two lookups halves the descents of the index, which are most of the cost. Reads go to the
 // partition that holds t, named in the statement (the instants go to the partitions' branches of one
-// statement, log-partitions.ts).
+// statement, log-partitions.ts). Over archived days, an instant whose two samples lie in the archived
+// day it falls in takes them from that day (each day read once per request) and reads no rows.
 
 export const INTERPOLATED_FIELDS = ['sensorID', 'timestamp', 'value'];
 const UNDEFINED_TABLE = '42P01';
