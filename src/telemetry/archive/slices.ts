@@ -149,6 +149,15 @@ export const archivedLevel = (level: number) =>
 
 const DAY = 86_400_000;
 
+/** [a, b) (epoch ms) cut at UTC days: each day it touches (its start) and the part in it. */
+export function* utcDays(
+  a: number,
+  b: number,
+): Generator<{ day: number; from: number; to: number }> {
+  for (let day = Math.floor(a / DAY) * DAY; day < b; day += DAY)
+    yield { day, from: Math.max(a, day), to: Math.min(b, day + DAY) };
+}
+
 /**
  * Cuts ranges [a, b) (epoch ms) at UTC days into pieces grouped by key (`key` of the range, e.g. its
  * level, and the day), each piece's bounds from its day's start divided by `unit` (ms; bounds are
@@ -171,12 +180,12 @@ export function cutPieces(
     { key: number; day: number; pieces: [number, number, number][] }
   >();
   ranges.forEach(({ key, a, b }, r) => {
-    for (let day = Math.floor(a / DAY) * DAY; day < b; day += DAY) {
+    for (const { day, from, to } of utcDays(a, b)) {
       const id = `${key}:${day}`;
       let g = groups.get(id);
       if (!g) groups.set(id, (g = { key, day, pieces: [] }));
       const u = unit(key);
-      g.pieces.push([(Math.max(a, day) - day) / u, (Math.min(b, day + DAY) - day) / u, r]);
+      g.pieces.push([(from - day) / u, (to - day) / u, r]);
     }
   });
   const out = {

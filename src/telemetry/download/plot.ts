@@ -7,6 +7,7 @@ import {
   cutPieces,
   logSlices,
   rollupSlices,
+  utcDays,
 } from '../archive/slices.js';
 import { KINDS } from '../kinds.js';
 import { UNITS } from '../rollups/units.js';
@@ -157,10 +158,10 @@ const DAY = 86_400_000;
 function byDay<T extends number[]>(list: T[]): { range: T; day: number }[] {
   const out: { range: T; day: number }[] = [];
   for (const r of list)
-    for (let day = Math.floor(r[1] / DAY) * DAY; day < r[2]; day += DAY) {
+    for (const { day, from, to } of utcDays(r[1], r[2])) {
       const piece = [...r] as T;
-      piece[1] = Math.max(r[1], day);
-      piece[2] = Math.min(r[2], day + DAY);
+      piece[1] = from;
+      piece[2] = to;
       out.push({ range: piece, day });
     }
   return out;
