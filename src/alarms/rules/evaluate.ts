@@ -57,32 +57,17 @@ export function evaluateSample(
   alarmOpen = true,
 ): { state: RuleState; transition: Transition } | null {
   if (!Number.isFinite(value) || ts > now || (s.lastTs !== null && ts < s.lastTs)) return null;
-  const base = { ...s, lastTs: ts, lastValue: value };
-  if (!s.active) {
-    if (!trips(r, value)) return { state: base, transition: null };
-    const raise = delayMs(r) === 0;
-    return {
-      state: { ...base, active: true, since: ts, raised: raise },
-      transition: raise ? { type: 'raise', value, at: ts } : null,
-    };
-  }
-  if (returns(r, value))
-    return {
-      state: { ...base, active: false, since: null, raised: false },
-      transition: s.raised ? { type: 'clear', at: ts } : null,
-    };
-  if (!s.raised && ts - s.since! >= delayMs(r))
-    return { state: { ...base, raised: true }, transition: { type: 'raise', value, at: ts } };
-  if (s.raised && !alarmOpen) return { state: base, transition: { type: 'raise', value, at: ts } };
-  return { state: base, transition: null };
+  let transition: Transition = null;
+  const state = evaluateSamples(r, s, [{ ts, value }], now, alarmOpen, (t) => (transition = t));
+  return { state, transition };
 }
 
 /**
- * evaluateSample over samples in the order stored, from state `s` (left as it is): the state after
- * the last, with each transition passed to `note` as it happens. `alarmOpen` is the alarm's state
- * before the first; a raise opens it and a clear closes it for the samples after. The same as
- * folding evaluateSample (the test checks it for any sequence), without objects for each sample:
- * the evaluator's loop over every stored sample of every rule.
+ * The rule over samples in the order stored, from state `s` (left as it is): the state after the
+ * last, with each transition passed to `note` as it happens. `alarmOpen` is the alarm's state before
+ * the first; a raise opens it and a clear closes it for the samples after. The evaluator's loop over
+ * every stored sample of every rule, without objects for each sample; evaluateSample is its one
+ * sample (the test checks that folding that gives the same, for any sequence and starting state).
  */
 export function evaluateSamples(
   r: RuleLimits,
